@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "gong",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "gong", targets: ["gong"]),
+        .library(name: "GongCore", targets: ["GongCore"]),
+        .library(name: "GongAudio", targets: ["GongAudio"]),
+        .library(name: "GongKit", targets: ["GongKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // C libraries, reached through pkg-config. Debian/Ubuntu package names are the providers.
+        .systemLibrary(name: "CAlsa", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+
+        // Pure Swift: patterns, timeline, state machine, mixer, lock-free rings. No C, no clocks.
+        .target(name: "GongCore"),
+        // The edges: sound files, resampling, file output, ALSA.
+        .target(name: "GongAudio", dependencies: ["GongCore", "CAlsa", "CSndFile", "CSampleRate"]),
+        // The embedding facade: pattern files, sound bank lookup, sessions.
+        .target(name: "GongKit", dependencies: ["GongCore", "GongAudio", "TOMLKit"]),
+        .executableTarget(name: "gong", dependencies: [
+            "GongKit",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "GongCoreTests", dependencies: ["GongCore"]),
+        .testTarget(name: "GongAudioTests", dependencies: ["GongAudio"]),
+        .testTarget(name: "GongKitTests", dependencies: ["GongKit"]),
+        .testTarget(name: "GongCLITests", dependencies: ["GongKit"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
