@@ -1,0 +1,152 @@
+/// A sound played at an instant of the session: a name from the sound bank (`gong`, `bowl`, …)
+/// or a path to a sound file of the person's own, with a gain relative to the sound's level.
+public struct Cue: Hashable, Sendable, CustomStringConvertible {
+    public var sound: String
+    public var gainDB: Double
+
+    public init(_ sound: String, gainDB: Double = 0) {
+        self.sound = sound
+        self.gainDB = gainDB
+    }
+
+    /// A cue names a file when it looks like a path; otherwise it names a sound in the bank.
+    public var isFile: Bool {
+        sound.contains("/") || sound.hasPrefix("~") || sound.contains(".")
+    }
+
+    public var description: String {
+        gainDB == 0 ? sound : "\(sound) (\(gainDB > 0 ? "+" : "")\(formatDecibels(gainDB)) dB)"
+    }
+}
+
+/// Which way the breath moves during a phase; drives the breathing bar and nothing else.
+public enum BreathMotion: String, Hashable, Sendable, CaseIterable {
+    case inhale, hold, exhale, still
+}
+
+/// A bell repeated inside a phase: it rings every `every` seconds after the phase begins, as long
+/// as it falls before the phase ends (a bell on the boundary belongs to the next phase).
+public struct IntervalBell: Hashable, Sendable {
+    public var every: Rational
+    public var cue: Cue
+
+    public init(every: Rational, cue: Cue) {
+        self.every = every
+        self.cue = cue
+    }
+}
+
+/// One named stretch of a cycle.
+public struct Phase: Hashable, Sendable {
+    public var name: String
+    /// Seconds — or, in a paced pattern, this phase's share of one breath (`4:6` → 4 and 6).
+    public var length: Rational
+    /// Played on the phase's first frame.
+    public var cue: Cue?
+    public var bell: IntervalBell?
+    public var motion: BreathMotion
+
+    public init(_ name: String, length: Rational, cue: Cue? = nil, bell: IntervalBell? = nil, motion: BreathMotion = .still) {
+        self.name = name
+        self.length = length
+        self.cue = cue
+        self.bell = bell
+        self.motion = motion
+    }
+}
+
+/// A breathing rate in breaths per minute, constant or ramping linearly from `from` to `to`
+/// over `rampSeconds` (and holding `to` afterwards).
+public struct Pace: Hashable, Sendable, CustomStringConvertible {
+    public var from: Rational
+    public var to: Rational
+    public var rampSeconds: Rational
+
+    public init(bpm: Rational) {
+        from = bpm
+        to = bpm
+        rampSeconds = .zero
+    }
+
+    public init(from: Rational, to: Rational, over seconds: Rational) {
+        self.from = from
+        self.to = to
+        rampSeconds = from == to ? .zero : seconds
+    }
+
+    public var isRamp: Bool { from != to && rampSeconds.isPositive }
+
+    public var description: String {
+        isRamp
+            ? "\(formatDecimal(from)) -> \(formatDecimal(to)) breaths/min over \(DurationText.format(rampSeconds))"
+            : "\(formatDecimal(from)) breaths/min"
+    }
+}
+
+/// How long the session runs: a number of cycles, or whole cycles that fit in a duration.
+public enum SessionLength: Hashable, Sendable {
+    case cycles(Int)
+    case duration(Rational)
+}
+
+/// A session's shape: named phases repeated for a number of cycles, with cues at phase starts,
+/// interval bells, a silent warm-up and start and end cues.
+///
+/// A pattern is a plain description; `Pattern.validate()` says whether it can be played and
+/// `Timeline(pattern:…)` turns it into frames.
+public struct Pattern: Hashable, Sendable {
+    public var name: String
+    public var summary: String
+    /// Silence between the start cue (at frame 0) and the first phase.
+    public var warmUp: Rational
+    public var startCue: Cue?
+    public var phases: [Phase]
+    public var length: SessionLength
+    /// Set for paced breathing: phase lengths are then shares of one breath at this rate.
+    public var pace: Pace?
+    /// Played when the last cycle ends; the session ends once it has rung out.
+    public var endCue: Cue?
+
+    public init(name: String, summary: String = "", warmUp: Rational = .zero, startCue: Cue? = nil,
+                phases: [Phase], length: SessionLength = .cycles(1), pace: Pace? = nil, endCue: Cue? = nil) {
+        self.name = name
+        self.summary = summary
+        self.warmUp = warmUp
+        self.startCue = startCue
+        self.phases = phases
+        self.length = length
+        self.pace = pace
+        self.endCue = endCue
+    }
+
+    /// Breathing patterns have inhale/exhale phases; only they take `--bpm` and `--ratio`.
+    public var isBreathing: Bool {
+        pace != nil || phases.contains { $0.motion == .inhale || $0.motion == .exhale }
+    }
+
+    /// Every cue the pattern can play, in a stable order (start, phases, bells, end).
+    public var allCues: [Cue] {
+        var cues: [Cue] = []
+        if let startCue { cues.append(startCue) }
+        for phase in phases {
+            if let cue = phase.cue { cues.append(cue) }
+            if let bell = phase.bell { cues.append(bell.cue) }
+        }
+        if let endCue { cues.append(endCue) }
+        return cues
+    }
+}
+
+func formatDecimal(_ value: Rational) -> String {
+    if value.denominator == 1 { return "\(value.numerator)" }
+    let scaled = (value.doubleValue * 1000).rounded() / 1000
+    var text = "\(scaled)"
+    while text.hasSuffix("0") { text.removeLast() }
+    if text.hasSuffix(".") { text.removeLast() }
+    return text
+}
+
+func formatDecibels(_ value: Double) -> String {
+    let rounded = (value * 10).rounded() / 10
+    return rounded == rounded.rounded() ? "\(Int(rounded))" : "\(rounded)"
+}

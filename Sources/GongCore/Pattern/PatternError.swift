@@ -1,0 +1,51 @@
+/// Why a pattern, a pattern file or an override cannot be used, in words a person can act on.
+///
+/// It renders as one line: where (file and line, or the flag), which key, the bad value, what is
+/// wrong and what is allowed — `calm.toml:7: phases[1].length = "-4s": must be positive; use a
+/// duration such as 4s, 4.5s, 90s, 15m, 1h30m or 250ms`.
+public struct PatternError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A file path with an optional line, or the command-line flag the value came from.
+    public var location: String?
+    /// The key inside the pattern, such as `phases[1].length` or `cycles`.
+    public var key: String?
+    /// The offending value as the person wrote it.
+    public var value: String?
+    /// What is wrong with it.
+    public var problem: String
+    /// What would have been accepted.
+    public var allowed: String?
+
+    public init(location: String? = nil, key: String? = nil, value: String? = nil, problem: String, allowed: String? = nil) {
+        self.location = location
+        self.key = key
+        self.value = value
+        self.problem = problem
+        self.allowed = allowed
+    }
+
+    public var description: String {
+        var text = ""
+        if let location { text += location + ": " }
+        if let key {
+            text += key
+            if let value { text += " = \(quoted(value))" }
+            text += ": "
+        } else if let value {
+            text += "\(quoted(value)): "
+        }
+        text += problem
+        if let allowed { text += "; use " + allowed }
+        return text
+    }
+
+    /// The same error, placed at `location` unless it already names one.
+    public func located(_ location: String?) -> PatternError {
+        var copy = self
+        if copy.location == nil { copy.location = location }
+        return copy
+    }
+
+    private func quoted(_ value: String) -> String {
+        value.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) && !value.isEmpty ? value : "\"\(value)\""
+    }
+}

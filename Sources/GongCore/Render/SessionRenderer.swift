@@ -1,0 +1,429 @@
+/// Turns a timeline into audio, block by block, into buffers the caller owns.
+///
+/// This is the one render path: `gong render` drives it into a file, a live session drives it
+/// from the real-time audio thread. Given the same timeline and commands, both produce the same
+/// samples, whatever the block size (1 to any number of frames): every cue starts on its exact
+/// frame inside a block, voices are mixed in the order they started, and the gain ramp and
+/// limiter advance one frame at a time.
+///
+/// After `init`, `render` and `apply` allocate nothing, take no locks and touch no reference
+/// counts: all memory (events, sounds, voices) is owned here through unsafe pointers. That is
+/// also why the type is `~Copyable` — one owner, freed once.
+public struct SessionRenderer: ~Copyable {
+    public let channels: Int
+    public let sampleRate: Int
+    public let plannedEndFrame: Int64
+    /// How many sounds may ring at once before the oldest is cut.
+    public let voiceCapacity: Int
+
+    private let events: UnsafeMutableBufferPointer<TimelineEvent>
+    private let sounds: UnsafeMutableBufferPointer<RenderSound>
+    private let voices: UnsafeMutableBufferPointer<Voice>
+    private let endEventIndex: Int
+    private var activeVoices = 0
+    private var nextEvent = 0
+
+    public private(set) var sessionFrame: Int64 = 0
+    public private(set) var outputFrame: Int64 = 0
+    public private(set) var lifecycle: Lifecycle = .playing
+    /// True once the planned end has passed (the end cue and tails are ringing out).
+    public private(set) var hasEnded = false
+
+    private var masterGain: Float
+    private var gain: Float
+    private var targetGain: Float
+    private var gainStep: Float = 0
+    /// Frames left in the current gain ramp; the ramp lands exactly on `targetGain` at 0.
+    private var rampRemaining = 0
+    private let rampFrames: Int
+    private var limiterGain: Float = 1
+    private let limiterRelease: Float
+
+    /// Peak level the output never exceeds: −0.5 dBFS leaves room for format conversion.
+    public static let ceiling: Float = 0.944
+    /// The longest a pause, resume or gain change takes to fade: short enough to feel
+    /// immediate, long enough not to click.
+    public static let rampSeconds = 0.015
+
+    public enum Lifecycle: Equatable, Sendable, BitwiseCopyable {
+        case playing
+        case pausing
+        case paused
+        case halting
+        case finished
+    }
+
+    /// - Parameters:
+    ///   - sounds: one interleaved buffer per entry of `timeline.sounds`, at `channels` channels
+    ///     and the timeline's sample rate.
+    public init(timeline: Timeline, sounds soundData: [[Float]], channels: Int, masterGainDB: Double = 0, voiceCapacity: Int = 64) {
+        precondition(soundData.count == timeline.sounds.count, "one buffer per timeline sound")
+        precondition((1...8).contains(channels) && voiceCapacity > 0)
+        self.channels = channels
+        self.sampleRate = timeline.sampleRate
+        self.plannedEndFrame = timeline.plannedEndFrame
+        self.voiceCapacity = voiceCapacity
+
+        events = .allocate(capacity: timeline.events.count)
+        _ = events.initialize(from: timeline.events)
+        endEventIndex = timeline.events.firstIndex { $0.frame == timeline.plannedEndFrame } ?? timeline.events.count - 1
+
+        sounds = .allocate(capacity: soundData.count)
+        for (index, data) in soundData.enumerated() {
+            precondition(data.count % channels == 0, "sound buffers are interleaved at the output channel count")
+            let samples = UnsafeMutablePointer<Float>.allocate(capacity: max(1, data.count))
+            data.withUnsafeBufferPointer { source in
+                if let base = source.baseAddress { samples.initialize(from: base, count: data.count) }
+            }
+            sounds.initializeElement(at: index, to: RenderSound(samples: samples, frames: data.count / channels))
+        }
+        voices = .allocate(capacity: voiceCapacity)
+        voices.initialize(repeating: Voice(sound: 0, position: 0, gain: 0))
+
+        masterGain = decibelsToGain(masterGainDB)
+        gain = masterGain
+        targetGain = masterGain
+        rampFrames = max(1, Int(Double(timeline.sampleRate) * SessionRenderer.rampSeconds))
+        // A 100 ms release: gain reduction recovers smoothly once a loud transient has passed.
+        limiterRelease = Float(1 / (0.1 * Double(timeline.sampleRate)))
+    }
+
+    deinit {
+        for sound in sounds { sound.samples.deallocate() }
+        sounds.deallocate()
+        events.deallocate()
+        voices.deallocate()
+    }
+
+    public var isFinished: Bool { lifecycle == .finished }
+    public var activeVoiceCount: Int { activeVoices }
+
+    // MARK: Commands
+
+    /// Applies a control command at the current position (between blocks).
+    @_noAllocation @_noLocks
+    public mutating func apply(_ command: RenderCommand, events sink: inout RenderEventBuffer) {
+        switch command {
+        case .pause:
+            guard lifecycle == .playing else { return }
+            lifecycle = .pausing
+            rampGain(to: 0)
+        case .resume:
+            guard lifecycle == .paused || lifecycle == .pausing else { return }
+            lifecycle = .playing
+            rampGain(to: masterGain)
+            sink.append(RenderEvent(kind: .resumed, sessionFrame: sessionFrame, outputFrame: outputFrame))
+        case .skipPhase:
+            guard !hasEnded, lifecycle != .finished, lifecycle != .halting else { return }
+            var index = nextEvent
+            // Past the phase that is playing now, to the next boundary (or the end).
+            while index < events.count, events[index].frame <= sessionFrame { index += 1 }
+            while index < endEventIndex {
+                if case .phaseBegan = events[index].kind { break }
+                index += 1
+            }
+            jump(toEvent: index, events: &sink)
+        case .stop:
+            guard !hasEnded, lifecycle != .finished, lifecycle != .halting else { return }
+            jump(toEvent: endEventIndex, events: &sink)
+            if lifecycle != .playing {
+                lifecycle = .playing
+                rampGain(to: masterGain)
+            }
+        case .halt:
+            guard lifecycle != .finished else { return }
+            lifecycle = .halting
+            rampGain(to: 0)
+        case .setGain(let linear):
+            masterGain = max(0, linear)
+            if lifecycle == .playing { rampGain(to: masterGain) }
+        case .advance(let frames):
+            guard frames > 0, lifecycle == .playing else { return }
+            sessionFrame += frames
+        }
+    }
+
+    private mutating func jump(toEvent index: Int, events sink: inout RenderEventBuffer) {
+        guard index < events.count else { return }
+        let target = events[index].frame
+        if target > sessionFrame {
+            sink.append(RenderEvent(kind: .skipped(frames: target - sessionFrame), sessionFrame: sessionFrame, outputFrame: outputFrame))
+            sessionFrame = target
+        }
+        nextEvent = index
+    }
+
+    private mutating func rampGain(to target: Float) {
+        targetGain = target
+        gainStep = (target - gain) / Float(rampFrames)
+        rampRemaining = target == gain ? 0 : rampFrames
+    }
+
+    // MARK: Rendering
+
+    /// Fills `output` (interleaved, a whole number of frames) with the next block.
+    ///
+    /// - Returns: how many frames of the block belong to the session. It is the whole block until
+    ///   the last tail rings out; then the frames up to that point (the rest is silence).
+    @_noAllocation @_noLocks
+    public mutating func render(into output: UnsafeMutableBufferPointer<Float>, events sink: inout RenderEventBuffer) -> Int {
+        let frameCount = output.count / channels
+        guard let base = output.baseAddress, frameCount > 0 else { return 0 }
+        base.update(repeating: 0, count: frameCount * channels)
+        let blockStart = outputFrame
+        var done = 0
+        while done < frameCount {
+            if lifecycle == .finished || lifecycle == .paused { break }
+            let clockRunning = lifecycle == .playing
+            if clockRunning { fireDueEvents(outputFrame: blockStart + Int64(done), events: &sink) }
+            if hasEnded && activeVoices == 0 && lifecycle != .pausing {
+                finish(outputFrame: blockStart + Int64(done), events: &sink)
+                break
+            }
+
+            var chunk = frameCount - done
+            if clockRunning, nextEvent < events.count {
+                chunk = min(chunk, Int(events[nextEvent].frame - sessionFrame))
+            }
+            if hasEnded {
+                // Stop exactly on the frame the last tail ends, so the session's length is exact.
+                for index in 0..<activeVoices {
+                    chunk = min(chunk, sounds[Int(voices[index].sound)].frames - voices[index].position)
+                }
+            }
+            if rampRemaining > 0 {
+                chunk = min(chunk, rampRemaining)
+            }
+
+            let silent = activeVoices == 0
+            mixVoices(into: base + done * channels, frames: chunk)
+            shapeGain(base + done * channels, frames: chunk, silent: silent)
+            if clockRunning { sessionFrame += Int64(chunk) }
+            done += chunk
+
+            if rampRemaining == 0 {
+                if lifecycle == .pausing {
+                    lifecycle = .paused
+                    sink.append(RenderEvent(kind: .paused, sessionFrame: sessionFrame, outputFrame: blockStart + Int64(done)))
+                } else if lifecycle == .halting {
+                    finish(outputFrame: blockStart + Int64(done), events: &sink)
+                }
+            }
+        }
+        outputFrame = blockStart + Int64(frameCount)
+        return lifecycle == .finished ? done : frameCount
+    }
+
+    private mutating func finish(outputFrame at: Int64, events sink: inout RenderEventBuffer) {
+        lifecycle = .finished
+        activeVoices = 0
+        sink.append(RenderEvent(kind: .finished, sessionFrame: sessionFrame, outputFrame: at))
+    }
+
+    /// Fires every event due at or before the current session frame — on time, or late after the
+    /// clock was advanced past them.
+    private mutating func fireDueEvents(outputFrame at: Int64, events sink: inout RenderEventBuffer) {
+        while nextEvent < events.count, events[nextEvent].frame <= sessionFrame {
+            let event = events[nextEvent]
+            nextEvent += 1
+            switch event.kind {
+            case .phaseBegan(let phase, let cycle):
+                sink.append(RenderEvent(kind: .phaseBegan(phase: phase, cycle: cycle), sessionFrame: sessionFrame, outputFrame: at))
+            case .cue(let trigger):
+                startVoice(trigger, events: &sink, outputFrame: at)
+                sink.append(RenderEvent(kind: .cueStarted(sound: trigger.sound, scheduledFrame: event.frame), sessionFrame: sessionFrame, outputFrame: at))
+            case .sessionEnd:
+                hasEnded = true
+                sink.append(RenderEvent(kind: .sessionEnded, sessionFrame: sessionFrame, outputFrame: at))
+            }
+        }
+    }
+
+    private mutating func startVoice(_ trigger: CueTrigger, events sink: inout RenderEventBuffer, outputFrame at: Int64) {
+        if activeVoices == voiceCapacity {
+            sink.append(RenderEvent(kind: .voiceStolen(sound: voices[0].sound), sessionFrame: sessionFrame, outputFrame: at))
+            removeVoice(at: 0)
+        }
+        guard sounds[Int(trigger.sound)].frames > 0 else { return }
+        voices[activeVoices] = Voice(sound: trigger.sound, position: 0, gain: trigger.gain)
+        activeVoices += 1
+    }
+
+    /// Keeps start order, so the mix sums voices in the same order whatever the block size.
+    private mutating func removeVoice(at index: Int) {
+        var i = index
+        while i + 1 < activeVoices {
+            voices[i] = voices[i + 1]
+            i += 1
+        }
+        activeVoices -= 1
+    }
+
+    private mutating func mixVoices(into destination: UnsafeMutablePointer<Float>, frames: Int) {
+        var index = 0
+        while index < activeVoices {
+            let voice = voices[index]
+            let sound = sounds[Int(voice.sound)]
+            let count = min(frames, sound.frames - voice.position)
+            let source = sound.samples + voice.position * channels
+            let voiceGain = voice.gain
+            for sample in 0..<(count * channels) {
+                destination[sample] += source[sample] * voiceGain
+            }
+            if voice.position + count == sound.frames {
+                removeVoice(at: index)
+            } else {
+                voices[index].position += count
+                index += 1
+            }
+        }
+    }
+
+
+    /// Applies the gain ramp and the limiter, one frame at a time.
+    ///
+    /// The limiter reacts within the frame (gain drops to exactly what keeps the peak at the
+    /// ceiling, so nothing ever clips) and recovers over ~100 ms. A frame of pure silence resets
+    /// it: there is nothing left to protect.
+    private mutating func shapeGain(_ samples: UnsafeMutablePointer<Float>, frames: Int, silent: Bool) {
+        if silent && rampRemaining == 0 {
+            // No voice rang: the chunk is zeros. Only the limiter's state must match what the
+            // per-frame path would have done with silent frames.
+            limiterGain = 1
+            return
+        }
+        var frame = 0
+        while frame < frames {
+            if rampRemaining > 0 {
+                rampRemaining -= 1
+                gain = rampRemaining == 0 ? targetGain : gain + gainStep
+            }
+            let frameSamples = samples + frame * channels
+            var peak: Float = 0
+            for channel in 0..<channels {
+                frameSamples[channel] *= gain
+                peak = max(peak, abs(frameSamples[channel]))
+            }
+            if peak == 0 {
+                limiterGain = 1
+            } else {
+                if limiterGain < 1 { limiterGain = min(1, limiterGain + (1 - limiterGain) * limiterRelease) }
+                if peak * limiterGain > SessionRenderer.ceiling { limiterGain = SessionRenderer.ceiling / peak }
+            }
+            if limiterGain != 1 {
+                for channel in 0..<channels { frameSamples[channel] *= limiterGain }
+            }
+            frame += 1
+        }
+    }
+}
+
+// MARK: - What crosses the render boundary
+
+/// What the renderer reports as it plays: plain data, so the audio thread can hand it to a
+/// lock-free ring without allocating.
+public struct RenderEvent: BitwiseCopyable, Equatable, Sendable {
+    public enum Kind: BitwiseCopyable, Equatable, Sendable {
+        case phaseBegan(phase: Int32, cycle: Int32)
+        /// A cue's sound started. It is late by `sessionFrame - scheduledFrame` frames (0 unless
+        /// audio was lost to an underrun).
+        case cueStarted(sound: Int32, scheduledFrame: Int64)
+        /// The last cycle is over; the end cue and any tails now ring out.
+        case sessionEnded
+        /// The last tail has rung out: the session is over and the rest of the output is silence.
+        case finished
+        /// The fade-out after a pause request is done; the session clock is stopped.
+        case paused
+        case resumed
+        /// The session jumped ahead by `frames` (skip or stop).
+        case skipped(frames: Int64)
+        /// More sounds overlapped than the voice pool holds; the oldest was cut.
+        case voiceStolen(sound: Int32)
+    }
+
+    public var kind: Kind
+    /// Position on the session's timeline.
+    public var sessionFrame: Int64
+    /// Position in the output stream since the renderer started — the frame a listener hears it on.
+    public var outputFrame: Int64
+
+    public init(kind: Kind, sessionFrame: Int64, outputFrame: Int64) {
+        self.kind = kind
+        self.sessionFrame = sessionFrame
+        self.outputFrame = outputFrame
+    }
+}
+
+/// What the control side may ask of a playing session.
+public enum RenderCommand: BitwiseCopyable, Equatable, Sendable {
+    /// Fade out and stop the session clock; sounds freeze where they are.
+    case pause
+    /// Fade back in and carry on from where the pause began.
+    case resume
+    /// Jump to the next phase boundary (its cue plays); bells in between are skipped.
+    case skipPhase
+    /// Jump to the session's end: the end cue plays and every tail rings out.
+    case stop
+    /// Fade out quickly and finish now, cutting tails (a second Ctrl-C).
+    case halt
+    /// Change the master gain (linear, from `decibelsToGain`), smoothly.
+    case setGain(Float)
+    /// Audio was lost (an underrun): move the session clock on by this many frames so the
+    /// schedule holds; cues that fell in the gap play at once, late.
+    case advance(frames: Int64)
+}
+
+/// Where the renderer puts the events of one block: a fixed-capacity buffer allocated once,
+/// drained by the caller after each block — into a lock-free ring on the audio thread, into an
+/// array offline. Concrete rather than generic so the render path can be checked by the compiler
+/// (`@_noAllocation`, `@_noLocks`) without specialisation.
+public struct RenderEventBuffer: ~Copyable {
+    private let storage: UnsafeMutablePointer<RenderEvent>
+    public let capacity: Int
+    public private(set) var count = 0
+    /// Events that did not fit since the buffer was created. Far more than any block produces
+    /// fit (phases are at least 0.25 s apart), so a non-zero count means a caller never drained.
+    public private(set) var dropped = 0
+
+    public init(capacity: Int = 1024) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+        storage = .allocate(capacity: capacity)
+    }
+
+    deinit { storage.deallocate() }
+
+    @_noAllocation @_noLocks
+    public mutating func append(_ event: RenderEvent) {
+        guard count < capacity else { dropped += 1; return }
+        (storage + count).initialize(to: event)
+        count += 1
+    }
+
+    public subscript(index: Int) -> RenderEvent {
+        precondition(index >= 0 && index < count)
+        return storage[index]
+    }
+
+    @_noAllocation @_noLocks
+    public mutating func removeAll() { count = 0 }
+
+    /// Moves the buffered events to the end of `array` (allocates: offline use only).
+    public mutating func drain(into array: inout [RenderEvent]) {
+        for index in 0..<count { array.append(storage[index]) }
+        count = 0
+    }
+}
+
+/// A loaded sound, interleaved at the output channel count.
+struct RenderSound: BitwiseCopyable {
+    let samples: UnsafeMutablePointer<Float>
+    let frames: Int
+}
+
+/// A sound that is ringing: which one, how far in, how loud.
+struct Voice: BitwiseCopyable {
+    var sound: Int32
+    var position: Int
+    var gain: Float
+}

@@ -1,0 +1,142 @@
+/// The session state machine: one `handle` function that checks every input against the
+/// transition table, moves to the next state and says which effects follow.
+///
+/// The machine never performs effects itself, so it runs the same under a live audio engine, an
+/// offline render and a test.
+public struct SessionMachine: Sendable {
+    public private(set) var state: SessionState = .idle
+    /// Counters for the summary, kept up to date as inputs arrive.
+    public private(set) var summary: SessionSummary
+    private var lastPhase = (phase: 0, cycle: 0)
+    private let phasesPerCycle: Int
+
+    public init(patternName: String, sampleRate: Int, plannedFrames: Int64, plannedCycles: Int, phasesPerCycle: Int) {
+        summary = SessionSummary(patternName: patternName, sampleRate: sampleRate, plannedFrames: plannedFrames, plannedCycles: plannedCycles)
+        self.phasesPerCycle = max(1, phasesPerCycle)
+    }
+
+    public init(timeline: Timeline) {
+        self.init(patternName: timeline.pattern.name, sampleRate: timeline.sampleRate, plannedFrames: timeline.plannedEndFrame,
+                  plannedCycles: timeline.cycleCount, phasesPerCycle: timeline.pattern.phases.count)
+    }
+
+    /// Which inputs each state accepts. `handle` rejects everything else with `InvalidTransition`.
+    public static let table: [SessionState.Kind: Set<SessionInput.Kind>] = [
+        .idle: [.prepare, .fail],
+        .preparing: [.start, .phaseBegan, .pause, .stop, .fail, .deviceLost, .underrun, .cuePlayed],
+        .active: [.phaseBegan, .pause, .skip, .stop, .sessionEnded, .underrun, .cuePlayed, .fail, .deviceLost],
+        .paused: [.resume, .skip, .stop, .underrun, .fail, .deviceLost],
+        .completing: [.finished, .cuePlayed, .underrun, .pause, .resume, .fail, .deviceLost],
+        .completed: [],
+        .failed: [.deviceReturned, .stop],
+    ]
+
+    public static func accepts(_ input: SessionInput.Kind, in state: SessionState.Kind) -> Bool {
+        table[state]?.contains(input) ?? false
+    }
+
+    @discardableResult
+    public mutating func handle(_ input: SessionInput) throws(InvalidTransition) -> [SessionEffect] {
+        guard SessionMachine.accepts(input.kind, in: state.kind) else {
+            throw InvalidTransition(from: state.kind, input: input.kind)
+        }
+        var effects: [SessionEffect] = []
+        let before = state
+
+        switch (state, input) {
+        case (.idle, .prepare):
+            state = .preparing
+
+        case (.preparing, .start):
+            state = .active(phase: 0, cycle: 0)
+
+        case (.preparing, .phaseBegan(let phase, let cycle)), (.active, .phaseBegan(let phase, let cycle)):
+            if case .active = state, (phase, cycle) != (lastPhase.phase, lastPhase.cycle) {
+                countCompletedPhase()
+            }
+            lastPhase = (phase, cycle)
+            state = .active(phase: phase, cycle: cycle)
+
+        case (.preparing, .pause):
+            summary.pauses += 1
+            state = .paused(resumePhase: 0, cycle: 0)
+            effects.append(.sendToAudio(.pause))
+        case (.active(let phase, let cycle), .pause):
+            summary.pauses += 1
+            state = .paused(resumePhase: phase, cycle: cycle)
+            effects.append(.sendToAudio(.pause))
+        case (.completing, .pause), (.completing, .resume):
+            // Tails keep ringing out: a pause this late would only hold the session open.
+            break
+
+        case (.paused(let phase, let cycle), .resume):
+            state = .active(phase: phase, cycle: cycle)
+            effects.append(.sendToAudio(.resume))
+
+        case (.active, .skip), (.paused, .skip):
+            summary.skips += 1
+            effects.append(.sendToAudio(.skipPhase))
+
+        case (.preparing, .stop), (.active, .stop), (.paused, .stop):
+            summary.stoppedEarly = true
+            state = .completing
+            effects.append(.sendToAudio(.stop))
+        case (.failed, .stop):
+            summary.stoppedEarly = true
+            state = .completed(summary)
+            effects.append(.persist)
+
+        case (.active, .sessionEnded):
+            countCompletedPhase()
+            state = .completing
+
+        case (.completing, .finished(let played)):
+            summary.playedFrames = played
+            state = .completed(summary)
+            effects.append(.closeDevice)
+            effects.append(.persist)
+
+        case (_, .underrun(let lost)):
+            summary.xruns += 1
+            summary.recoveries += 1
+            summary.framesLost += lost
+            effects.append(.sendToAudio(.advance(frames: lost)))
+
+        case (_, .cuePlayed(let late)):
+            summary.cuesPlayed += 1
+            summary.maxCueLatenessFrames = max(summary.maxCueLatenessFrames, late)
+
+        case (_, .fail(let failure)):
+            if failure.reason == .deviceLost {
+                summary.deviceLosses += 1
+                effects.append(.closeDevice)
+                effects.append(.reopenDevice)
+            } else {
+                effects.append(.closeDevice)
+            }
+            state = .failed(failure)
+            effects.append(.persist)
+
+        case (.failed(let failure), .deviceReturned(let resume)):
+            guard failure.reason == .deviceLost else {
+                throw InvalidTransition(from: state.kind, input: input.kind)
+            }
+            summary.recoveries += 1
+            // The session was paused by the loss; interactive sessions wait for the person.
+            state = resume ? .active(phase: lastPhase.phase, cycle: lastPhase.cycle)
+                           : .paused(resumePhase: lastPhase.phase, cycle: lastPhase.cycle)
+            if resume { effects.append(.sendToAudio(.resume)) }
+
+        default:
+            throw InvalidTransition(from: state.kind, input: input.kind)
+        }
+
+        if state != before { effects.insert(.announce(state), at: 0) }
+        return effects
+    }
+
+    private mutating func countCompletedPhase() {
+        summary.phasesCompleted += 1
+        if lastPhase.phase == phasesPerCycle - 1 { summary.cyclesCompleted += 1 }
+    }
+}

@@ -1,0 +1,158 @@
+/// Where a session is. One enum, not a set of flags: a session is in exactly one of these.
+public enum SessionState: Equatable, Sendable {
+    case idle
+    /// Sounds loading, device opening, warm-up silence.
+    case preparing
+    case active(phase: Int, cycle: Int)
+    /// Waiting for the person; the clock is stopped. Resuming returns to this phase and cycle.
+    case paused(resumePhase: Int, cycle: Int)
+    /// The last cycle is over (or the person stopped): the end cue and tails ring out.
+    case completing
+    case completed(SessionSummary)
+    case failed(SessionFailure)
+
+    /// The state's name without its payload, for the transition table and messages.
+    public var kind: Kind {
+        switch self {
+        case .idle: .idle
+        case .preparing: .preparing
+        case .active: .active
+        case .paused: .paused
+        case .completing: .completing
+        case .completed: .completed
+        case .failed: .failed
+        }
+    }
+
+    public enum Kind: String, CaseIterable, Sendable {
+        case idle, preparing, active, paused, completing, completed, failed
+    }
+}
+
+/// Why a session could not go on.
+public struct SessionFailure: Equatable, Sendable, CustomStringConvertible {
+    public enum Reason: String, Equatable, Sendable {
+        /// The output device went away; the session may continue when it comes back.
+        case deviceLost
+        /// Anything that ends the session for good (a sound that cannot be read, a device that
+        /// cannot be opened at all).
+        case fatal
+    }
+
+    public var reason: Reason
+    public var message: String
+
+    public init(_ reason: Reason, _ message: String) {
+        self.reason = reason
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Everything that can happen to a session: the person's commands and what the audio reports.
+public enum SessionInput: Equatable, Sendable {
+    case prepare
+    /// Audio is running: the warm-up (if any) has begun.
+    case start
+    case phaseBegan(phase: Int, cycle: Int)
+    case pause
+    case resume
+    case skip
+    /// Stop gracefully: the end cue rings out.
+    case stop
+    /// The planned end was reached.
+    case sessionEnded
+    /// The last tail rang out; `playedFrames` is the session clock at that moment.
+    case finished(playedFrames: Int64)
+    /// Frames lost to an underrun and recovered from.
+    case underrun(lostFrames: Int64)
+    /// A cue started `lateFrames` after its scheduled frame.
+    case cuePlayed(lateFrames: Int64)
+    case fail(SessionFailure)
+    /// The device is back after a loss. `resume` is false for interactive sessions, which wait
+    /// for the person; headless ones carry on by themselves.
+    case deviceReturned(resume: Bool)
+
+    public var kind: Kind {
+        switch self {
+        case .prepare: .prepare
+        case .start: .start
+        case .phaseBegan: .phaseBegan
+        case .pause: .pause
+        case .resume: .resume
+        case .skip: .skip
+        case .stop: .stop
+        case .sessionEnded: .sessionEnded
+        case .finished: .finished
+        case .underrun: .underrun
+        case .cuePlayed: .cuePlayed
+        case .fail(let failure): failure.reason == .deviceLost ? .deviceLost : .fail
+        case .deviceReturned: .deviceReturned
+        }
+    }
+
+    public enum Kind: String, CaseIterable, Sendable {
+        case prepare, start, phaseBegan, pause, resume, skip, stop, sessionEnded, finished
+        case underrun, cuePlayed, fail, deviceLost, deviceReturned
+    }
+}
+
+/// What the owner of the machine must do because of a transition. The machine decides; the
+/// owner (a live session, an offline render) carries these out in one place.
+public enum SessionEffect: Equatable, Sendable {
+    case sendToAudio(RenderCommand)
+    case closeDevice
+    case reopenDevice
+    /// Tell whoever listens (terminal, JSON lines) that the state changed.
+    case announce(SessionState)
+    /// Write the snapshot / history now.
+    case persist
+}
+
+/// An invalid input for the current state: a typed error, never a crash.
+public struct InvalidTransition: Error, Equatable, Sendable, CustomStringConvertible {
+    public let from: SessionState.Kind
+    public let input: SessionInput.Kind
+
+    public init(from: SessionState.Kind, input: SessionInput.Kind) {
+        self.from = from
+        self.input = input
+    }
+
+    public var description: String {
+        "cannot \(input.rawValue) a session that is \(from.rawValue)"
+    }
+}
+
+/// The record of a finished (or failed) session: what was planned and what happened.
+public struct SessionSummary: Equatable, Sendable, Codable {
+    public var patternName: String
+    public var sampleRate: Int
+    public var plannedFrames: Int64
+    public var plannedCycles: Int
+    /// Frames the session clock ran, including the end cue's ring-out.
+    public var playedFrames: Int64 = 0
+    public var cyclesCompleted = 0
+    public var phasesCompleted = 0
+    public var pauses = 0
+    public var skips = 0
+    public var stoppedEarly = false
+    public var xruns = 0
+    public var framesLost: Int64 = 0
+    public var deviceLosses = 0
+    public var recoveries = 0
+    public var cuesPlayed = 0
+    /// The worst lateness of any cue, in frames (0 means every cue on its frame).
+    public var maxCueLatenessFrames: Int64 = 0
+
+    public init(patternName: String, sampleRate: Int, plannedFrames: Int64, plannedCycles: Int) {
+        self.patternName = patternName
+        self.sampleRate = sampleRate
+        self.plannedFrames = plannedFrames
+        self.plannedCycles = plannedCycles
+    }
+
+    public var plannedSeconds: Double { Double(plannedFrames) / Double(sampleRate) }
+    public var playedSeconds: Double { Double(playedFrames) / Double(sampleRate) }
+}

@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A sound to start: an index into the timeline's sound table and a linear gain.
+/// Plain data, so it can cross to the audio thread.
+public struct CueTrigger: BitwiseCopyable, Equatable, Sendable {
+    public var sound: Int32
+    public var gain: Float
+
+    public init(sound: Int32, gain: Float) {
+        self.sound = sound
+        self.gain = gain
+    }
+}
+
+/// Something that happens on one frame of the session.
+public enum TimelineEventKind: BitwiseCopyable, Equatable, Sendable {
+    case phaseBegan(phase: Int32, cycle: Int32)
+    case cue(CueTrigger)
+    /// The last cycle is over: the end cue (scheduled on the same frame) starts, then tails ring out.
+    case sessionEnd
+}
+
+public struct TimelineEvent: BitwiseCopyable, Equatable, Sendable {
+    public var frame: Int64
+    public var kind: TimelineEventKind
+
+    public init(frame: Int64, kind: TimelineEventKind) {
+        self.frame = frame
+        self.kind = kind
+    }
+}
+
+/// A pattern laid out on frames at one sample rate: every phase boundary and cue, in order.
+///
+/// Each frame is `round(rate × t)` of a time `t` measured from the session origin — exactly, as a
+/// rational, for fixed and constant-rate patterns; from the closed-form solution of the ramp for
+/// ramping rates. No frame is ever derived from the previous one, so nothing accumulates: cue
+/// 7 920 of a 24-hour session lands where cue 1 would if it were scheduled alone.
+public struct Timeline: Sendable {
+    public let pattern: Pattern
+    public let sampleRate: Int
+    /// In frame order; on one frame: phase begins, then its cues, then the session end.
+    public let events: [TimelineEvent]
+    /// The sounds cues refer to (`CueTrigger.sound` indexes it): bank names or file paths.
+    public let sounds: [String]
+    public let cycleCount: Int
+    /// The frame the last cycle ends on, where the end cue starts.
+    public let plannedEndFrame: Int64
+
+    public static let sampleRates: ClosedRange<Int> = 8000...384_000
+
+    public init(pattern: Pattern, sampleRate: Int) throws(PatternError) {
+        guard Timeline.sampleRates.contains(sampleRate) else {
+            throw PatternError(key: "rate", value: "\(sampleRate)", problem: "unsupported sample rate", allowed: "8000 to 384000 Hz")
+        }
+        try pattern.validate()
+        let clock = try BoundaryClock(pattern)
+        let cycles = try clock.cycleCount(pattern.length)
+        let end = try clock.time(cycle: cycles, phase: 0)
+        guard end.seconds <= PatternLimits.maxSessionSeconds.doubleValue + 1e-9 else {
+            throw PatternError(key: "length", value: DurationText.format(seconds: end.seconds), problem: "the session would be too long",
+                               allowed: PatternLimits.sessionAllowed)
+        }
+
+        var sounds: [String] = []
+        func trigger(_ cue: Cue) -> TimelineEventKind {
+            let index = sounds.firstIndex(of: cue.sound) ?? { sounds.append(cue.sound); return sounds.count - 1 }()
+            return .cue(CueTrigger(sound: Int32(index), gain: decibelsToGain(cue.gainDB)))
+        }
+
+        var events: [TimelineEvent] = []
+        if let startCue = pattern.startCue { events.append(TimelineEvent(frame: 0, kind: trigger(startCue))) }
+        for cycle in 0..<cycles {
+            for (index, phase) in pattern.phases.enumerated() {
+                let begins = try clock.time(cycle: cycle, phase: index)
+                let beginFrame = begins.frame(atRate: sampleRate)
+                events.append(TimelineEvent(frame: beginFrame, kind: .phaseBegan(phase: Int32(index), cycle: Int32(cycle))))
+                if let cue = phase.cue { events.append(TimelineEvent(frame: beginFrame, kind: trigger(cue))) }
+                if let bell = phase.bell, case .exact(let start) = begins,
+                   case .exact(let ends) = try clock.time(cycle: cycle, phase: index + 1) {
+                    var ring = 1 as Int64
+                    while let offset = bell.every.multiplied(by: Rational(ring)), let at = start.adding(offset), at < ends {
+                        events.append(TimelineEvent(frame: at.frame(atRate: sampleRate), kind: trigger(bell.cue)))
+                        ring += 1
+                    }
+                }
+            }
+        }
+        let endFrame = end.frame(atRate: sampleRate)
+        if let endCue = pattern.endCue { events.append(TimelineEvent(frame: endFrame, kind: trigger(endCue))) }
+        events.append(TimelineEvent(frame: endFrame, kind: .sessionEnd))
+
+        self.pattern = pattern
+        self.sampleRate = sampleRate
+        self.events = events
+        self.sounds = sounds
+        self.cycleCount = cycles
+        self.plannedEndFrame = endFrame
+    }
+
+    /// Phase starts in order, for displays and tests.
+    public var phaseBoundaries: [(frame: Int64, phase: Int, cycle: Int)] {
+        events.compactMap { event in
+            guard case .phaseBegan(let phase, let cycle) = event.kind else { return nil }
+            return (event.frame, Int(phase), Int(cycle))
+        }
+    }
+
+    /// Every cue's scheduled onset, in order.
+    public var cueOnsets: [(frame: Int64, trigger: CueTrigger)] {
+        events.compactMap { event in
+            guard case .cue(let trigger) = event.kind else { return nil }
+            return (event.frame, trigger)
+        }
+    }
+
+    public var plannedSeconds: Double { Double(plannedEndFrame) / Double(sampleRate) }
+}
+
+/// Linear amplitude for a gain in decibels.
+public func decibelsToGain(_ decibels: Double) -> Float {
+    Float(pow(10, decibels / 20))
+}

@@ -1,0 +1,35 @@
+import Foundation
+import GongCore
+
+/// Finds patterns by name or path: built-ins first, then `NAME.toml` in the user's pattern
+/// directory; anything that looks like a path is read as a file.
+public struct PatternCatalog: Sendable {
+    public var directories: GongDirectories
+
+    public init(directories: GongDirectories = GongDirectories()) {
+        self.directories = directories
+    }
+
+    public func pattern(named reference: String) throws(PatternError) -> Pattern {
+        if reference.contains("/") || reference.hasSuffix(".toml") {
+            return try PatternFile.load(path: expandingTilde(reference))
+        }
+        if let builtIn = BuiltInPatterns.named(reference) { return builtIn }
+        let userFile = directories.userPatterns + "/" + reference + ".toml"
+        if FileManager.default.fileExists(atPath: userFile) {
+            return try PatternFile.load(path: userFile)
+        }
+        throw PatternError(value: reference, problem: "no such pattern",
+                           allowed: "one of " + allNames().joined(separator: ", ") + ", or a path to a .toml pattern file")
+    }
+
+    /// Built-in names, then the user's own.
+    public func allNames() -> [String] {
+        BuiltInPatterns.all.map(\.name) + userPatternNames()
+    }
+
+    public func userPatternNames() -> [String] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directories.userPatterns)) ?? []
+        return files.filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(5)) }.sorted()
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import GongCore
+
+/// Why a cue's sound cannot be found.
+public struct SoundBankError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var sound: String
+    public var usedBy: String
+    public var message: String
+
+    public var description: String { message }
+}
+
+/// The named sounds cues refer to (`gong`, `bowl`, …), found in a list of directories.
+///
+/// A name resolves to the first `NAME.flac|wav|ogg|aiff` in, in order: the directories given
+/// explicitly (`--sounds`, `GONG_SOUNDS`), the user's `$XDG_DATA_HOME/gong/sounds` (so a person
+/// can replace any shipped sound by dropping a file of the same name there), the installed bank
+/// (`<prefix>/share/gong/sounds` next to the executable, then `$XDG_DATA_DIRS`), and last the
+/// `Sounds/` folder of the source tree the binary was built from.
+public struct SoundBank: Sendable {
+    public let directories: [String]
+
+    public static let extensions = ["flac", "wav", "ogg", "oga", "aiff", "aif"]
+
+    public init(directories: [String]) {
+        self.directories = directories
+    }
+
+    /// The standard search path, with `explicit` (a `--sounds` directory) first.
+    public static func standard(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+                                gongDirectories: GongDirectories = GongDirectories()) -> SoundBank {
+        var directories: [String] = []
+        if let explicit { directories.append(expandingTilde(explicit)) }
+        if let fromEnvironment = environment["GONG_SOUNDS"], !fromEnvironment.isEmpty { directories.append(fromEnvironment) }
+        directories.append(gongDirectories.userSounds)
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
+        directories.append(executable.deletingLastPathComponent().deletingLastPathComponent().path + "/share/gong/sounds")
+        directories += gongDirectories.sharedData.map { $0 + "/sounds" }
+        directories.append(sourceTreeSounds)
+        return SoundBank(directories: directories)
+    }
+
+    /// `Sounds/` of the checkout this file was compiled in: lets `swift run gong` work untouched.
+    static let sourceTreeSounds: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() }  // Sounds/SoundBank.swift → GongKit → Sources → root
+        return url.path + "/Sounds"
+    }()
+
+    /// The file a bank name refers to, or nil.
+    public func path(of name: String) -> String? {
+        for directory in directories {
+            for ext in SoundBank.extensions {
+                let candidate = "\(directory)/\(name).\(ext)"
+                if FileManager.default.isReadableFile(atPath: candidate) { return candidate }
+            }
+        }
+        return nil
+    }
+
+    /// Every name available, sorted, with the file each resolves to.
+    public func availableSounds() -> [(name: String, path: String)] {
+        var found: [String: String] = [:]
+        for directory in directories {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            for file in files.sorted() {
+                let url = URL(fileURLWithPath: file)
+                let name = url.deletingPathExtension().lastPathComponent
+                guard SoundBank.extensions.contains(url.pathExtension.lowercased()), found[name] == nil else { continue }
+                found[name] = directory + "/" + file
+            }
+        }
+        return found.keys.sorted().map { ($0, found[$0] ?? "") }
+    }
+
+    /// The file behind a cue: a path of the person's own (checked to exist) or a bank name.
+    public func resolve(_ sound: String, usedBy: String) throws(SoundBankError) -> String {
+        if Cue(sound).isFile {
+            let path = expandingTilde(sound)
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw SoundBankError(sound: sound, usedBy: usedBy, message: "\(usedBy): sound file '\(sound)' not found")
+            }
+            return path
+        }
+        if let path = path(of: sound) { return path }
+        let names = availableSounds().map(\.name)
+        let allowed = names.isEmpty
+            ? "no sound bank was found (searched \(directories.joined(separator: ", "))); pass --sounds DIR"
+            : "use one of " + names.joined(separator: ", ") + ", or a path to a sound file"
+        throw SoundBankError(sound: sound, usedBy: usedBy, message: "\(usedBy): unknown sound \"\(sound)\"; \(allowed)")
+    }
+}
+
+extension Pattern {
+    /// Which part of the pattern plays `sound` first, for error messages: `phases[0].cue`, `end`.
+    func cueKey(for sound: String) -> String {
+        if startCue?.sound == sound { return "start" }
+        for (index, phase) in phases.enumerated() {
+            if phase.cue?.sound == sound { return "phases[\(index)].cue (\(phase.name))" }
+            if phase.bell?.cue.sound == sound { return "phases[\(index)].bell.cue (\(phase.name))" }
+        }
+        if endCue?.sound == sound { return "end" }
+        return "cue"
+    }
+}

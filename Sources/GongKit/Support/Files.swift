@@ -1,0 +1,23 @@
+import Foundation
+
+/// A file-system problem in words: `file not found`, `permission denied`, `is a directory`.
+struct FileProblem: Error {
+    let message: String
+}
+
+/// Reads a UTF-8 text file, saying plainly why it could not be read.
+func readTextFile(_ path: String) throws(FileProblem) -> String {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw FileProblem(message: "file not found") }
+    guard !isDirectory.boolValue else { throw FileProblem(message: "is a directory, not a file") }
+    guard FileManager.default.isReadableFile(atPath: path) else { throw FileProblem(message: "permission denied") }
+    guard let data = FileManager.default.contents(atPath: path) else { throw FileProblem(message: "cannot be read") }
+    guard let text = String(data: data, encoding: .utf8) else { throw FileProblem(message: "is not UTF-8 text") }
+    return text
+}
+
+/// Expands a leading `~` to the home directory, as a shell would.
+func expandingTilde(_ path: String) -> String {
+    guard path == "~" || path.hasPrefix("~/") else { return path }
+    return NSHomeDirectory() + path.dropFirst()
+}

@@ -1,0 +1,186 @@
+import GongCore
+import Testing
+
+@Suite struct RenderOnsetTests {
+    /// Renders a pattern with marker sounds and checks that the onsets heard in the output are
+    /// exactly the timeline's cue frames — scanning every sample as it is produced.
+    static func checkOnsets(_ pattern: Pattern, rate: Int, blockFrames: Int, channels: Int = 1) throws {
+        let timeline = try Timeline(pattern: pattern, sampleRate: rate)
+        var renderer = SessionRenderer(timeline: timeline, sounds: markerSounds(count: timeline.sounds.count, channels: channels), channels: channels)
+        var heard: [Int64] = []
+        var previousSilent = true
+        renderSession(&renderer, blockFrames: blockFrames) { block, start in
+            for frame in 0..<(block.count / channels) {
+                let silent = block[frame * channels] == 0
+                if previousSilent && !silent { heard.append(start + Int64(frame)) }
+                previousSilent = silent
+            }
+        }
+        // Cues on the same frame (start cue and first phase cue) are heard as one onset.
+        var expected: [Int64] = []
+        for onset in timeline.cueOnsets.map(\.frame) where expected.last != onset { expected.append(onset) }
+        #expect(heard.count == expected.count)
+        #expect(heard == expected, "every onset on its scheduled frame")
+    }
+
+    @Test(arguments: [44100, 48000, 96000])
+    func anHourOfResonantBreathingHasEveryOnsetOnItsFrame(rate: Int) throws {
+        var pattern = BuiltInPatterns.resonant
+        pattern.length = .duration(3600)
+        try Self.checkOnsets(pattern, rate: rate, blockFrames: 4096)
+    }
+
+    @Test func twoPhaseHasEveryOnsetOnItsFrame() throws {
+        try Self.checkOnsets(BuiltInPatterns.twoPhase, rate: 48000, blockFrames: 256, channels: 2)
+    }
+
+    @Test func aRampHasEveryOnsetOnItsFrame() throws {
+        var pattern = BuiltInPatterns.resonant
+        pattern.pace = Pace(from: 6, to: Rational(9, 2)!, over: 600)
+        pattern.length = .duration(900)
+        try Self.checkOnsets(pattern, rate: 44100, blockFrames: 1000)
+    }
+
+    @Test func manyCuesInOneBlockEachStartAtTheirOffset() throws {
+        let pattern = Pattern(name: "fast", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("click")),
+                                                     Phase("b", length: Rational(3, 10)!, cue: Cue("chime"))],
+                              length: .cycles(40))
+        try Self.checkOnsets(pattern, rate: 8000, blockFrames: 8192)
+        try Self.checkOnsets(pattern, rate: 8000, blockFrames: 1)
+    }
+}
+
+@Suite struct RenderMixTests {
+    /// The reference: every sound added at its scheduled frame, nothing else.
+    static func referenceMix(_ timeline: Timeline, sounds: [[Float]], length: Int) -> [Float] {
+        var mix = [Float](repeating: 0, count: length)
+        for (frame, trigger) in timeline.cueOnsets {
+            for (offset, sample) in sounds[Int(trigger.sound)].enumerated() where Int(frame) + offset < length {
+                mix[Int(frame) + offset] += sample * trigger.gain
+            }
+        }
+        return mix
+    }
+
+    static func renderAll(_ timeline: Timeline, sounds: [[Float]], blockFrames: Int, masterGainDB: Double = 0,
+                          commands: [Int64: RenderCommand] = [:]) -> (samples: [Float], events: [RenderEvent]) {
+        var renderer = SessionRenderer(timeline: timeline, sounds: sounds, channels: 1, masterGainDB: masterGainDB)
+        var output: [Float] = []
+        let events = renderSession(&renderer, blockFrames: blockFrames, commands: commands) { block, _ in output.append(contentsOf: block) }
+        return (output, events)
+    }
+
+    /// A decaying tone, quiet enough that the limiter never engages: the mix is then exactly linear.
+    static func tail(frames: Int, level: Float) -> [Float] {
+        (0..<frames).map { i in level * Float(1 - Double(i) / Double(frames)) * (i % 3 == 0 ? 1 : -0.5) + (i == 0 ? 0.01 : 0) }
+    }
+
+    @Test func aTailRingingAcrossPhaseBoundariesAndTheEndIsNeverCut() throws {
+        let pattern = Pattern(name: "tails", phases: [Phase("a", length: 1, cue: Cue("long")), Phase("b", length: 1, cue: Cue("short"))],
+                              length: .cycles(3), endCue: Cue("end"))
+        let rate = 8000
+        let timeline = try Timeline(pattern: pattern, sampleRate: rate)
+        let sounds = [Self.tail(frames: 3 * rate + 17, level: 0.1), Self.tail(frames: 500, level: 0.1), Self.tail(frames: 5 * rate + 3, level: 0.1)]
+        let (samples, events) = Self.renderAll(timeline, sounds: sounds, blockFrames: 333)
+        // The session lasts until the end cue has rung out completely.
+        #expect(samples.count == Int(timeline.plannedEndFrame) + sounds[2].count)
+        let reference = Self.referenceMix(timeline, sounds: sounds, length: samples.count)
+        #expect(samples == reference)
+        #expect(samples.last == sounds[2].last)
+        #expect(events.last?.kind == .finished)
+        #expect(events.last?.outputFrame == Int64(samples.count))
+    }
+
+    @Test func overlappingLoudCuesNeverClip() throws {
+        let pattern = Pattern(name: "loud", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("x", gainDB: 12))], length: .cycles(20))
+        let timeline = try Timeline(pattern: pattern, sampleRate: 8000)
+        let (samples, _) = Self.renderAll(timeline, sounds: [[Float](repeating: 0.9, count: 8000)], blockFrames: 64, masterGainDB: 6)
+        #expect(samples.map(abs).max() ?? 0 <= SessionRenderer.ceiling + 1e-6)
+        #expect(samples.map(abs).max() ?? 0 > 0.9, "the limiter holds the peak at the ceiling, not far below")
+    }
+
+    @Test func masterGainScalesTheMix() throws {
+        let pattern = Pattern(name: "gain", phases: [Phase("a", length: 1, cue: Cue("x"))], length: .cycles(1))
+        let timeline = try Timeline(pattern: pattern, sampleRate: 8000)
+        let sound = Self.tail(frames: 100, level: 0.5)
+        let (samples, _) = Self.renderAll(timeline, sounds: [sound], blockFrames: 64, masterGainDB: -20)
+        for (rendered, original) in zip(samples, sound) { #expect(abs(rendered - original * 0.1) < 1e-6) }
+    }
+
+    @Test func moreOverlappingSoundsThanVoicesStealsTheOldestAndSaysSo() throws {
+        let pattern = Pattern(name: "crowd", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("x"))], length: .cycles(80))
+        let timeline = try Timeline(pattern: pattern, sampleRate: 8000)
+        var renderer = SessionRenderer(timeline: timeline, sounds: [Self.tail(frames: 8000 * 30, level: 0.001)], channels: 1, voiceCapacity: 64)
+        let events = renderSession(&renderer, blockFrames: 512)
+        let stolen = events.filter { if case .voiceStolen = $0.kind { true } else { false } }
+        #expect(stolen.count == 80 - 64)
+    }
+
+    @Test func theSameSamplesComeOutWhateverTheBlockSize() throws {
+        var generator = SeededGenerator(seed: 0x60_6E_67)
+        for trial in 0..<12 {
+            let pattern = RandomPatterns.make(using: &generator)
+            let rate = [8000, 11025, 16000][trial % 3]
+            let timeline = try Timeline(pattern: pattern, sampleRate: rate)
+            let sounds = (0..<timeline.sounds.count).map { index in
+                Self.tail(frames: Int.random(in: 50...(rate * 3), using: &generator), level: 0.3 + 0.1 * Float(index))
+            }
+            let sizes = [1, Int.random(in: 2...300, using: &generator), Int.random(in: 301...8192, using: &generator), 8192]
+            let reference = Self.renderAll(timeline, sounds: sounds, blockFrames: sizes[0]).samples
+            for size in sizes.dropFirst() {
+                let other = Self.renderAll(timeline, sounds: sounds, blockFrames: size).samples
+                #expect(other == reference, "trial \(trial): block size \(size) differs from block size 1")
+            }
+        }
+    }
+
+    @Test func everyCueFiresExactlyOnceOnItsFrameForRandomPatterns() throws {
+        var generator = SeededGenerator(seed: 42)
+        for _ in 0..<40 {
+            let pattern = RandomPatterns.make(using: &generator)
+            let timeline = try Timeline(pattern: pattern, sampleRate: 8000)
+            let frames = timeline.phaseBoundaries.map(\.frame)
+            #expect(zip(frames, frames.dropFirst()).allSatisfy { $0 < $1 }, "boundaries strictly increase")
+            var renderer = SessionRenderer(timeline: timeline, sounds: markerSounds(count: timeline.sounds.count), channels: 1)
+            let events = renderSession(&renderer, blockFrames: Int.random(in: 1...8192, using: &generator))
+            let started = events.compactMap { event -> Int64? in
+                guard case .cueStarted(_, let scheduled) = event.kind else { return nil }
+                #expect(event.sessionFrame == scheduled)
+                return scheduled
+            }
+            #expect(started == timeline.cueOnsets.map(\.frame))
+        }
+    }
+}
+
+/// Random but valid patterns for property tests.
+enum RandomPatterns {
+    static func make(using generator: inout SeededGenerator) -> Pattern {
+        let sounds = ["gong", "bowl", "chime", "click"]
+        let phaseCount = Int.random(in: 1...5, using: &generator)
+        let paced = Bool.random(using: &generator)
+        var phases: [Phase] = []
+        for index in 0..<phaseCount {
+            let tenths = Int64.random(in: 3...60, using: &generator)
+            let cue = Int.random(in: 0...3, using: &generator) == 0 ? nil : Cue(sounds.randomElement(using: &generator) ?? "gong", gainDB: Double(Int.random(in: -12...0, using: &generator)))
+            var phase = Phase("p\(index)", length: Rational(tenths, 10) ?? 1, cue: cue)
+            if !paced, tenths > 30, Bool.random(using: &generator) {
+                phase.bell = IntervalBell(every: 1, cue: Cue("bell"))
+            }
+            phases.append(phase)
+        }
+        var pattern = Pattern(name: "random", phases: phases, length: .cycles(Int.random(in: 1...12, using: &generator)), endCue: Cue("end"))
+        if Bool.random(using: &generator) { pattern.warmUp = Rational(Int64.random(in: 0...30, using: &generator), 10) ?? 0 }
+        if Bool.random(using: &generator) { pattern.startCue = Cue("start") }
+        if paced {
+            // Keep every phase ≥ 0.25 s: the shortest share is ≥ 0.3/(5 × 6) of the breath.
+            let bpm = Rational(Int64.random(in: 20...80, using: &generator), 10) ?? 6
+            pattern.pace = Bool.random(using: &generator) ? Pace(bpm: bpm) : Pace(from: bpm, to: Rational(40, 10)!, over: 60)
+            let breath = 60 / max(bpm.doubleValue, 4)
+            let total = phases.reduce(0) { $0 + $1.length.doubleValue }
+            let shortest = phases.map(\.length.doubleValue).min() ?? 1
+            if shortest / total * breath < 0.25 { pattern.pace = nil }
+        }
+        return pattern
+    }
+}
