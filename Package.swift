@@ -26,14 +26,19 @@ let package = Package(
         .target(name: "GongAudio", dependencies: ["GongCore", "CAlsa", "CSndFile", "CSampleRate"]),
         // The embedding facade: pattern files, sound bank lookup, sessions.
         .target(name: "GongKit", dependencies: ["GongCore", "GongAudio", "TOMLKit"]),
+        // The live terminal view: status lines, keys, signals. Depends on GongCore only so it is
+        // testable without a device.
+        .target(name: "GongTerminal", dependencies: ["GongCore"]),
         .executableTarget(name: "gong", dependencies: [
             "GongKit",
+            "GongTerminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         .testTarget(name: "GongCoreTests", dependencies: ["GongCore"]),
         .testTarget(name: "GongAudioTests", dependencies: ["GongAudio"]),
         .testTarget(name: "GongKitTests", dependencies: ["GongKit"]),
+        .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
         .testTarget(name: "GongCLITests", dependencies: ["GongKit"]),
     ],
     swiftLanguageModes: [.v6]
