@@ -1,0 +1,44 @@
+# gong — the two commands a newcomer needs are `make demo` and `make test`.
+SWIFT ?= swift
+PREFIX ?= /usr/local
+DEMO_FILE ?= out/demo.wav
+
+.PHONY: all deps build demo test test-tsan install uninstall bench clean sounds
+
+all: build
+
+deps:
+	@scripts/install-deps.sh build
+
+build: deps
+	$(SWIFT) build -c release --product gong
+
+# A short two-phase session: start gong, 40 s meditation, triple gong, 20 s reflection, end gong.
+demo: build
+	@mkdir -p $(dir $(DEMO_FILE))
+	.build/release/gong render two-phase --set meditation=40s --set reflection=20s -o $(DEMO_FILE)
+	@echo "Listen with: aplay $(DEMO_FILE)   (or any audio player)"
+
+test:
+	@scripts/install-deps.sh test
+	$(SWIFT) test
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/gong/sounds
+	install -m 755 .build/release/gong $(DESTDIR)$(PREFIX)/bin/gong
+	install -m 644 Sounds/*.flac $(DESTDIR)$(PREFIX)/share/gong/sounds/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/gong
+	rm -rf $(DESTDIR)$(PREFIX)/share/gong
+
+# Regenerate the sound bank from its recipe (needs python3 with numpy, and sox).
+sounds:
+	python3 Sounds/make_sounds.py
+
+bench:
+	@scripts/install-deps.sh bench
+	bench/render-vs-klick.sh
+
+clean:
+	rm -rf .build out

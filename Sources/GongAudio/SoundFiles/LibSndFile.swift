@@ -1,0 +1,65 @@
+import CSndFile
+import CSampleRate
+
+// Every libsndfile and libsamplerate call gong makes, one thin function each, so the whole C
+// surface of sound-file I/O can be read at a glance.
+
+func sndfileOpen(_ path: String, mode: Int32, info: inout SF_INFO) -> OpaquePointer? {
+    sf_open(path, mode, &info)
+}
+
+func sndfileClose(_ file: OpaquePointer) -> Int32 {
+    sf_close(file)
+}
+
+/// The message libsndfile has for the last failure on `file` (or on the last open when nil).
+func sndfileErrorMessage(_ file: OpaquePointer?) -> String {
+    guard let text = sf_strerror(file) else { return "unknown error" }
+    return String(cString: text)
+}
+
+func sndfileErrorCode(_ file: OpaquePointer?) -> Int32 {
+    sf_error(file)
+}
+
+func sndfileReadFloatFrames(_ file: OpaquePointer, _ buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+    Int(sf_readf_float(file, buffer, sf_count_t(frames)))
+}
+
+func sndfileWriteFloatFrames(_ file: OpaquePointer, _ buffer: UnsafePointer<Float>, frames: Int) -> Int {
+    Int(sf_writef_float(file, buffer, sf_count_t(frames)))
+}
+
+func sndfileWriteShortFrames(_ file: OpaquePointer, _ buffer: UnsafePointer<Int16>, frames: Int) -> Int {
+    Int(sf_writef_short(file, buffer, sf_count_t(frames)))
+}
+
+func sndfileCommand(_ file: OpaquePointer, _ command: Int32, flag: Bool) -> Int32 {
+    sf_command(file, command, nil, Int32(flag ? SF_TRUE : SF_FALSE))
+}
+
+func sndfileFormatCheck(_ info: inout SF_INFO) -> Bool {
+    sf_format_check(&info) == SF_TRUE
+}
+
+/// Band-limited resampling of a whole interleaved buffer in one call.
+/// Returns the frames produced, or the libsamplerate error text.
+func samplerateConvert(input: UnsafePointer<Float>, inputFrames: Int, output: UnsafeMutablePointer<Float>, outputCapacity: Int,
+                       ratio: Double, channels: Int, quality: Int32) -> Result<Int, SampleRateFailure> {
+    var data = SRC_DATA()
+    data.data_in = input
+    data.input_frames = inputFrames
+    data.data_out = output
+    data.output_frames = outputCapacity
+    data.src_ratio = ratio
+    data.end_of_input = 1
+    let status = src_simple(&data, quality, Int32(channels))
+    guard status == 0 else { return .failure(SampleRateFailure(message: String(cString: src_strerror(status)))) }
+    return .success(data.output_frames_gen)
+}
+
+struct SampleRateFailure: Error {
+    let message: String
+}
+
+let sampleRateBestQuality = Int32(SRC_SINC_BEST_QUALITY)

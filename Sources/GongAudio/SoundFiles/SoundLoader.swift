@@ -1,0 +1,119 @@
+import CSndFile
+import Foundation
+
+/// A sound file's samples as found on disk, decoded to floats.
+public struct DecodedSound: Sendable {
+    /// Interleaved, `channels` per frame, nominally within −1…1.
+    public var samples: [Float]
+    public var channels: Int
+    public var frames: Int
+    public var sampleRate: Int
+}
+
+/// A sound ready for the mixer: at the output rate and channel count, first frame = onset.
+public struct PreparedSound: Sendable {
+    public var samples: [Float]
+    public var frames: Int
+    public var channels: Int
+    public var path: String
+}
+
+/// Sample rates a sound file may have.
+public let soundFileRates: ClosedRange<Int> = 8000...384_000
+
+/// Reads a WAV, FLAC, OGG/Vorbis or AIFF file (anything libsndfile reads) into floats.
+public func loadSound(path: String) throws(SoundFileError) -> DecodedSound {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw SoundFileError(.notFound, path: path, message: "file not found")
+    }
+    guard !isDirectory.boolValue else { throw SoundFileError(.unusable, path: path, message: "is a directory, not a sound file") }
+    guard FileManager.default.isReadableFile(atPath: path) else { throw SoundFileError(.notFound, path: path, message: "permission denied") }
+
+    var info = SF_INFO()
+    guard let file = sndfileOpen(path, mode: Int32(SFM_READ), info: &info) else {
+        throw SoundFileError(.unusable, path: path,
+                             message: "not a sound file libsndfile can read (WAV, FLAC, OGG/Vorbis, AIFF): \(sndfileErrorMessage(nil))")
+    }
+    defer { _ = sndfileClose(file) }
+
+    let channels = Int(info.channels), rate = Int(info.samplerate), frames = Int(info.frames)
+    guard (1...2).contains(channels) else {
+        throw SoundFileError(.unusable, path: path, message: "has \(channels) channels; 1 or 2 are supported")
+    }
+    guard soundFileRates.contains(rate) else {
+        throw SoundFileError(.unusable, path: path, message: "sample rate \(rate) Hz is outside 8000 to 384000 Hz")
+    }
+    guard frames > 0 else { throw SoundFileError(.unusable, path: path, message: "file is empty (0 frames)") }
+    // A day of stereo at 384 kHz would be 66 GB of floats: cap at ten minutes, far beyond any bell.
+    guard frames <= 600 * rate else {
+        throw SoundFileError(.unusable, path: path, message: "is \(frames / rate) s long; cue sounds may be at most 10 minutes")
+    }
+
+    var samples = [Float](repeating: 0, count: frames * channels)
+    let read = samples.withUnsafeMutableBufferPointer { buffer in
+        buffer.baseAddress.map { sndfileReadFloatFrames(file, $0, frames: frames) } ?? 0
+    }
+    guard read == frames else {
+        let detail = sndfileErrorCode(file) != 0 ? " (\(sndfileErrorMessage(file)))" : ""
+        throw SoundFileError(.unusable, path: path, message: "truncated: header says \(frames) frames, only \(max(0, read)) could be read\(detail)")
+    }
+    return DecodedSound(samples: samples, channels: channels, frames: frames, sampleRate: rate)
+}
+
+/// Loads a sound and converts it for the mixer: channel count first (cheaper to resample one
+/// channel), then rate.
+public func prepareSound(path: String, outputRate: Int, outputChannels: Int) throws(SoundFileError) -> PreparedSound {
+    let decoded = try loadSound(path: path)
+    let remixed = convertChannels(decoded.samples, from: decoded.channels, to: outputChannels)
+    let samples = try resample(remixed, channels: outputChannels, from: decoded.sampleRate, to: outputRate, path: path)
+    return PreparedSound(samples: samples, frames: samples.count / outputChannels, channels: outputChannels, path: path)
+}
+
+/// Mono becomes both channels; stereo becomes mono by averaging, which keeps a sound panned
+/// to one side at half level rather than dropping it, and never clips.
+public func convertChannels(_ samples: [Float], from input: Int, to output: Int) -> [Float] {
+    guard input != output else { return samples }
+    if input == 1 && output == 2 {
+        var result = [Float](repeating: 0, count: samples.count * 2)
+        for (index, sample) in samples.enumerated() {
+            result[2 * index] = sample
+            result[2 * index + 1] = sample
+        }
+        return result
+    }
+    // 2 → 1
+    let frames = samples.count / 2
+    var result = [Float](repeating: 0, count: frames)
+    for frame in 0..<frames { result[frame] = 0.5 * (samples[2 * frame] + samples[2 * frame + 1]) }
+    return result
+}
+
+/// Band-limited resampling with libsamplerate's best sinc converter.
+///
+/// Same-rate input is returned untouched. libsamplerate's output starts at input time 0 (it
+/// adds no delay when all input is given at once), so a strike on the first input frame stays
+/// on the first output frame; the test suite pins this.
+public func resample(_ samples: [Float], channels: Int, from inputRate: Int, to outputRate: Int, path: String = "") throws(SoundFileError) -> [Float] {
+    guard inputRate != outputRate else { return samples }
+    let inputFrames = samples.count / channels
+    let ratio = Double(outputRate) / Double(inputRate)
+    let capacity = Int((Double(inputFrames) * ratio).rounded(.up)) + 64
+    var output = [Float](repeating: 0, count: capacity * channels)
+    let result = samples.withUnsafeBufferPointer { input in
+        output.withUnsafeMutableBufferPointer { out in
+            guard let inputBase = input.baseAddress, let outputBase = out.baseAddress else {
+                return Result<Int, SampleRateFailure>.failure(SampleRateFailure(message: "empty buffer"))
+            }
+            return samplerateConvert(input: inputBase, inputFrames: inputFrames, output: outputBase, outputCapacity: capacity,
+                                     ratio: ratio, channels: channels, quality: sampleRateBestQuality)
+        }
+    }
+    switch result {
+    case .failure(let failure):
+        throw SoundFileError(.unusable, path: path, message: "cannot resample from \(inputRate) to \(outputRate) Hz: \(failure.message)")
+    case .success(let produced):
+        output.removeSubrange((produced * channels)...)
+        return output
+    }
+}

@@ -1,0 +1,30 @@
+import GongAudio
+import GongCore
+
+/// Everything that can stop gong from doing what was asked, grouped by whose problem it is, so
+/// the command line can give one clear line and the right exit status.
+public enum GongError: Error, CustomStringConvertible {
+    /// The pattern, a pattern file or an override is wrong.
+    case pattern(PatternError)
+    /// A cue names a sound that is not in the bank or a file that does not exist.
+    case sound(SoundBankError)
+    /// A sound file exists but cannot be used.
+    case soundFile(SoundFileError)
+    /// The output file cannot be created or written.
+    case output(String)
+    /// Something else the person asked for is out of range (`--rate 7`).
+    case usage(String)
+    /// gong contradicted itself (a bug): reported, never hidden.
+    case internalError(String)
+
+    public var description: String {
+        switch self {
+        case .pattern(let error): error.description
+        case .sound(let error): error.description
+        case .soundFile(let error): error.description
+        case .output(let message): message
+        case .usage(let message): message
+        case .internalError(let message): "internal error: \(message) (please report this)"
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import GongAudio
+import GongCore
+
+/// What to render and where.
+public struct RenderRequest: Sendable {
+    public var pattern: Pattern
+    public var outputPath: String
+    public var sampleRate = 48000
+    public var channels = 2
+    public var format: AudioFileFormat = .wav
+    public var encoding: SampleEncoding = .pcm16
+    public var masterGainDB = 0.0
+    /// Frames per render call; any size gives the same samples (see `SessionRenderer`).
+    public var blockFrames = 4096
+
+    public init(pattern: Pattern, outputPath: String) {
+        self.pattern = pattern
+        self.outputPath = outputPath
+    }
+}
+
+/// What a render produced.
+public struct RenderReport: Sendable {
+    public var summary: SessionSummary
+    /// Frames written: the session and every tail.
+    public var framesWritten: Int64
+    public var cues: [(sessionFrame: Int64, scheduledFrame: Int64, sound: String)]
+    public var elapsedSeconds: Double
+}
+
+/// Renders a session to a file through the same renderer and state machine a live session uses.
+public enum OfflineRender {
+    public static func run(_ request: RenderRequest, bank: SoundBank) throws(GongError) -> RenderReport {
+        let started = ContinuousClock.now
+        let plan = try SessionPlan(pattern: request.pattern, sampleRate: request.sampleRate, channels: request.channels, bank: bank)
+        // Write beside the target and rename at the end: a failed render never leaves half a
+        // file, and never destroys a file that was already there.
+        let partialPath = partialFilePath(for: request.outputPath)
+        var writer: AudioFileWriter
+        do {
+            writer = try AudioFileWriter(path: partialPath, format: request.format, encoding: request.encoding,
+                                         sampleRate: request.sampleRate, channels: request.channels)
+        } catch {
+            throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
+        }
+        var completed = false
+        defer { if !completed { unlink(partialPath) } }
+        var renderer = plan.makeRenderer(masterGainDB: request.masterGainDB)
+        var machine = SessionMachine(timeline: plan.timeline)
+        var events = RenderEventBuffer()
+        var cues: [(Int64, Int64, String)] = []
+        let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: request.blockFrames * request.channels)
+        defer { block.deallocate() }
+        var written: Int64 = 0
+
+        // The offline render follows the same lifecycle as a live one; inputs it cannot produce
+        // (pauses, device losses) simply never arrive.
+        func feed(_ input: SessionInput) throws(GongError) {
+            do {
+                try machine.handle(input)
+            } catch {
+                throw .internalError(error.description)
+            }
+        }
+        try feed(.prepare)
+        try feed(.start)
+        while !renderer.isFinished {
+            let produced = renderer.render(into: block, events: &events)
+            do {
+                try writer.write(UnsafeBufferPointer(rebasing: block[0..<(produced * request.channels)]))
+            } catch {
+                throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
+            }
+            written += Int64(produced)
+            for index in 0..<events.count {
+                let event = events[index]
+                switch event.kind {
+                case .phaseBegan(let phase, let cycle):
+                    try feed(.phaseBegan(phase: Int(phase), cycle: Int(cycle)))
+                case .cueStarted(let sound, let scheduled):
+                    try feed(.cuePlayed(lateFrames: event.sessionFrame - scheduled))
+                    cues.append((event.sessionFrame, scheduled, plan.timeline.sounds[Int(sound)]))
+                case .sessionEnded:
+                    try feed(.sessionEnded)
+                case .finished:
+                    try feed(.finished(playedFrames: event.sessionFrame))
+                default:
+                    break
+                }
+            }
+            events.removeAll()
+        }
+        do {
+            try writer.close()
+        } catch {
+            throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
+        }
+        guard rename(partialPath, request.outputPath) == 0 else {
+            throw .output("cannot write '\(request.outputPath)': \(String(cString: strerror(errno)))")
+        }
+        completed = true
+        return RenderReport(summary: machine.summary, framesWritten: written, cues: cues,
+                            elapsedSeconds: (ContinuousClock.now - started).seconds)
+    }
+}
+
+/// `dir/.name.partial` beside `path`, on the same file system so the final rename is atomic.
+func partialFilePath(for path: String) -> String {
+    let url = URL(fileURLWithPath: path)
+    return url.deletingLastPathComponent().appendingPathComponent("." + url.lastPathComponent + ".partial").path
+}
+
+extension Duration {
+    var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

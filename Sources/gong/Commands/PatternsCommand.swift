@@ -1,0 +1,93 @@
+import ArgumentParser
+import GongCore
+import GongKit
+
+struct PatternsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "patterns",
+        abstract: "List the patterns, or show one in detail.",
+        subcommands: [List.self, Show.self],
+        defaultSubcommand: List.self
+    )
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List built-in and user patterns.")
+
+        func run() throws {
+            let catalog = PatternCatalog()
+            let width = (BuiltInPatterns.all.map(\.name) + catalog.userPatternNames()).map(\.count).max() ?? 10
+            for pattern in BuiltInPatterns.all {
+                print(pattern.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + pattern.summary)
+            }
+            let user = catalog.userPatternNames()
+            if !user.isEmpty {
+                print("\nyours (\(catalog.directories.userPatterns)):")
+                for name in user {
+                    let summary = (try? catalog.pattern(named: name).summary) ?? "(cannot be read: run gong patterns show \(name))"
+                    print(name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + summary)
+                }
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a pattern's phases, cues and timing, with any overrides applied.",
+            discussion: "Example: gong patterns show two-phase --set meditation=20m")
+
+        @Argument(help: "A pattern name or a .toml file.")
+        var pattern: String
+
+        @OptionGroup var options: PatternOptions
+
+        func run() throws {
+            do {
+                print(try describe())
+            } catch {
+                throw fail(error)
+            }
+        }
+
+        private func describe() throws(GongError) -> String {
+            let resolved = try options.resolvePattern(pattern)
+            do {
+                return PatternDescription.describe(resolved, timeline: try Timeline(pattern: resolved, sampleRate: 48000))
+            } catch {
+                throw .pattern(error)
+            }
+        }
+    }
+}
+
+/// The human description of a pattern used by `patterns show`.
+enum PatternDescription {
+    static func describe(_ pattern: Pattern, timeline: Timeline) -> String {
+        var lines = ["\(pattern.name): \(pattern.summary)"]
+        if let pace = pattern.pace { lines.append("  pace: \(pace)") }
+        if pattern.warmUp.isPositive { lines.append("  warm-up: \(DurationText.format(pattern.warmUp))") }
+        if let start = pattern.startCue { lines.append("  start: \(start)") }
+        let totalShares = pattern.phases.reduce(0.0) { $0 + $1.length.doubleValue }
+        lines.append("  phases:")
+        for phase in pattern.phases {
+            var text = "    \(phase.name)".padding(toLength: 18, withPad: " ", startingAt: 0)
+            if let pace = pattern.pace, !pace.isRamp {
+                text += "\(DurationText.format(seconds: phase.length.doubleValue / totalShares * 60 / pace.from.doubleValue)) (share \(DurationText.format(phase.length).dropLast()))"
+            } else if pattern.pace != nil {
+                text += "share \(DurationText.format(phase.length).dropLast())"
+            } else {
+                text += DurationText.format(phase.length)
+            }
+            if let cue = phase.cue { text += ", cue \(cue)" }
+            if let bell = phase.bell { text += ", bell \(bell.cue) every \(DurationText.format(bell.every))" }
+            if phase.motion != .still { text += ", \(phase.motion.rawValue)" }
+            lines.append(text)
+        }
+        if let end = pattern.endCue { lines.append("  end: \(end) (rings out fully)") }
+        switch pattern.length {
+        case .cycles(let count): lines.append("  length: \(count) cycle\(count == 1 ? "" : "s")")
+        case .duration(let seconds): lines.append("  length: \(DurationText.format(seconds)) → \(timeline.cycleCount) whole cycles")
+        }
+        lines.append("  session: \(DurationText.format(seconds: timeline.plannedSeconds)) until the end cue, \(timeline.cueOnsets.count) cues")
+        return lines.joined(separator: "\n")
+    }
+}

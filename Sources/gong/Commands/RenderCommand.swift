@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import GongAudio
+import GongCore
+import GongKit
+
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Render a whole session to an audio file, every cue on its exact frame.",
+        discussion: """
+        Uses the same renderer as live playback. The file ends when the last tail has rung out.
+        Examples:
+          gong render two-phase -o sit.wav
+          gong render two-phase --set meditation=20m --set reflection=5m -o sit.flac
+          gong render resonant --duration 1h --rate 44100 --channels 1 -o breathe.wav
+        """
+    )
+
+    @Argument(help: "A built-in pattern (gong patterns list), a name from ~/.config/gong/patterns, or a .toml file.")
+    var pattern: String
+
+    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("The file to write (.wav or .flac).", valueName: "FILE"))
+    var output: String
+
+    @Option(help: "Sample rate in Hz: 44100, 48000, 96000 (any of 8000-192000).")
+    var rate: Int = 48000
+
+    @Option(help: "File format: wav or flac (default: from the file name).")
+    var format: String?
+
+    @Option(help: "Channels: 1 or 2.")
+    var channels: Int = 2
+
+    @Option(help: "Sample encoding: 16, 24 or float (float: WAV only).")
+    var bits: String = "16"
+
+    @Option(help: ArgumentHelp("Frames per render block (1-8192); the result is the same for any size.", visibility: .hidden))
+    var block: Int = 4096
+
+    @Flag(help: "Print nothing but errors.")
+    var quiet = false
+
+    @OptionGroup var patternOptions: PatternOptions
+    @OptionGroup var volume: VolumeOption
+
+    func validate() throws {
+        guard (8000...192_000).contains(rate) else { throw ValidationError("--rate \(rate): unsupported; use 44100, 48000 or 96000 (8000 to 192000 Hz)") }
+        guard (1...2).contains(channels) else { throw ValidationError("--channels \(channels): unsupported; use 1 or 2") }
+        guard (1...8192).contains(block) else { throw ValidationError("--block \(block): out of range; use 1 to 8192") }
+        guard ["16", "24", "float"].contains(bits) else { throw ValidationError("--bits \(bits): unsupported; use 16, 24 or float") }
+        if let format, AudioFileFormat(rawValue: format.lowercased()) == nil {
+            throw ValidationError("--format \(format): unsupported; use wav or flac")
+        }
+    }
+
+    func run() throws {
+        let fileFormat: AudioFileFormat
+        if let format, let chosen = AudioFileFormat(rawValue: format.lowercased()) {
+            fileFormat = chosen
+        } else if let inferred = AudioFileFormat(path: output) {
+            fileFormat = inferred
+        } else {
+            throw fail(.usage("-o \(output): cannot tell the format from the name; end it in .wav or .flac, or pass --format"))
+        }
+        let encoding: SampleEncoding = switch bits { case "24": .pcm24; case "float": .float32; default: .pcm16 }
+        if fileFormat == .flac && encoding == .float32 {
+            throw fail(.usage("--bits float: FLAC stores integers only; use --bits 16 or 24, or a .wav file"))
+        }
+        let report: RenderReport
+        let request: RenderRequest
+        do {
+            (request, report) = try render(format: fileFormat, encoding: encoding)
+        } catch {
+            throw fail(error)
+        }
+        if !quiet { print(describe(report, request: request)) }
+    }
+
+    private func render(format: AudioFileFormat, encoding: SampleEncoding) throws(GongError) -> (RenderRequest, RenderReport) {
+        var request = RenderRequest(pattern: try patternOptions.resolvePattern(pattern), outputPath: output)
+        request.sampleRate = rate
+        request.channels = channels
+        request.format = format
+        request.encoding = encoding
+        request.masterGainDB = volume.volume
+        request.blockFrames = block
+        return (request, try OfflineRender.run(request, bank: patternOptions.soundBank()))
+    }
+
+    private func describe(_ report: RenderReport, request: RenderRequest) -> String {
+        let summary = report.summary
+        let seconds = Double(report.framesWritten) / Double(request.sampleRate)
+        let layout = request.channels == 1 ? "mono" : "stereo"
+        let encoding = switch request.encoding { case .pcm16: "16-bit"; case .pcm24: "24-bit"; case .float32: "float" }
+        let late = report.cues.map { $0.sessionFrame - $0.scheduledFrame }.max() ?? 0
+        let speed = report.elapsedSeconds > 0 ? seconds / report.elapsedSeconds : 0
+        return """
+        \(summary.patternName) → \(request.outputPath): \(DurationText.format(seconds: seconds)) at \(request.sampleRate) Hz, \(layout), \(encoding) \(request.format.rawValue.uppercased())
+          \(report.cues.count) cues, \(late == 0 ? "every one on its scheduled frame" : "latest \(late) frames late"); \
+        \(summary.cyclesCompleted) of \(summary.plannedCycles) cycles
+          planned \(DurationText.format(seconds: summary.plannedSeconds)), then \(DurationText.format(seconds: seconds - summary.plannedSeconds)) of ring-out; \
+        rendered in \(String(format: "%.2f", report.elapsedSeconds)) s (\(Int(speed))× real time)
+        """
+    }
+}

@@ -1,0 +1,14 @@
+import ArgumentParser
+
+@main
+struct Gong: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gong",
+        abstract: "Frame-exact gongs and breathing cues for meditation, from the terminal.",
+        discussion: """
+        Every cue starts on the exact audio frame its phase begins on: the audio clock is the
+        session clock. Patterns are built in (gong patterns list) or TOML files of your own.
+        """,
+        subcommands: [RenderCommand.self, PatternsCommand.self, SoundsCommand.self]
+    )
+}

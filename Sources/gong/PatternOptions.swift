@@ -1,0 +1,97 @@
+import ArgumentParser
+import GongCore
+import GongKit
+
+/// The overrides every pattern takes, shared by every command that plays or shows a pattern.
+struct PatternOptions: ParsableArguments {
+    @Option(name: .customLong("set"), help: ArgumentHelp("Set a phase's length, e.g. --set meditation=20m (repeatable).", valueName: "PHASE=DURATION"))
+    var phaseLengths: [String] = []
+
+    @Option(help: "Number of cycles (1-100000).")
+    var cycles: Int?
+
+    @Option(help: ArgumentHelp("Total length: whole cycles that fit, e.g. 10m or 1h30m.", valueName: "DURATION"))
+    var duration: String?
+
+    @Option(help: ArgumentHelp("Breaths per minute, e.g. 5.5, or a ramp 6->4.5 (with --ramp).", valueName: "RATE"))
+    var bpm: String?
+
+    @Option(help: ArgumentHelp("How long a --bpm ramp takes (default: the whole --duration).", valueName: "DURATION"))
+    var ramp: String?
+
+    @Option(help: ArgumentHelp("Breath proportions: inhale:exhale, or one part per phase (4:7:8).", valueName: "I:E"))
+    var ratio: String?
+
+    @Option(help: ArgumentHelp("Silence before the first phase, e.g. 10s.", valueName: "DURATION"))
+    var warmup: String?
+
+    @Option(name: .customLong("cue"), help: ArgumentHelp("Play another sound or file: a phase, PHASE.bell, start or end (repeatable).", valueName: "TARGET=SOUND"))
+    var cues: [String] = []
+
+    @Option(help: ArgumentHelp("Directory of sounds searched before the built-in bank.", valueName: "DIR"))
+    var sounds: String?
+
+    /// Turns the flags into overrides; each bad value names its flag.
+    func overrides() throws(PatternError) -> PatternOverrides {
+        var overrides = PatternOverrides()
+        for text in phaseLengths {
+            do { overrides.phaseLengths.append(try PatternText.phaseLength(text)) } catch { throw error.located("--set") }
+        }
+        if let cycles {
+            guard (1...PatternLimits.maxCycles).contains(cycles) else {
+                throw PatternError(location: "--cycles", value: "\(cycles)", problem: "out of range", allowed: PatternLimits.cyclesAllowed)
+            }
+            overrides.cycles = cycles
+        }
+        if let duration { overrides.duration = try Self.duration(duration, flag: "--duration") }
+        let rampSeconds = try ramp.map { text throws(PatternError) in try Self.duration(text, flag: "--ramp") } ?? overrides.duration
+        if let bpm {
+            do { overrides.pace = try PatternText.pace(bpm, rampSeconds: rampSeconds) } catch { throw error.located("--bpm") }
+        } else if ramp != nil {
+            throw PatternError(location: "--ramp", value: ramp, problem: "only applies to a ramping --bpm", allowed: "--bpm 6->4.5 --ramp 10m")
+        }
+        if let ratio {
+            do { overrides.ratio = try PatternText.ratio(ratio) } catch { throw error.located("--ratio") }
+        }
+        if let warmup { overrides.warmUp = try Self.duration(warmup, flag: "--warmup", allowZero: true) }
+        for text in cues {
+            do { overrides.cues.append(try PatternText.cueAssignment(text)) } catch { throw error.located("--cue") }
+        }
+        return overrides
+    }
+
+    /// Looks the pattern up and applies the overrides.
+    func resolvePattern(_ reference: String) throws(GongError) -> Pattern {
+        do {
+            return try PatternCatalog().pattern(named: reference).applying(overrides())
+        } catch {
+            throw .pattern(error)
+        }
+    }
+
+    func soundBank() -> SoundBank {
+        SoundBank.standard(explicit: sounds)
+    }
+
+    static func duration(_ text: String, flag: String, allowZero: Bool = false) throws(PatternError) -> Rational {
+        guard let seconds = DurationText.seconds(text) else {
+            throw PatternError(location: flag, value: text, problem: text.hasPrefix("-") ? "must be positive" : "not a duration", allowed: DurationText.allowed)
+        }
+        guard allowZero || seconds.isPositive else {
+            throw PatternError(location: flag, value: text, problem: "must be positive", allowed: DurationText.allowed)
+        }
+        return seconds
+    }
+}
+
+/// Master volume, shared by render and live playback.
+struct VolumeOption: ParsableArguments {
+    @Option(help: ArgumentHelp("Master volume in dB, from -60 to 12 (the output never clips).", valueName: "DB"))
+    var volume: Double = 0
+
+    func validate() throws {
+        guard volume.isFinite, PatternLimits.gainRangeDB.contains(volume) else {
+            throw ValidationError("--volume \(volume): out of range; use a gain from -60 to 12 dB")
+        }
+    }
+}

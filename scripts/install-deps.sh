@@ -1,0 +1,41 @@
+#!/bin/sh
+# Installs the Debian/Ubuntu packages gong builds and tests with, when any is missing.
+# Safe to run again: it does nothing when everything is there.
+set -eu
+
+# C libraries (with headers) the package links against, and the tools the tests drive:
+# PulseAudio with a null sink and its ALSA plugin stand in for a sound card; sox inspects audio;
+# klick is the benchmark's reference renderer.
+BUILD_PACKAGES="pkg-config libasound2-dev libsndfile1-dev libsamplerate0-dev"
+TEST_PACKAGES="alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox"
+BENCH_PACKAGES="klick hyperfine"
+
+want="$BUILD_PACKAGES"
+case "${1:-build}" in
+  build) ;;
+  test) want="$want $TEST_PACKAGES" ;;
+  bench) want="$want $TEST_PACKAGES $BENCH_PACKAGES" ;;
+  *) echo "usage: $0 [build|test|bench]" >&2; exit 64 ;;
+esac
+
+missing=""
+for package in $want; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $package"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "gong: installing missing packages:$missing"
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO="sudo"
+else
+  echo "gong: run as root: apt-get install -y$missing" >&2
+  exit 77
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing
