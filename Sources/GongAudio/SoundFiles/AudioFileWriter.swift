@@ -104,11 +104,12 @@ public final class AudioFileWriter {
         }
     }
 
-    /// Round to nearest with clamping to the 16-bit range; ±1.0 maps to ±32767 like libsndfile.
+    /// Scale by 32768 (as libsndfile does when it reads shorts back as floats, so a round trip is
+    /// within half a step), round to nearest, clamp to the 16-bit range.
     @inline(__always)
     static func convertToInt16(_ source: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Int16>, count: Int) {
         for index in 0..<count {
-            let scaled = min(max(source[index], -1), 1) * 32767
+            let scaled = min(max(source[index] * 32768, -32768), 32767)
             destination[index] = Int16(scaled + (scaled < 0 ? -0.5 : 0.5))
         }
     }

@@ -38,6 +38,13 @@ func sndfileCommand(_ file: OpaquePointer, _ command: Int32, flag: Bool) -> Int3
     sf_command(file, command, nil, Int32(flag ? SF_TRUE : SF_FALSE))
 }
 
+/// libsndfile's log of what it found while opening a file: where it repaired a header, it says so.
+func sndfileLog(_ file: OpaquePointer) -> String {
+    var buffer = [CChar](repeating: 0, count: 8192)
+    _ = sf_command(file, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
+    return String(cString: buffer)
+}
+
 func sndfileFormatCheck(_ info: inout SF_INFO) -> Bool {
     sf_format_check(&info) == SF_TRUE
 }

@@ -44,6 +44,9 @@ public func loadSound(path: String) throws(SoundFileError) -> DecodedSound {
     guard soundFileRates.contains(rate) else {
         throw SoundFileError(.unusable, path: path, message: "sample rate \(rate) Hz is outside 8000 to 384000 Hz")
     }
+    if let promised = truncatedAudioChunk(sndfileLog(file)) {
+        throw SoundFileError(.unusable, path: path, message: "truncated: the header promises \(promised.header) bytes of audio, the file holds \(promised.actual)")
+    }
     guard frames > 0 else { throw SoundFileError(.unusable, path: path, message: "file is empty (0 frames)") }
     // A day of stereo at 384 kHz would be 66 GB of floats: cap at ten minutes, far beyond any bell.
     guard frames <= 600 * rate else {
@@ -59,6 +62,20 @@ public func loadSound(path: String) throws(SoundFileError) -> DecodedSound {
         throw SoundFileError(.unusable, path: path, message: "truncated: header says \(frames) frames, only \(max(0, read)) could be read\(detail)")
     }
     return DecodedSound(samples: samples, channels: channels, frames: frames, sampleRate: rate)
+}
+
+/// libsndfile silently shortens a WAV or AIFF whose audio chunk is cut off, and notes it in its
+/// log as `data : 96000 (should be 20000)`. A cut-off bell would play as a click, so gong refuses it.
+func truncatedAudioChunk(_ log: String) -> (header: Int, actual: Int)? {
+    for line in log.split(separator: "\n") {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasPrefix("data") || trimmed.hasPrefix("SSND"), let open = trimmed.range(of: "(should be ") else { continue }
+        let header = Int(trimmed[trimmed.index(trimmed.startIndex, offsetBy: 4)..<open.lowerBound]
+            .trimmingCharacters(in: CharacterSet(charactersIn: " :")))
+        let actual = Int(trimmed[open.upperBound...].prefix { $0.isNumber })
+        if let header, let actual, actual < header { return (header, actual) }
+    }
+    return nil
 }
 
 /// Loads a sound and converts it for the mixer: channel count first (cheaper to resample one

@@ -71,6 +71,11 @@ public enum PatternFile {
             PatternError(location: location(of: key), key: key, value: value, problem: problem, allowed: allowed)
         }
 
+        /// A TOML value as the person wrote it: strings without TOML's quotes.
+        func display(_ value: TOMLValueConvertible) -> String {
+            value.string ?? value.debugDescription
+        }
+
         func checkKeys(_ table: TOMLTable, allowed: [String], in prefix: String) throws(PatternError) {
             for key in table.keys where !allowed.contains(key) {
                 let path = prefix.isEmpty ? key : "\(prefix).\(key)"
@@ -88,7 +93,7 @@ public enum PatternFile {
 
             var pace: Pace?
             if let value = table["pace"] {
-                guard let paceTable = value.table else { throw fail("pace", value.debugDescription, "must be a table", allowed: "[pace] with bpm (and to, over for a ramp)") }
+                guard let paceTable = value.table else { throw fail("pace", display(value), "must be a table", allowed: "[pace] with bpm (and to, over for a ramp)") }
                 pace = try self.pace(paceTable)
             }
 
@@ -98,7 +103,7 @@ public enum PatternFile {
                 throw fail("duration", nil, "cycles and duration cannot both be set", allowed: "one of cycles or duration")
             case (.some(let value), nil):
                 guard let count = value.int else {
-                    throw fail("cycles", value.debugDescription, "not a whole number", allowed: PatternLimits.cyclesAllowed)
+                    throw fail("cycles", display(value), "not a whole number", allowed: PatternLimits.cyclesAllowed)
                 }
                 length = .cycles(count)
             case (nil, .some(let value)):
@@ -109,13 +114,13 @@ public enum PatternFile {
             }
 
             guard let phaseArray = table["phases"]?.array else {
-                throw fail("phases", table["phases"]?.debugDescription, table["phases"] == nil ? "a pattern needs at least one phase" : "must be an array of tables",
+                throw fail("phases", table["phases"].map(display), table["phases"] == nil ? "a pattern needs at least one phase" : "must be an array of tables",
                            allowed: "one or more [[phases]] with a name and a length")
             }
             var phases: [Phase] = []
             for index in 0..<phaseArray.count {
                 guard let phaseTable = phaseArray[index].table else {
-                    throw fail("phases[\(index)]", phaseArray[index].debugDescription, "must be a table", allowed: "[[phases]] with name and length")
+                    throw fail("phases[\(index)]", display(phaseArray[index]), "must be a table", allowed: "[[phases]] with name and length")
                 }
                 phases.append(try phase(phaseTable, index: index, paced: pace != nil))
             }
@@ -138,7 +143,7 @@ public enum PatternFile {
                 }
                 guard let value = table["share"] else { throw fail("\(key).share", nil, "missing", allowed: "a positive number such as 4") }
                 guard let share = number(value), share.isPositive else {
-                    throw fail("\(key).share", value.debugDescription, "must be a positive number", allowed: "a positive number such as 4")
+                    throw fail("\(key).share", display(value), "must be a positive number", allowed: "a positive number such as 4")
                 }
                 length = share
             } else {
@@ -160,7 +165,7 @@ public enum PatternFile {
             var bell: IntervalBell?
             if let value = table["bell"] {
                 guard let bellTable = value.table else {
-                    throw fail("\(key).bell", value.debugDescription, "must be a table", allowed: "bell = { every = \"5m\", cue = \"bowl\" }")
+                    throw fail("\(key).bell", display(value), "must be a table", allowed: "bell = { every = \"5m\", cue = \"bowl\" }")
                 }
                 try checkKeys(bellTable, allowed: ["every", "cue"], in: "\(key).bell")
                 guard let every = try duration(bellTable["every"], key: "\(key).bell.every") else {
@@ -177,12 +182,12 @@ public enum PatternFile {
         func pace(_ table: TOMLTable) throws(PatternError) -> Pace {
             try checkKeys(table, allowed: ["bpm", "to", "over"], in: "pace")
             guard let value = table["bpm"] else { throw fail("pace.bpm", nil, "missing", allowed: PatternLimits.bpmAllowed) }
-            guard let from = number(value) else { throw fail("pace.bpm", value.debugDescription, "not a number", allowed: PatternLimits.bpmAllowed) }
+            guard let from = number(value) else { throw fail("pace.bpm", display(value), "not a number", allowed: PatternLimits.bpmAllowed) }
             guard let toValue = table["to"] else {
                 guard table["over"] == nil else { throw fail("pace.over", nil, "a ramp needs a target rate", allowed: "to = 4.5 with over") }
                 return Pace(bpm: from)
             }
-            guard let to = number(toValue) else { throw fail("pace.to", toValue.debugDescription, "not a number", allowed: PatternLimits.bpmAllowed) }
+            guard let to = number(toValue) else { throw fail("pace.to", display(toValue), "not a number", allowed: PatternLimits.bpmAllowed) }
             guard let over = try duration(table["over"], key: "pace.over") else {
                 throw fail("pace.over", nil, "a ramp needs to know how long it takes", allowed: "over = \"10m\"")
             }
@@ -193,7 +198,7 @@ public enum PatternFile {
             guard let value else { return nil }
             if let sound = value.string { return Cue(sound) }
             guard let table = value.table else {
-                throw fail(key, value.debugDescription, "not a cue", allowed: "a sound name such as \"gong\", a file path, or { sound = \"gong\", gain = -6 }")
+                throw fail(key, display(value), "not a cue", allowed: "a sound name such as \"gong\", a file path, or { sound = \"gong\", gain = -6 }")
             }
             try checkKeys(table, allowed: ["sound", "gain"], in: key)
             guard let sound = try string(table, "sound", key: "\(key).sound") else {
@@ -202,7 +207,7 @@ public enum PatternFile {
             var gain = 0.0
             if let gainValue = table["gain"] {
                 guard let decibels = gainValue.double ?? gainValue.int.map(Double.init) else {
-                    throw fail("\(key).gain", gainValue.debugDescription, "not a number", allowed: PatternLimits.gainAllowed)
+                    throw fail("\(key).gain", display(gainValue), "not a number", allowed: PatternLimits.gainAllowed)
                 }
                 gain = decibels
             }
@@ -211,7 +216,7 @@ public enum PatternFile {
 
         func string(_ table: TOMLTable, _ name: String, key: String) throws(PatternError) -> String? {
             guard let value = table[name] else { return nil }
-            guard let text = value.string else { throw fail(key, value.debugDescription, "must be a string", allowed: "text in quotes") }
+            guard let text = value.string else { throw fail(key, display(value), "must be a string", allowed: "text in quotes") }
             return text
         }
 
@@ -226,9 +231,9 @@ public enum PatternFile {
                 return seconds
             }
             guard let seconds = number(value) else {
-                throw fail(key, value.debugDescription, "not a duration", allowed: DurationText.allowed)
+                throw fail(key, display(value), "not a duration", allowed: DurationText.allowed)
             }
-            guard seconds >= .zero else { throw fail(key, value.debugDescription, "must be positive", allowed: DurationText.allowed) }
+            guard seconds >= .zero else { throw fail(key, display(value), "must be positive", allowed: DurationText.allowed) }
             return seconds
         }
 

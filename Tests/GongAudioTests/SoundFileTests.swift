@@ -1,0 +1,180 @@
+import Foundation
+import GongAudio
+import Testing
+
+/// A scratch directory per test, removed afterwards.
+final class ScratchDirectory {
+    let path: String
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("gong-audio-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+    func file(_ name: String) -> String { path + "/" + name }
+}
+
+func writeSound(_ samples: [Float], to path: String, format: AudioFileFormat = .wav, encoding: SampleEncoding = .float32,
+                rate: Int = 48000, channels: Int = 1) throws {
+    let writer = try AudioFileWriter(path: path, format: format, encoding: encoding, sampleRate: rate, channels: channels)
+    try samples.withUnsafeBufferPointer { try writer.write($0) }
+    try writer.close()
+}
+
+/// Runs sox (installed by scripts/install-deps.sh test) to make files in formats gong does not write.
+func sox(_ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
+    process.arguments = arguments
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "sox \(arguments.joined(separator: " "))")
+}
+
+func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Float] {
+    (0..<frames).map { level * Float(sin(2 * Double.pi * frequency * Double($0) / Double(rate))) }
+}
+
+@Suite struct SoundFileReadWriteTests {
+    @Test(arguments: [(AudioFileFormat.wav, SampleEncoding.pcm16), (.wav, .pcm24), (.wav, .float32), (.flac, .pcm16), (.flac, .pcm24)])
+    func writtenFilesReadBackWithinOneStep(format: AudioFileFormat, encoding: SampleEncoding) throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("x.\(format.rawValue)")
+        let original = sine(frequency: 440, rate: 44100, frames: 44100, level: 0.9).enumerated().flatMap { [$0.element, -$0.element * 0.5] }
+        try writeSound(original, to: path, format: format, encoding: encoding, rate: 44100, channels: 2)
+        let decoded = try loadSound(path: path)
+        #expect(decoded.channels == 2 && decoded.frames == 44100 && decoded.sampleRate == 44100)
+        let step: Float = switch encoding { case .pcm16: 0.5 / 32768; case .pcm24: 1.0 / 8_388_607; case .float32: 0 }
+        let worst = zip(decoded.samples, original).map { abs($0 - $1) }.max() ?? 1
+        #expect(worst <= step * 1.01)
+    }
+
+    @Test(arguments: ["ogg", "aiff"])
+    func oggAndAiffFilesLoad(ext: String) throws {
+        let scratch = try ScratchDirectory()
+        try sox(["-n", "-r", "44100", "-c", "1", scratch.file("x.\(ext)"), "synth", "0.5", "sine", "440"])
+        let decoded = try loadSound(path: scratch.file("x.\(ext)"))
+        #expect(decoded.sampleRate == 44100 && decoded.channels == 1)
+        #expect(abs(decoded.frames - 22050) <= 1)
+    }
+
+    @Test func monoBecomesStereoWithBothChannelsEqualAndStereoBecomesMonoByAveraging() {
+        #expect(convertChannels([0.1, 0.2], from: 1, to: 2) == [0.1, 0.1, 0.2, 0.2])
+        #expect(convertChannels([0.2, 0.4, -1, 1], from: 2, to: 1) == [0.3, 0])
+        #expect(convertChannels([0.5], from: 1, to: 1) == [0.5])
+    }
+
+    @Test func sixteenBitConversionRoundsAndClamps() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("clip.wav")
+        try writeSound([2, -2, 1, -1, 0.6 / 32768, 1.5 / 32768, 0], to: path, encoding: .pcm16)
+        let decoded = try loadSound(path: path)
+        let steps = decoded.samples.map { Int(($0 * 32768).rounded()) }
+        #expect(steps == [32767, -32768, 32767, -32768, 1, 2, 0])
+    }
+}
+
+@Suite struct ResamplingTests {
+    static func zeroCrossings(_ samples: [Float]) -> Int {
+        zip(samples, samples.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+    }
+
+    @Test func aSineKeepsItsFrequencyAndTheLengthScales() throws {
+        let input = sine(frequency: 1000, rate: 44100, frames: 44100)
+        let output = try resample(input, channels: 1, from: 44100, to: 48000)
+        #expect(abs(output.count - 48000) <= 1)
+        // 1 kHz for one second: 2000 zero crossings at any rate.
+        #expect(abs(Self.zeroCrossings(Array(output[100..<47900])) - Self.zeroCrossings(Array(input[92..<44008]))) <= 2)
+        let peak = output[1000..<47000].map(abs).max() ?? 0
+        #expect(abs(peak - 0.5) < 0.005, "no loss of level in the pass band")
+    }
+
+    @Test(arguments: [(44100, 48000), (48000, 44100), (22050, 96000), (96000, 48000)])
+    func aStrikeOnTheFirstFrameStaysOnTheFirstFrame(from: Int, to: Int) throws {
+        // A decaying tone that starts at full level on frame 0, like a bell strike.
+        let input = (0..<from).map { Float(exp(-Double($0) / Double(from) * 8) * cos(2 * Double.pi * 300 * Double($0) / Double(from))) }
+        let output = try resample(input, channels: 1, from: from, to: to)
+        // The first output frame is the strike: nothing leaks ahead of it, and it is already loud.
+        #expect(abs(output[0]) > 0.5)
+        // and the envelope peaks at the start, not later (no delay).
+        let firstMillisecond = to / 1000
+        let loudest = output.prefix(to / 10).enumerated().max { abs($0.element) < abs($1.element) }?.offset ?? -1
+        #expect(loudest <= firstMillisecond)
+    }
+
+    @Test func theSameRatePassesThroughUntouched() throws {
+        let input = sine(frequency: 1234, rate: 48000, frames: 4800)
+        #expect(try resample(input, channels: 1, from: 48000, to: 48000) == input)
+    }
+
+    @Test func prepareSoundConvertsChannelsAndRateTogether() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("bell.flac")
+        try writeSound(sine(frequency: 500, rate: 44100, frames: 4410), to: path, format: .flac, encoding: .pcm24, rate: 44100)
+        let prepared = try prepareSound(path: path, outputRate: 48000, outputChannels: 2)
+        #expect(prepared.channels == 2)
+        #expect(abs(prepared.frames - 4800) <= 1)
+        #expect(prepared.samples.count == prepared.frames * 2)
+        #expect(prepared.samples[200] == prepared.samples[201])
+    }
+}
+
+@Suite struct SoundFileErrorTests {
+    static func message(_ path: String) -> String {
+        do {
+            _ = try loadSound(path: path)
+            return "no error"
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func aMissingFileSaysNotFound() {
+        #expect(Self.message("/nonexistent/bell.wav") == "cannot read sound '/nonexistent/bell.wav': file not found")
+    }
+
+    @Test func aDirectoryIsNotASound() throws {
+        let scratch = try ScratchDirectory()
+        #expect(Self.message(scratch.path).hasSuffix("is a directory, not a sound file"))
+    }
+
+    @Test func aTextFileNamedWavIsNotASoundFile() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("fake.wav")
+        try "hello, I am not audio".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(Self.message(path).contains("not a sound file libsndfile can read (WAV, FLAC, OGG/Vorbis, AIFF)"))
+    }
+
+    @Test func anEmptyWavIsRejected() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("empty.wav")
+        try writeSound([], to: path)
+        #expect(Self.message(path).hasSuffix("file is empty (0 frames)"))
+    }
+
+    @Test func aTruncatedWavSaysHowMuchIsMissing() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("cut.wav")
+        try writeSound([Float](repeating: 0.25, count: 48000), to: path, encoding: .pcm16)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: 44 + 2 * 10000)
+        try handle.close()
+        let message = Self.message(path)
+        #expect(message == "cannot read sound '\(path)': truncated: the header promises 96000 bytes of audio, the file holds 20000")
+    }
+
+    @Test func threeChannelsAreRejectedWithWhatIsSupported() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("three.wav")
+        try sox(["-n", "-r", "48000", "-c", "3", path, "synth", "0.1", "sine", "440"])
+        #expect(Self.message(path).hasSuffix("has 3 channels; 1 or 2 are supported"))
+    }
+
+    @Test func anUnwritableOutputSaysWhy() throws {
+        #expect(throws: SoundFileError(.cannotCreate, path: "/nonexistent/dir/out.wav", message: "directory '/nonexistent/dir' does not exist")) {
+            _ = try AudioFileWriter(path: "/nonexistent/dir/out.wav", format: .wav, encoding: .pcm16, sampleRate: 48000, channels: 2)
+        }
+        #expect(throws: SoundFileError.self) {
+            _ = try AudioFileWriter(path: "/tmp/x.flac", format: .flac, encoding: .float32, sampleRate: 48000, channels: 2)
+        }
+    }
+}
