@@ -39,7 +39,7 @@ let package = Package(
         .testTarget(name: "GongAudioTests", dependencies: ["GongAudio"]),
         .testTarget(name: "GongKitTests", dependencies: ["GongKit"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
-        .testTarget(name: "GongCLITests", dependencies: ["GongKit"]),
+        .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

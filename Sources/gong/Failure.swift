@@ -18,8 +18,9 @@ func fail(_ error: GongError) -> ExitCode {
     printError(error.description)
     switch error {
     case .pattern(let patternError):
-        let missingFile = patternError.problem == "file not found" || patternError.problem == "permission denied"
-        return ExitCode(missingFile ? ExitStatus.noInput : (patternError.location?.hasPrefix("--") == true ? ExitStatus.usage : ExitStatus.dataError))
+        if patternError.problem == "file not found" || patternError.problem == "permission denied" { return ExitCode(ExitStatus.noInput) }
+        let fromCommandLine = patternError.location?.hasPrefix("--") == true || patternError.problem == "no such pattern"
+        return ExitCode(fromCommandLine ? ExitStatus.usage : ExitStatus.dataError)
     case .sound(let soundError):
         return ExitCode(soundError.message.contains("not found") ? ExitStatus.noInput : ExitStatus.dataError)
     case .soundFile:

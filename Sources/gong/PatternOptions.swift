@@ -89,9 +89,9 @@ struct VolumeOption: ParsableArguments {
     @Option(help: ArgumentHelp("Master volume in dB, from -60 to 12 (the output never clips).", valueName: "DB"))
     var volume: Double = 0
 
-    func validate() throws {
+    func check() throws(GongError) {
         guard volume.isFinite, PatternLimits.gainRangeDB.contains(volume) else {
-            throw ValidationError("--volume \(volume): out of range; use a gain from -60 to 12 dB")
+            throw .usage("--volume \(volume): out of range; use a gain from -60 to 12 dB")
         }
     }
 }

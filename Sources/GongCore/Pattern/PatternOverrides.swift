@@ -30,6 +30,18 @@ public struct PatternOverrides: Sendable, Equatable {
     public init() {}
 
     public var isEmpty: Bool { self == PatternOverrides() }
+
+    /// The flag that sets a pattern key, for errors an override causes.
+    static func flag(forKey key: String?) -> String {
+        guard let key else { return "overrides" }
+        if key.hasPrefix("duration") || key == "length" { return "--duration" }
+        if key.hasPrefix("cycles") { return "--cycles" }
+        if key.hasPrefix("pace") { return "--bpm" }
+        if key.hasPrefix("warmup") { return "--warmup" }
+        if key.hasPrefix("phases") { return "--set/--ratio/--bpm" }
+        if key.hasPrefix("start") || key.hasPrefix("end") { return "--cue" }
+        return "overrides"
+    }
 }
 
 extension Pattern {
@@ -59,8 +71,11 @@ extension Pattern {
         for assignment in overrides.cues { try pattern.assignCue(assignment) }
         do {
             try pattern.validate()
+            // Lengths that only the schedule can check (a duration shorter than one breath).
+            _ = try Timeline(pattern: pattern, sampleRate: 48000)
         } catch {
-            throw error.located(overrides.isEmpty ? nil : "after overrides")
+            // The pattern itself was valid, so the override made it invalid: name the flag.
+            throw overrides.isEmpty ? error : error.located(PatternOverrides.flag(forKey: error.key))
         }
         return pattern
     }

@@ -44,17 +44,20 @@ struct RenderCommand: ParsableCommand {
     @OptionGroup var patternOptions: PatternOptions
     @OptionGroup var volume: VolumeOption
 
-    func validate() throws {
-        guard (8000...192_000).contains(rate) else { throw ValidationError("--rate \(rate): unsupported; use 44100, 48000 or 96000 (8000 to 192000 Hz)") }
-        guard (1...2).contains(channels) else { throw ValidationError("--channels \(channels): unsupported; use 1 or 2") }
-        guard (1...8192).contains(block) else { throw ValidationError("--block \(block): out of range; use 1 to 8192") }
-        guard ["16", "24", "float"].contains(bits) else { throw ValidationError("--bits \(bits): unsupported; use 16, 24 or float") }
+    /// Checked here rather than in `validate()` so a mistake is one line, like every other error.
+    private func checkOptions() throws(GongError) {
+        guard (8000...192_000).contains(rate) else { throw .usage("--rate \(rate): unsupported; use 44100, 48000 or 96000 (8000 to 192000 Hz)") }
+        guard (1...2).contains(channels) else { throw .usage("--channels \(channels): unsupported; use 1 or 2") }
+        guard (1...8192).contains(block) else { throw .usage("--block \(block): out of range; use 1 to 8192") }
+        guard ["16", "24", "float"].contains(bits) else { throw .usage("--bits \(bits): unsupported; use 16, 24 or float") }
         if let format, AudioFileFormat(rawValue: format.lowercased()) == nil {
-            throw ValidationError("--format \(format): unsupported; use wav or flac")
+            throw .usage("--format \(format): unsupported; use wav or flac")
         }
+        try volume.check()
     }
 
     func run() throws {
+        do { try checkOptions() } catch { throw fail(error) }
         let fileFormat: AudioFileFormat
         if let format, let chosen = AudioFileFormat(rawValue: format.lowercased()) {
             fileFormat = chosen

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+/// The `gong` executable built alongside the tests.
+let gongExecutable: String = {
+    let directory = Bundle.main.bundleURL.path
+    for candidate in [directory + "/gong", URL(fileURLWithPath: directory).deletingLastPathComponent().path + "/gong"]
+        where FileManager.default.isExecutableFile(atPath: candidate) {
+        return candidate
+    }
+    return directory + "/gong"
+}()
+
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs gong with a private HOME so no user pattern or sound leaks into a test.
+func runGong(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:]) throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: gongExecutable)
+    process.arguments = arguments
+    var environment = ProcessInfo.processInfo.environment
+    environment["HOME"] = home ?? FileManager.default.temporaryDirectory.appendingPathComponent("gong-cli-home").path
+    environment.removeValue(forKey: "XDG_CONFIG_HOME")
+    environment.removeValue(forKey: "XDG_DATA_HOME")
+    environment.removeValue(forKey: "GONG_SOUNDS")
+    for (key, value) in extra { environment[key] = value }
+    process.environment = environment
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(status: process.terminationStatus,
+                         stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+}
+
+final class ScratchDirectory {
+    let path: String
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("gong-cli-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+    func file(_ name: String) -> String { path + "/" + name }
+}
