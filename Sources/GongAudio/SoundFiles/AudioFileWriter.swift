@@ -26,6 +26,9 @@ public final class AudioFileWriter {
     public let encoding: SampleEncoding
     private var file: OpaquePointer?
     private var shorts: UnsafeMutableBufferPointer<Int16>
+    private var silence: UnsafeMutableBufferPointer<Float>
+    /// Whether `shorts` holds zeros (it is reused for conversion, so silence re-zeroes it).
+    private var silenceReady = false
     public private(set) var framesWritten = 0
 
     public init(path: String, format: AudioFileFormat, encoding: SampleEncoding, sampleRate: Int, channels: Int) throws(SoundFileError) {
@@ -62,11 +65,13 @@ public final class AudioFileWriter {
         self.encoding = encoding
         file = opened
         shorts = .allocate(capacity: AudioFileWriter.chunkFrames * channels)
+        silence = .allocate(capacity: AudioFileWriter.chunkFrames * channels)
     }
 
     deinit {
         if let file { _ = sndfileClose(file) }
         shorts.deallocate()
+        silence.deallocate()
     }
 
     private static let chunkFrames = 65536
@@ -82,11 +87,34 @@ public final class AudioFileWriter {
             let source = base + done * channels
             let written: Int
             if encoding == .pcm16 {
+                silenceReady = false
                 AudioFileWriter.convertToInt16(source, into: shorts.baseAddress!, count: count * channels)
                 written = sndfileWriteShortFrames(file, shorts.baseAddress!, frames: count)
             } else {
                 written = sndfileWriteFloatFrames(file, source, frames: count)
             }
+            guard written == count else {
+                throw SoundFileError(.writeFailed, path: path, message: "\(sndfileErrorMessage(file)) (disk full?)")
+            }
+            done += count
+        }
+        framesWritten += frames
+    }
+
+    /// Appends `frames` frames of silence without converting anything.
+    public func writeSilence(frames: Int) throws(SoundFileError) {
+        guard let file else { throw SoundFileError(.writeFailed, path: path, message: "file already closed") }
+        if !silenceReady {
+            shorts.update(repeating: 0)
+            silence.update(repeating: 0)
+            silenceReady = true
+        }
+        var done = 0
+        while done < frames {
+            let count = min(AudioFileWriter.chunkFrames, frames - done)
+            let written = encoding == .pcm16
+                ? sndfileWriteShortFrames(file, shorts.baseAddress!, frames: count)
+                : sndfileWriteFloatFrames(file, silence.baseAddress!, frames: count)
             guard written == count else {
                 throw SoundFileError(.writeFailed, path: path, message: "\(sndfileErrorMessage(file)) (disk full?)")
             }

@@ -28,6 +28,9 @@ public struct SessionRenderer: ~Copyable {
     public private(set) var lifecycle: Lifecycle = .playing
     /// True once the planned end has passed (the end cue and tails are ringing out).
     public private(set) var hasEnded = false
+    /// True when the last `render` produced only zeros (no voice rang in it), so a caller may
+    /// skip work on it — an hour-long render is mostly silence between gongs.
+    public private(set) var lastBlockWasSilent = false
 
     private var masterGain: Float
     private var gain: Float
@@ -172,6 +175,7 @@ public struct SessionRenderer: ~Copyable {
         base.update(repeating: 0, count: frameCount * channels)
         let blockStart = outputFrame
         var done = 0
+        var silentBlock = true
         while done < frameCount {
             if lifecycle == .finished || lifecycle == .paused { break }
             let clockRunning = lifecycle == .playing
@@ -196,6 +200,7 @@ public struct SessionRenderer: ~Copyable {
             }
 
             let silent = activeVoices == 0
+            if !silent { silentBlock = false }
             mixVoices(into: base + done * channels, frames: chunk)
             shapeGain(base + done * channels, frames: chunk, silent: silent)
             if clockRunning { sessionFrame += Int64(chunk) }
@@ -211,6 +216,7 @@ public struct SessionRenderer: ~Copyable {
             }
         }
         outputFrame = blockStart + Int64(frameCount)
+        lastBlockWasSilent = silentBlock
         return lifecycle == .finished ? done : frameCount
     }
 

@@ -12,7 +12,7 @@ public struct RenderRequest: Sendable {
     public var encoding: SampleEncoding = .pcm16
     public var masterGainDB = 0.0
     /// Frames per render call; any size gives the same samples (see `SessionRenderer`).
-    public var blockFrames = 4096
+    public var blockFrames = 16384
 
     public init(pattern: Pattern, outputPath: String) {
         self.pattern = pattern
@@ -68,7 +68,11 @@ public enum OfflineRender {
         while !renderer.isFinished {
             let produced = renderer.render(into: block, events: &events)
             do {
-                try writer.write(UnsafeBufferPointer(rebasing: block[0..<(produced * request.channels)]))
+                if renderer.lastBlockWasSilent {
+                    try writer.writeSilence(frames: produced)
+                } else {
+                    try writer.write(UnsafeBufferPointer(rebasing: block[0..<(produced * request.channels)]))
+                }
             } catch {
                 throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
             }

@@ -35,8 +35,8 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Sample encoding: 16, 24 or float (float: WAV only).")
     var bits: String = "16"
 
-    @Option(help: ArgumentHelp("Frames per render block (1-8192); the result is the same for any size.", visibility: .hidden))
-    var block: Int = 4096
+    @Option(help: ArgumentHelp("Frames per render block (1-65536); the result is the same for any size.", visibility: .hidden))
+    var block: Int = 16384
 
     @Flag(help: "Print nothing but errors.")
     var quiet = false
@@ -48,7 +48,7 @@ struct RenderCommand: ParsableCommand {
     private func checkOptions() throws(GongError) {
         guard (8000...192_000).contains(rate) else { throw .usage("--rate \(rate): unsupported; use 44100, 48000 or 96000 (8000 to 192000 Hz)") }
         guard (1...2).contains(channels) else { throw .usage("--channels \(channels): unsupported; use 1 or 2") }
-        guard (1...8192).contains(block) else { throw .usage("--block \(block): out of range; use 1 to 8192") }
+        guard (1...65536).contains(block) else { throw .usage("--block \(block): out of range; use 1 to 65536") }
         guard ["16", "24", "float"].contains(bits) else { throw .usage("--bits \(bits): unsupported; use 16, 24 or float") }
         if let format, AudioFileFormat(rawValue: format.lowercased()) == nil {
             throw .usage("--format \(format): unsupported; use wav or flac")
