@@ -12,6 +12,8 @@ public enum GongError: Error, CustomStringConvertible {
     case soundFile(SoundFileError)
     /// The output file cannot be created or written.
     case output(String)
+    /// The audio device cannot be opened or used.
+    case device(AudioDeviceError)
     /// Something else the person asked for is out of range (`--rate 7`).
     case usage(String)
     /// gong contradicted itself (a bug): reported, never hidden.
@@ -24,6 +26,7 @@ public enum GongError: Error, CustomStringConvertible {
         case .soundFile(let error): error.description
         case .output(let message): message
         case .usage(let message): message
+        case .device(let error): error.description
         case .internalError(let message): "internal error: \(message) (please report this)"
         }
     }

@@ -25,11 +25,13 @@ public struct LiveStatus: Equatable, Sendable {
     public var sessionElapsed: Double
     public var sessionLength: Double
     public var motion: BreathMotion
+    /// The motion of the phase before, so a hold knows whether the lungs are full or empty.
+    public var previousMotion: BreathMotion
     public var activity: Activity
 
     public init(patternName: String, phaseName: String, phaseIndex: Int, phaseCount: Int, cycle: Int, cycleCount: Int,
                 phaseElapsed: Double, phaseLength: Double, sessionElapsed: Double, sessionLength: Double,
-                motion: BreathMotion, activity: Activity) {
+                motion: BreathMotion, previousMotion: BreathMotion = .still, activity: Activity) {
         self.patternName = patternName
         self.phaseName = phaseName
         self.phaseIndex = phaseIndex
@@ -41,6 +43,7 @@ public struct LiveStatus: Equatable, Sendable {
         self.sessionElapsed = sessionElapsed
         self.sessionLength = sessionLength
         self.motion = motion
+        self.previousMotion = previousMotion
         self.activity = activity
     }
 }

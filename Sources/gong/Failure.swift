@@ -29,6 +29,8 @@ func fail(_ error: GongError) -> ExitCode {
         return ExitCode(ExitStatus.cannotCreate)
     case .usage:
         return ExitCode(ExitStatus.usage)
+    case .device:
+        return ExitCode(ExitStatus.unavailable)
     case .internalError:
         return ExitCode(ExitStatus.software)
     }

@@ -97,10 +97,11 @@ public struct SessionMachine: Sendable {
             effects.append(.persist)
 
         case (_, .underrun(let lost)):
+            // The audio thread has already moved the session clock on by `lost` (it cannot wait
+            // for a round trip through the control side); here it is only counted.
             summary.xruns += 1
             summary.recoveries += 1
             summary.framesLost += lost
-            effects.append(.sendToAudio(.advance(frames: lost)))
 
         case (_, .cuePlayed(let late)):
             summary.cuesPlayed += 1

@@ -1,0 +1,178 @@
+import CAlsa
+import Glibc
+
+/// A real ALSA playback device, opened by any PCM name: `default`, `hw:0,0`, `plughw:1`,
+/// `pulse`, `null`, …
+///
+/// Opening negotiates everything the device may refuse — format (float, then 32-bit, then
+/// 16-bit integers), channels, rate, period and buffer — and reports what was granted.
+/// Writes are blocking; the real-time loop waits for room with `wait` first, so a write never
+/// blocks for long.
+public final class AlsaPCM: PCM {
+    public let configuration: PCMConfiguration
+    private var handle: OpaquePointer?
+    private let statusBuffer: OpaquePointer
+
+    public init(_ request: PCMRequest) throws(AudioDeviceError) {
+        let name = request.device
+        func failure(_ code: Int32, _ operation: String, _ message: String? = nil) -> AudioDeviceError {
+            AudioDeviceError(code: code, operation: operation, device: name, message: message ?? alsaErrorText(code))
+        }
+        var opened: OpaquePointer?
+        let openResult = alsaOpenPlayback(&opened, name: name)
+        guard openResult == 0, let pcm = opened else {
+            throw AlsaPCM.explainOpenFailure(openResult, device: name)
+        }
+        var closeOnFailure = true
+        defer { if closeOnFailure { _ = alsaClose(pcm) } }
+
+        guard let hw = alsaHardwareParametersAllocate() else { throw failure(-ENOMEM, "snd_pcm_hw_params_malloc") }
+        defer { alsaHardwareParametersFree(hw) }
+        var result = alsaHardwareParametersAny(pcm, hw)
+        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_any") }
+        result = alsaSetInterleavedAccess(pcm, hw)
+        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_access", "interleaved access not supported") }
+
+        let candidates = request.format.map { [$0] } ?? SampleFormat.allCases
+        guard let format = candidates.first(where: { alsaTestFormat(pcm, hw, $0.alsa) }) else {
+            let supported = SampleFormat.allCases.filter { alsaTestFormat(pcm, hw, $0.alsa) }.map(\.rawValue)
+            throw failure(-EINVAL, "snd_pcm_hw_params_set_format",
+                          "format \(request.format?.rawValue ?? "float32/int32/int16") not supported; the device takes \(supported.isEmpty ? "none of gong's formats" : supported.joined(separator: ", "))")
+        }
+        result = alsaSetFormat(pcm, hw, format.alsa)
+        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_format") }
+
+        var channels = UInt32(request.channels)
+        result = alsaSetChannelsNear(pcm, hw, &channels)
+        guard result >= 0, channels <= 2 else {
+            let range = alsaChannelRange(hw)
+            throw failure(result < 0 ? result : -EINVAL, "snd_pcm_hw_params_set_channels_near",
+                          "cannot play \(request.channels) channel(s); the device takes \(range.min)–\(range.max)")
+        }
+        var rate = UInt32(request.rate)
+        result = alsaSetRateNear(pcm, hw, &rate)
+        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_rate_near", "cannot play at \(request.rate) Hz: \(alsaErrorText(result))") }
+
+        let period = request.periodFrames ?? max(64, Int(rate) * 256 / 48000)
+        var periodFrames = UInt(period)
+        result = alsaSetPeriodSizeNear(pcm, hw, &periodFrames)
+        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_period_size_near") }
+        let latencyFrames = request.latencyMs.map { Int($0 / 1000 * Double(rate)) } ?? 2 * Int(periodFrames)
+        var bufferFrames = UInt(max(2 * Int(periodFrames), latencyFrames))
+        result = alsaSetBufferSizeNear(pcm, hw, &bufferFrames)
+        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_buffer_size_near") }
+        result = alsaApplyHardwareParameters(pcm, hw)
+        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params") }
+        periodFrames = alsaGetPeriodSize(hw)
+        bufferFrames = alsaGetBufferSize(hw)
+
+        guard let sw = alsaSoftwareParametersAllocate() else { throw failure(-ENOMEM, "snd_pcm_sw_params_malloc") }
+        defer { alsaSoftwareParametersFree(sw) }
+        result = alsaSoftwareParametersCurrent(pcm, sw)
+        guard result >= 0 else { throw failure(result, "snd_pcm_sw_params_current") }
+        // Start playing once the buffer is full, so the first frame meets a full cushion.
+        result = alsaSetStartThreshold(pcm, sw, bufferFrames - bufferFrames % periodFrames)
+        guard result >= 0 else { throw failure(result, "snd_pcm_sw_params_set_start_threshold") }
+        result = alsaSetAvailMin(pcm, sw, periodFrames)
+        guard result >= 0 else { throw failure(result, "snd_pcm_sw_params_set_avail_min") }
+        // Timestamps on CLOCK_MONOTONIC say when each frame is heard; some plugins lack them.
+        _ = alsaEnableMonotonicTimestamps(pcm, sw)
+        result = alsaApplySoftwareParameters(pcm, sw)
+        guard result >= 0 else { throw failure(result, "snd_pcm_sw_params") }
+
+        guard let status = alsaStatusAllocate() else { throw failure(-ENOMEM, "snd_pcm_status_malloc") }
+        statusBuffer = status
+        handle = pcm
+        configuration = PCMConfiguration(device: name, rate: Int(rate), channels: Int(channels), format: format,
+                                         periodFrames: Int(periodFrames), bufferFrames: Int(bufferFrames))
+        closeOnFailure = false
+    }
+
+    deinit {
+        close()
+        alsaStatusFree(statusBuffer)
+    }
+
+    static func explainOpenFailure(_ code: Int32, device: String) -> AudioDeviceError {
+        var message: String
+        switch -code {
+        case EBUSY: message = "device busy: another program is using it"
+        case ENOENT, ENODEV, ENXIO: message = "no such device (\(alsaErrorText(code)))"
+        case EACCES, EPERM: message = "permission denied (is your user in the 'audio' group?)"
+        default: message = alsaErrorText(code)
+        }
+        let usesCard = device == "default" || device.hasPrefix("hw:") || device.hasPrefix("plughw:") || device.hasPrefix("sysdefault")
+        if usesCard && !alsaAnySoundCard() {
+            message += "; no sound card found: use --device pulse or --device null, or render to a file with 'gong render'"
+        } else if -code == ENOENT || -code == ENODEV {
+            message += "; 'gong devices' lists the devices"
+        }
+        return AudioDeviceError(code: code, operation: "snd_pcm_open", device: device, message: message)
+    }
+
+    public func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int {
+        guard let handle else { return Int(-EBADFD) }
+        return alsaWriteInterleaved(handle, bytes, frames: frames)
+    }
+
+    public func wait(timeoutMs: Int32) -> Int32 {
+        guard let handle else { return -EBADFD }
+        return alsaWait(handle, timeoutMs: timeoutMs)
+    }
+
+    public func recover(_ error: Int32) -> Int32 {
+        guard let handle else { return -EBADFD }
+        return alsaRecover(handle, error)
+    }
+
+    public func prepare() -> Int32 {
+        guard let handle else { return -EBADFD }
+        return alsaPrepare(handle)
+    }
+
+    public func drain() -> Int32 {
+        guard let handle else { return -EBADFD }
+        return alsaDrain(handle)
+    }
+
+    public func drop() -> Int32 {
+        guard let handle else { return -EBADFD }
+        return alsaDrop(handle)
+    }
+
+    public func status() -> PCMStatus? {
+        guard let handle, alsaStatus(handle, statusBuffer) == 0 else { return nil }
+        let state: PCMStatus.State = switch alsaStatusState(statusBuffer) {
+        case SND_PCM_STATE_PREPARED: .prepared
+        case SND_PCM_STATE_RUNNING: .running
+        case SND_PCM_STATE_XRUN: .underrun
+        case SND_PCM_STATE_DRAINING: .draining
+        case SND_PCM_STATE_PAUSED: .paused
+        case SND_PCM_STATE_SUSPENDED: .suspended
+        case SND_PCM_STATE_DISCONNECTED: .disconnected
+        default: .other
+        }
+        return PCMStatus(state: state, delayFrames: alsaStatusDelay(statusBuffer), availableFrames: alsaStatusAvailable(statusBuffer),
+                         timestamp: MonotonicTime(alsaStatusTimestamp(statusBuffer)),
+                         triggerTimestamp: MonotonicTime(alsaStatusTriggerTimestamp(statusBuffer)))
+    }
+
+    public func close() {
+        guard let handle else { return }
+        self.handle = nil
+        _ = alsaClose(handle)
+    }
+}
+
+/// A playback device ALSA knows, as `aplay -L` lists it.
+public struct AudioDeviceInfo: Sendable, Equatable {
+    public var name: String
+    public var description: String
+}
+
+/// Every PCM that can play: ALSA's name hints, less the capture-only ones.
+public func listPlaybackDevices() -> [AudioDeviceInfo] {
+    alsaDeviceHints()
+        .filter { $0.io == nil || $0.io == "Output" }
+        .map { AudioDeviceInfo(name: $0.name, description: $0.description.split(separator: "\n").joined(separator: " — ")) }
+}

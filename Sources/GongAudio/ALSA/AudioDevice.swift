@@ -1,0 +1,143 @@
+import CAlsa
+import Glibc
+
+/// Why the audio device cannot be used, in one line a person can act on.
+public struct AudioDeviceError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// ALSA's negative errno, or 0.
+    public var code: Int32
+    /// The ALSA call that failed, e.g. `snd_pcm_open`.
+    public var operation: String
+    public var device: String
+    public var message: String
+
+    public init(code: Int32, operation: String, device: String, message: String) {
+        self.code = code
+        self.operation = operation
+        self.device = device
+        self.message = message
+    }
+
+    public var description: String {
+        "audio device '\(device)': \(message)" + (operation.isEmpty ? "" : " (\(operation))")
+    }
+}
+
+/// Sample formats gong can write, in the order it prefers them: float needs no conversion.
+public enum SampleFormat: String, Sendable, CaseIterable {
+    case float32, int32, int16
+
+    var alsa: snd_pcm_format_t {
+        switch self {
+        case .float32: SND_PCM_FORMAT_FLOAT_LE
+        case .int32: SND_PCM_FORMAT_S32_LE
+        case .int16: SND_PCM_FORMAT_S16_LE
+        }
+    }
+
+    public var bytesPerSample: Int { self == .int16 ? 2 : 4 }
+}
+
+/// What a session asks of the device. Anything nil is negotiated.
+public struct PCMRequest: Sendable, Equatable {
+    public var device: String
+    public var rate: Int
+    public var channels: Int
+    public var format: SampleFormat?
+    /// Frames per period; default: about 5 ms (256 at 48 kHz).
+    public var periodFrames: Int?
+    /// Total buffered latency in milliseconds; default: two periods (about 10 ms).
+    public var latencyMs: Double?
+
+    public init(device: String = "default", rate: Int = 48000, channels: Int = 2, format: SampleFormat? = nil,
+                periodFrames: Int? = nil, latencyMs: Double? = nil) {
+        self.device = device
+        self.rate = rate
+        self.channels = channels
+        self.format = format
+        self.periodFrames = periodFrames
+        self.latencyMs = latencyMs
+    }
+}
+
+/// What the device granted.
+public struct PCMConfiguration: Sendable, Equatable {
+    public var device: String
+    public var rate: Int
+    public var channels: Int
+    public var format: SampleFormat
+    public var periodFrames: Int
+    public var bufferFrames: Int
+
+    public init(device: String, rate: Int, channels: Int, format: SampleFormat, periodFrames: Int, bufferFrames: Int) {
+        self.device = device
+        self.rate = rate
+        self.channels = channels
+        self.format = format
+        self.periodFrames = periodFrames
+        self.bufferFrames = bufferFrames
+    }
+
+    public var latencySeconds: Double { Double(bufferFrames) / Double(rate) }
+}
+
+/// A moment on CLOCK_MONOTONIC, as ALSA reports it.
+public struct MonotonicTime: Sendable, Equatable, Comparable, BitwiseCopyable {
+    public var nanoseconds: Int64
+
+    public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
+
+    init(_ stamp: timespec) { nanoseconds = Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec) }
+
+    public static func now() -> MonotonicTime {
+        var stamp = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &stamp)
+        return MonotonicTime(stamp)
+    }
+
+    public var seconds: Double { Double(nanoseconds) / 1e9 }
+    public static func < (a: MonotonicTime, b: MonotonicTime) -> Bool { a.nanoseconds < b.nanoseconds }
+}
+
+/// The device's state at one instant: how much is queued and when that was measured.
+public struct PCMStatus: Sendable, Equatable, BitwiseCopyable {
+    public enum State: Sendable, Equatable, BitwiseCopyable {
+        case prepared, running, underrun, draining, paused, suspended, disconnected, other
+    }
+
+    public var state: State
+    /// Frames written but not yet heard: the next frame written is heard `delay` frames from `timestamp`.
+    public var delayFrames: Int
+    public var availableFrames: Int
+    public var timestamp: MonotonicTime
+    /// When the stream last started or stopped (for an underrun: when it ran dry).
+    public var triggerTimestamp: MonotonicTime
+
+    public init(state: State, delayFrames: Int, availableFrames: Int, timestamp: MonotonicTime, triggerTimestamp: MonotonicTime) {
+        self.state = state
+        self.delayFrames = delayFrames
+        self.availableFrames = availableFrames
+        self.timestamp = timestamp
+        self.triggerTimestamp = triggerTimestamp
+    }
+}
+
+/// A playback device as the real-time loop sees it: the seam where tests inject faults.
+///
+/// The calls mirror ALSA's and return what ALSA returns — a frame count, 0, or a negative errno
+/// (`-EPIPE` underrun, `-ESTRPIPE` suspended, `-EAGAIN`, `-EINTR`, `-ENODEV` gone) — so the loop
+/// handles real devices and injected faults the same way. None of them may allocate or lock.
+public protocol PCM: AnyObject {
+    var configuration: PCMConfiguration { get }
+    /// Queues `frames` interleaved frames in the device's format; may write fewer.
+    func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int
+    /// Blocks until a period can be written, at most `timeoutMs`. 1 ready, 0 timeout, <0 error.
+    func wait(timeoutMs: Int32) -> Int32
+    /// `snd_pcm_recover`: re-prepares after an underrun or a suspend; <0 if it cannot.
+    func recover(_ error: Int32) -> Int32
+    func prepare() -> Int32
+    func drain() -> Int32
+    func drop() -> Int32
+    /// Nil when the status cannot be read (the device is gone).
+    func status() -> PCMStatus?
+    func close()
+}

@@ -1,0 +1,361 @@
+import Dispatch
+import Foundation
+import Glibc
+import GongCore
+import Synchronization
+
+/// Plays a session on a device from one real-time thread.
+///
+/// The thread owns the renderer and the device. Each period it takes the control side's
+/// commands from a lock-free ring, renders one period into a buffer allocated up front, converts
+/// it to the device's format, writes it, and reports what happened — with the CLOCK_MONOTONIC
+/// time each event is heard, from the device's status — through a second ring. In steady state
+/// it allocates nothing and takes no locks; the only system calls are the device's.
+///
+/// Faults: an underrun (`-EPIPE`, or a gap seen in the device's timestamps) is recovered and the
+/// session clock moved on by the frames lost, so later cues stay on schedule; a suspend is
+/// recovered; a device that is gone (`-ENODEV`, `-EIO`, endless `-EAGAIN` or timeouts) pauses the
+/// session, closes the device and retries opening it with backoff — sleeping, never spinning.
+public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
+    public typealias DeviceOpener = @Sendable () throws(AudioDeviceError) -> Device
+
+    /// Control → audio: pause, resume, skip, stop, halt, gain.
+    public let commands = SPSCRing<RenderCommand>(minimumCapacity: 64)
+    /// Audio → control.
+    public let events = SPSCRing<EngineEvent>(minimumCapacity: 8192)
+
+    private let renderer: UnsafeMutablePointer<SessionRenderer>
+    private var device: Device?
+    private let reopen: DeviceOpener
+    private let channels: Int
+    private let rate: Int
+    private let periodFrames: Int
+    private let block: UnsafeMutableBufferPointer<Float>
+    private let done = DispatchSemaphore(value: 0)
+    private let running = Atomic<Bool>(false)
+
+    /// How long writes may keep failing with `-EAGAIN` or waits time out before the device is
+    /// considered gone.
+    public static var stallSeconds: Double { 2 }
+    /// Backoff between attempts to reopen a lost device: 100 ms doubling to 5 s.
+    public static var firstRetryMilliseconds: Int { 100 }
+    public static var maxRetryMilliseconds: Int { 5000 }
+
+    /// - Parameters:
+    ///   - renderer: the session; must be at the device's rate and channel count.
+    ///   - device: an open device.
+    ///   - reopen: opens the same device again after it was lost.
+    public init(renderer: consuming SessionRenderer, device: Device, reopen: @escaping DeviceOpener) {
+        let configuration = device.configuration
+        precondition(configuration.rate == renderer.sampleRate && configuration.channels == renderer.channels,
+                     "the renderer must be prepared at the device's rate and channel count")
+        self.renderer = .allocate(capacity: 1)
+        self.renderer.initialize(to: renderer)
+        self.device = device
+        self.reopen = reopen
+        channels = configuration.channels
+        rate = configuration.rate
+        periodFrames = configuration.periodFrames
+        block = .allocate(capacity: configuration.periodFrames * configuration.channels)
+    }
+
+    deinit {
+        renderer.deinitialize(count: 1)
+        renderer.deallocate()
+        block.deallocate()
+    }
+
+    public var isRunning: Bool { running.load(ordering: .acquiring) }
+
+    /// Starts the audio thread.
+    public func start() {
+        running.store(true, ordering: .releasing)
+        let thread = Thread { [self] in
+            audioThread()
+            done.signal()
+        }
+        thread.name = "gong audio"
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Waits for the audio thread to finish.
+    public func join() {
+        done.wait()
+        done.signal()  // later joins return at once
+    }
+
+    // MARK: The audio thread
+
+    private func audioThread() {
+        defer { running.store(false, ordering: .releasing) }
+        requestRealtimePriority()
+        let converterCapacity = periodFrames * channels
+        while let device {
+            let outcome = play(on: device, converter: SampleConverter(format: device.configuration.format, capacitySamples: converterCapacity))
+            switch outcome {
+            case .finished:
+                return
+            case .halted:
+                _ = device.drop()
+                return
+            case .deviceLost(let code):
+                device.close()
+                self.device = nil
+                _ = events.tryPush(.deviceLost(code: code))
+                silenceAfterLoss()
+                guard let replacement = reopenWithBackoff() else { return }
+                self.device = replacement
+            }
+        }
+    }
+
+    private enum Outcome {
+        case finished
+        case halted
+        case deviceLost(code: Int32)
+    }
+
+    /// The steady-state loop: wait for room, apply commands, render, convert, write, report.
+    private func play(on device: Device, converter: borrowing SampleConverter) -> Outcome {
+        var renderEvents = RenderEventBuffer(capacity: 256)
+        var writtenFrames: Int64 = 0        // frames handed to this device
+        var renderedBase: Int64 = renderer.pointee.outputFrame  // renderer's frame at device frame 0
+        var stalledSince: MonotonicTime?
+        var announcedStart = false
+        var expectedOrigin: Int64?          // audible time of device frame 0, in ns, for gap detection
+        var pendingGap: Int64 = 0           // a gap seen once, waiting for confirmation
+        var underrunsToMeasure = 0          // -EPIPE recovered; its gap is measured from timestamps
+        var currentWindowMinimum = Int64.max, previousWindowMinimum = Int64.max
+        var windowEndFrame: Int64 = 0
+        let frameBytes = channels * device.configuration.format.bytesPerSample
+        let periodNanoseconds = Int64(periodFrames) * 1_000_000_000 / Int64(rate)
+        let bufferNanoseconds = Int64(device.configuration.bufferFrames) * 1_000_000_000 / Int64(rate)
+        // Timestamps jitter by a few milliseconds (PulseAudio: ~2 ms); a gap must be larger.
+        let gapThreshold = max(4 * periodNanoseconds, 30_000_000)
+        let playStart = MonotonicTime.now()
+
+        while true {
+            while let command = commands.tryPop() {
+                renderer.pointee.apply(command, events: &renderEvents)
+                if command == .halt { return .halted }
+            }
+            if renderer.pointee.isFinished && renderEvents.count == 0 {
+                _ = device.drain()
+                let finishedAt = device.status()?.timestamp ?? .now()
+                _ = events.tryPush(.finished(lastFrameAudible: finishedAt))
+                return .finished
+            }
+
+            let ready = device.wait(timeoutMs: 200)
+            if ready < 0 {
+                switch recoverable(ready, device: device, renderEvents: &renderEvents) {
+                case .retry: continue
+                case .underrun:
+                    underrunsToMeasure += 1
+                    if expectedOrigin == nil {
+                        reportUnderrun(lostFrames: Int64(periodFrames), renderEvents: &renderEvents)
+                        underrunsToMeasure = 0
+                    }
+                    continue
+                case .lost(let code): return .deviceLost(code: code)
+                }
+            }
+            if ready == 0 {
+                if let since = stalledSince, MonotonicTime.now().seconds - since.seconds > PlaybackEngine.stallSeconds {
+                    return .deviceLost(code: -EAGAIN)
+                }
+                if stalledSince == nil { stalledSince = .now() }
+                continue
+            }
+
+            let produced = renderer.pointee.render(into: block, events: &renderEvents)
+            _ = produced
+            let bytes = converter.convert(UnsafePointer(block.baseAddress!), count: block.count)
+            var offset = 0
+            while offset < periodFrames {
+                let written = device.writeInterleaved(bytes + offset * frameBytes, frames: periodFrames - offset)
+                if written >= 0 {
+                    offset += written
+                    stalledSince = nil
+                    continue
+                }
+                if Int32(written) == -EAGAIN {
+                    if stalledSince == nil { stalledSince = .now() }
+                    if let since = stalledSince, MonotonicTime.now().seconds - since.seconds > PlaybackEngine.stallSeconds {
+                        return .deviceLost(code: -EAGAIN)
+                    }
+                    _ = device.wait(timeoutMs: 50)
+                    continue
+                }
+                switch recoverable(Int32(written), device: device, renderEvents: &renderEvents) {
+                case .retry:
+                    continue
+                case .underrun:
+                    // How much audio was lost shows once the device plays again: its frames are
+                    // then heard later than the clock expected. Devices without timestamps
+                    // (unpaced ones) lose a period by convention.
+                    underrunsToMeasure += 1
+                    if expectedOrigin == nil {
+                        reportUnderrun(lostFrames: Int64(periodFrames), renderEvents: &renderEvents)
+                        underrunsToMeasure = 0
+                    }
+                    continue
+                case .lost(let code): return .deviceLost(code: code)
+                }
+            }
+            writtenFrames += Int64(periodFrames)
+
+            // When is each of this block's events heard? The frame written last is heard `delay`
+            // frames after the status timestamp. A device that takes frames faster than real
+            // time (ALSA's null) has no such moment: its events carry no time.
+            var audibleOfNextFrame: Int64 = 0
+            let elapsed = MonotonicTime.now().nanoseconds - playStart.nanoseconds
+            let paced = writtenFrames * 1_000_000_000 / Int64(rate) <= elapsed + bufferNanoseconds + 500_000_000
+            // Until the device has consumed a couple of periods beyond its first full buffer it
+            // may not really be playing yet (PulseAudio's null sink wakes up to 2 s late), so
+            // its timestamps only count from then on.
+            let consuming = writtenFrames >= Int64(device.configuration.bufferFrames + 2 * periodFrames)
+            if paced, consuming, let status = device.status(), status.state == .running, status.timestamp.nanoseconds > 0,
+               status.delayFrames >= 0, status.delayFrames <= 4 * device.configuration.bufferFrames + rate / 10 {
+                // The status timestamp is when `delay` was measured. Some plugins (PulseAudio's)
+                // report a stale one; then the moment of the status call stands in for it.
+                let now = MonotonicTime.now().nanoseconds
+                let measured = abs(now - status.timestamp.nanoseconds) < 2_000_000 ? status.timestamp.nanoseconds : now
+                audibleOfNextFrame = measured + Int64(status.delayFrames) * 1_000_000_000 / Int64(rate)
+                let origin = audibleOfNextFrame - writtenFrames * 1_000_000_000 / Int64(rate)
+                // Jitter only ever makes a frame look later (the status call runs late, never
+                // early), so the device clock's origin is the lowest recent estimate: the minimum
+                // over the last one to two seconds, which also follows slow drift between the
+                // device clock and CLOCK_MONOTONIC.
+                if writtenFrames >= windowEndFrame {
+                    previousWindowMinimum = currentWindowMinimum
+                    currentWindowMinimum = .max
+                    windowEndFrame = writtenFrames + Int64(rate)
+                }
+                if let expected = expectedOrigin, origin - expected > gapThreshold {
+                    // Frames heard later than the clock says: an underrun the device did not
+                    // report, or the process was stopped. It must show in two reports in a row,
+                    // so one odd report cannot skip part of the session.
+                    if pendingGap > 0 {
+                        reportUnderrun(lostFrames: min(origin - expected, pendingGap) * Int64(rate) / 1_000_000_000, renderEvents: &renderEvents)
+                        underrunsToMeasure = 0
+                        previousWindowMinimum = origin
+                        currentWindowMinimum = origin
+                        pendingGap = 0
+                    } else {
+                        pendingGap = origin - expected
+                    }
+                } else {
+                    pendingGap = 0
+                    if underrunsToMeasure > 0, let expected = expectedOrigin {
+                        // A reported underrun (-EPIPE) whose gap stayed under the threshold.
+                        reportUnderrun(lostFrames: max(0, origin - expected) * Int64(rate) / 1_000_000_000, renderEvents: &renderEvents)
+                        underrunsToMeasure = 0
+                        previousWindowMinimum = origin
+                        currentWindowMinimum = origin
+                    }
+                    currentWindowMinimum = min(currentWindowMinimum, origin)
+                }
+                expectedOrigin = min(previousWindowMinimum, currentWindowMinimum)
+                if !announcedStart {
+                    announcedStart = true
+                    _ = events.tryPush(.started(firstFrameAudible: MonotonicTime(nanoseconds: origin)))
+                }
+            }
+            for index in 0..<renderEvents.count {
+                let event = renderEvents[index]
+                // Heard at the device clock's origin plus the frame's place in the stream; the
+                // origin is smoothed over many status reports, one report alone jitters by ms.
+                let deviceFrame = event.outputFrame - renderedBase
+                let audible = (audibleOfNextFrame == 0 || expectedOrigin == nil) ? 0
+                    : expectedOrigin! + deviceFrame * 1_000_000_000 / Int64(rate)
+                if !events.tryPush(.render(event, audible: MonotonicTime(nanoseconds: audible))) {
+                    _ = events.tryPush(.eventsDropped(count: 1))
+                }
+            }
+            renderEvents.removeAll()
+            renderedBase = renderer.pointee.outputFrame - writtenFrames
+        }
+    }
+
+    private enum Recovery {
+        case retry
+        case underrun
+        case lost(code: Int32)
+    }
+
+    /// Underruns and suspends are recovered here; anything else means the device is gone.
+    private func recoverable(_ error: Int32, device: Device, renderEvents: inout RenderEventBuffer) -> Recovery {
+        switch -error {
+        case EINTR:
+            return .retry
+        case EPIPE:
+            guard device.recover(error) >= 0 else { return .lost(code: error) }
+            return .underrun
+        case ESTRPIPE:
+            guard device.recover(error) >= 0 else { return .lost(code: error) }
+            _ = events.tryPush(.suspendRecovered)
+            return .retry
+        default:
+            return .lost(code: error)
+        }
+    }
+
+    private func reportUnderrun(lostFrames: Int64, renderEvents: inout RenderEventBuffer) {
+        let silent = renderer.pointee.lifecycle != .playing
+        renderer.pointee.apply(.advance(frames: lostFrames), events: &renderEvents)
+        _ = events.tryPush(.underrun(lostFrames: lostFrames, silent: silent))
+    }
+
+    /// A lost device pauses the session where it is: complete the short fade-out unheard, so
+    /// that when the device returns the session is paused, not mid-fade.
+    private func silenceAfterLoss() {
+        var renderEvents = RenderEventBuffer(capacity: 64)
+        renderer.pointee.apply(.pause, events: &renderEvents)
+        var guardBlocks = 0
+        while renderer.pointee.lifecycle == .pausing && guardBlocks < 64 {
+            _ = renderer.pointee.render(into: block, events: &renderEvents)
+            guardBlocks += 1
+        }
+        for index in 0..<renderEvents.count {
+            _ = events.tryPush(.render(renderEvents[index], audible: .now()))
+        }
+    }
+
+    /// Tries to open the device again, sleeping 100 ms, 200 ms, … up to 5 s between attempts.
+    /// A stop or halt while waiting ends the session.
+    private func reopenWithBackoff() -> Device? {
+        var delay = PlaybackEngine.firstRetryMilliseconds
+        var attempts: Int32 = 0
+        while true {
+            var slept = 0
+            while slept < delay {
+                usleep(20_000)
+                slept += 20
+                var ignored = RenderEventBuffer(capacity: 16)
+                while let command = commands.tryPop() {
+                    if command == .halt || command == .stop {
+                        renderer.pointee.apply(.halt, events: &ignored)
+                        _ = events.tryPush(.finished(lastFrameAudible: .now()))
+                        return nil
+                    }
+                    renderer.pointee.apply(command, events: &ignored)
+                }
+            }
+            attempts += 1
+            if let device = try? reopen(), device.configuration.rate == rate, device.configuration.channels == channels {
+                _ = events.tryPush(.deviceBack(attempts: attempts))
+                return device
+            }
+            delay = min(PlaybackEngine.maxRetryMilliseconds, delay * 2)
+        }
+    }
+
+    private func requestRealtimePriority() {
+        var parameters = sched_param()
+        parameters.sched_priority = min(sched_get_priority_max(SCHED_FIFO), 70)
+        let result = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
+        if result != 0 { _ = events.tryPush(.realtimeRefused(code: result)) }
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+import GongAudio
+import GongCore
+
+/// Something a person (or a tool reading JSON lines) should hear about during a live session.
+public enum LiveNotice: Equatable, Sendable {
+    case started(device: String, rate: Int, channels: Int, format: String, latencyMs: Double)
+    case phaseBegan(name: String, cycle: Int, cycleCount: Int, lengthSeconds: Double)
+    case cue(sound: String, lateFrames: Int64)
+    case paused
+    case resumed
+    case skipped(seconds: Double)
+    case stopping
+    case underrun(lostFrames: Int64)
+    case deviceLost(message: String)
+    case deviceBack(resumed: Bool)
+    case realtimeRefused(message: String)
+    case finished(SessionSummary)
+    case failed(message: String)
+}
+
+/// Where the session is now, for the live view.
+public struct LivePosition: Sendable, Equatable {
+    public var phase: Int
+    public var cycle: Int
+    public var phaseElapsedSeconds: Double
+    public var phaseLengthSeconds: Double
+    public var sessionElapsedSeconds: Double
+    public var sessionLengthSeconds: Double
+}
+
+/// How exactly cues were heard, measured from the device's own timestamps: for consecutive
+/// cues with no pause, skip or underrun between them, the heard interval (CLOCK_MONOTONIC)
+/// against the scheduled interval (frames ÷ rate).
+public struct CueTiming: Sendable, Equatable {
+    public var intervalsMeasured = 0
+    public var maxDeviationSeconds = 0.0
+    public var meanAbsoluteDeviationSeconds = 0.0
+}
+
+/// A session playing live on an audio device: the facade the CLI and embedding tools drive.
+///
+/// The control side calls `send` for the person's commands and `poll` regularly (every ~50 ms)
+/// to learn what the audio thread did; the state machine is fed from both, and its effects are
+/// carried out here, in one place.
+public final class LiveSession<Device: PCM> {
+    public let plan: SessionPlan
+    public let configuration: PCMConfiguration
+    /// Interactive sessions wait for the person after an interruption; headless ones carry on.
+    public let interactive: Bool
+    public private(set) var machine: SessionMachine
+    public private(set) var timing = CueTiming()
+    public private(set) var position: LivePosition
+
+    private let engine: PlaybackEngine<Device>
+    private var anchor: (sessionFrame: Int64, audible: MonotonicTime)?
+    private var clockRunning = false
+    private var phaseStartFrame: Int64 = 0
+    private var previousCue: (sessionFrame: Int64, audible: MonotonicTime)?
+    private var deviationTotal = 0.0
+    private var finishedNotified = false
+
+    /// - Parameter open: opens the device; called again to reopen it after a loss.
+    public init(pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool,
+                open: @escaping @Sendable () throws(AudioDeviceError) -> Device) throws(GongError) {
+        let device: Device
+        do {
+            device = try open()
+        } catch {
+            throw .device(error)
+        }
+        configuration = device.configuration
+        plan = try SessionPlan(pattern: pattern, sampleRate: configuration.rate, channels: configuration.channels, bank: bank)
+        machine = SessionMachine(timeline: plan.timeline)
+        self.interactive = interactive
+        engine = PlaybackEngine(renderer: plan.makeRenderer(masterGainDB: masterGainDB), device: device, reopen: open)
+        position = LivePosition(phase: 0, cycle: 0, phaseElapsedSeconds: 0, phaseLengthSeconds: 0, sessionElapsedSeconds: 0,
+                                sessionLengthSeconds: plan.timeline.plannedSeconds)
+        position.phaseLengthSeconds = phaseLength(phase: 0, cycle: 0, from: 0)
+    }
+
+    public var state: SessionState { machine.state }
+    public var isOver: Bool {
+        switch machine.state {
+        case .completed: !engine.isRunning
+        case .failed(let failure): failure.reason == .fatal && !engine.isRunning
+        default: false
+        }
+    }
+
+    /// Starts playback; the first notice reports what the device granted.
+    public func start() -> [LiveNotice] {
+        var notices = feed(.prepare)
+        engine.start()
+        notices += feed(.start)
+        clockRunning = true
+        notices.insert(.started(device: configuration.device, rate: configuration.rate, channels: configuration.channels,
+                                format: configuration.format.rawValue, latencyMs: configuration.latencySeconds * 1000), at: 0)
+        return notices
+    }
+
+    /// The person's commands: `.pause`, `.resume`, `.skip`, `.stop`. Commands the current state
+    /// does not accept (resume while playing) are ignored.
+    @discardableResult
+    public func send(_ input: SessionInput) -> [LiveNotice] {
+        var notices = feed(input)
+        if input == .stop, case .completing = machine.state { notices.append(.stopping) }
+        return notices
+    }
+
+    /// Toggles pause: what the space bar does.
+    public func togglePause() -> [LiveNotice] {
+        if case .paused = machine.state { return send(.resume) }
+        return send(.pause)
+    }
+
+    /// Stops at once, cutting tails (a second Ctrl-C).
+    public func halt() {
+        _ = feed(.stop)
+        _ = engine.commands.tryPush(.halt)
+    }
+
+    /// Waits until the audio thread has finished.
+    public func waitUntilDone() {
+        engine.join()
+    }
+
+    /// Drains the audio thread's events into the state machine; returns what to tell the person.
+    public func poll(now: MonotonicTime = .now()) -> [LiveNotice] {
+        var notices: [LiveNotice] = []
+        while let event = engine.events.tryPop() {
+            notices += handle(event)
+        }
+        updatePosition(now: now)
+        return notices
+    }
+
+    public var summary: SessionSummary { machine.summary }
+
+    // MARK: Private
+
+    private func feed(_ input: SessionInput) -> [LiveNotice] {
+        guard SessionMachine.accepts(input.kind, in: machine.state.kind), let effects = try? machine.handle(input) else { return [] }
+        var notices: [LiveNotice] = []
+        for effect in effects {
+            switch effect {
+            case .sendToAudio(let command):
+                _ = engine.commands.tryPush(command)
+            case .announce(let state):
+                if case .completed(let summary) = state, !finishedNotified {
+                    finishedNotified = true
+                    notices.append(.finished(summary))
+                }
+            case .closeDevice, .reopenDevice, .persist:
+                // The audio thread closes and reopens its own device; history is a later issue.
+                break
+            }
+        }
+        return notices
+    }
+
+    private func handle(_ event: EngineEvent) -> [LiveNotice] {
+        switch event {
+        case .started(let audible):
+            anchor = (0, audible)
+            return []
+        case .render(let renderEvent, let audible):
+            if audible.nanoseconds > 0 { anchor = (renderEvent.sessionFrame, audible) }
+            return handle(renderEvent, audible: audible)
+        case .underrun(let lost, let silent):
+            previousCue = nil
+            guard !silent else { return [] }
+            return feed(.underrun(lostFrames: lost)) + [.underrun(lostFrames: lost)]
+        case .suspendRecovered:
+            return []
+        case .deviceLost(let code):
+            clockRunning = false
+            previousCue = nil
+            let message = "\(configuration.device): \(String(cString: strerror(-code)))"
+            return feed(.fail(SessionFailure(.deviceLost, message))) + [.deviceLost(message: message)]
+        case .deviceBack:
+            let resume = !interactive
+            let notices = feed(.deviceReturned(resume: resume))
+            if resume { clockRunning = true }
+            return notices + [.deviceBack(resumed: resume)]
+        case .realtimeRefused(let code):
+            return [.realtimeRefused(message: String(cString: strerror(code)))]
+        case .finished:
+            // The device has played the last frame. A session stopped while its device was
+            // lost ends here.
+            if case .failed = machine.state { return feed(.stop) }
+            return []
+        case .eventsDropped:
+            return []
+        }
+    }
+
+    private func handle(_ event: RenderEvent, audible: MonotonicTime) -> [LiveNotice] {
+        let timeline = plan.timeline
+        switch event.kind {
+        case .phaseBegan(let phase, let cycle):
+            phaseStartFrame = event.sessionFrame
+            let notices = feed(.phaseBegan(phase: Int(phase), cycle: Int(cycle)))
+            let length = phaseLength(phase: Int(phase), cycle: Int(cycle), from: event.sessionFrame)
+            position.phase = Int(phase)
+            position.cycle = Int(cycle)
+            position.phaseLengthSeconds = length
+            return notices + [.phaseBegan(name: timeline.pattern.phases[Int(phase)].name, cycle: Int(cycle) + 1,
+                                          cycleCount: timeline.cycleCount, lengthSeconds: length)]
+        case .cueStarted(let sound, let scheduled):
+            let late = event.sessionFrame - scheduled
+            measureTiming(sessionFrame: event.sessionFrame, audible: audible)
+            return feed(.cuePlayed(lateFrames: late)) + [.cue(sound: timeline.sounds[Int(sound)], lateFrames: late)]
+        case .sessionEnded:
+            return feed(.sessionEnded)
+        case .finished:
+            return feed(.finished(playedFrames: event.sessionFrame))
+        case .paused:
+            clockRunning = false
+            previousCue = nil
+            anchor = (event.sessionFrame, audible)
+            return [.paused]
+        case .resumed:
+            clockRunning = true
+            previousCue = nil
+            return [.resumed]
+        case .skipped(let frames):
+            previousCue = nil
+            return [.skipped(seconds: Double(frames) / Double(configuration.rate))]
+        case .voiceStolen:
+            return []
+        }
+    }
+
+    private func measureTiming(sessionFrame: Int64, audible: MonotonicTime) {
+        guard audible.nanoseconds > 0 else { return }
+        defer { previousCue = (sessionFrame, audible) }
+        guard let previous = previousCue, sessionFrame > previous.sessionFrame else { return }
+        let scheduled = Double(sessionFrame - previous.sessionFrame) / Double(configuration.rate)
+        let heard = audible.seconds - previous.audible.seconds
+        let deviation = abs(heard - scheduled)
+        timing.intervalsMeasured += 1
+        timing.maxDeviationSeconds = max(timing.maxDeviationSeconds, deviation)
+        deviationTotal += deviation
+        timing.meanAbsoluteDeviationSeconds = deviationTotal / Double(timing.intervalsMeasured)
+    }
+
+    /// Seconds from this boundary to the next one (or to the planned end).
+    private func phaseLength(phase: Int, cycle: Int, from frame: Int64) -> Double {
+        let boundaries = plan.timeline.phaseBoundaries
+        let index = cycle * plan.timeline.pattern.phases.count + phase
+        let next = index + 1 < boundaries.count ? boundaries[index + 1].frame : plan.timeline.plannedEndFrame
+        let start = index < boundaries.count ? boundaries[index].frame : frame
+        return Double(next - start) / Double(configuration.rate)
+    }
+
+    private func updatePosition(now: MonotonicTime) {
+        guard let anchor else { return }
+        var frame = anchor.sessionFrame
+        if clockRunning, now > anchor.audible {
+            frame += Int64((now.seconds - anchor.audible.seconds) * Double(configuration.rate))
+        }
+        frame = min(frame, plan.timeline.plannedEndFrame)
+        let rate = Double(configuration.rate)
+        position.sessionElapsedSeconds = Double(max(0, frame)) / rate
+        position.phaseElapsedSeconds = min(position.phaseLengthSeconds, max(0, Double(frame - phaseStartFrame) / rate))
+    }
+}

@@ -1,0 +1,83 @@
+import GongCore
+
+/// The live view as lines of text: a pure function of the status and the terminal's width, so
+/// it can be tested without a terminal. No line is ever wider than `width` columns.
+public enum StatusLines {
+    public static func render(_ status: LiveStatus, width: Int) -> [String] {
+        let width = max(20, width)
+        var lines: [String] = []
+        let cycle = status.cycleCount > 1 ? "  ·  cycle \(status.cycle) of \(status.cycleCount)" : ""
+        lines.append("\(status.patternName)  ·  \(status.phaseName)\(cycle)")
+
+        let phaseLeft = max(0, status.phaseLength - status.phaseElapsed)
+        let sessionLeft = max(0, status.sessionLength - status.sessionElapsed)
+        lines.append("\(DurationText.clock(seconds: phaseLeft)) left in \(status.phaseName)  ·  \(DurationText.clock(seconds: sessionLeft)) left in the session")
+
+        let barWidth = max(4, width - 8)
+        let sessionFraction = status.sessionLength > 0 ? status.sessionElapsed / status.sessionLength : 0
+        lines.append(bar(sessionFraction, width: barWidth) + " " + percent(sessionFraction))
+
+        if let breath = breathFraction(status) {
+            lines.append(pad(motionLabel(status.motion), to: 7) + bar(breath, width: barWidth - 7))
+        }
+
+        switch status.activity {
+        case .preparing: lines.append("starting…")
+        case .playing: lines.append("space pause · s skip · q stop")
+        case .paused: lines.append("paused — space to resume · s skip · q stop")
+        case .completing: lines.append("ringing out…  (Ctrl-C again to stop at once)")
+        case .waitingForDevice(let message): lines.append("waiting for the audio device: \(message)")
+        }
+        return lines.map { fit($0, width: width) }
+    }
+
+    /// How full the breathing bar is: it fills over an inhale, empties over an exhale and holds
+    /// where the breath is during a hold (full after an inhale, empty after an exhale).
+    static func breathFraction(_ status: LiveStatus) -> Double? {
+        let progress = status.phaseLength > 0 ? min(1, max(0, status.phaseElapsed / status.phaseLength)) : 0
+        switch status.motion {
+        case .inhale: return progress
+        case .exhale: return 1 - progress
+        case .hold: return status.previousMotion == .exhale ? 0 : 1
+        case .still: return nil
+        }
+    }
+
+    static func motionLabel(_ motion: BreathMotion) -> String {
+        switch motion {
+        case .inhale: "in"
+        case .exhale: "out"
+        case .hold: "hold"
+        case .still: ""
+        }
+    }
+
+    /// A bar with eighth-block resolution, so slow breaths move smoothly.
+    static func bar(_ fraction: Double, width: Int) -> String {
+        let clamped = min(1, max(0, fraction.isFinite ? fraction : 0))
+        let eighths = Int((clamped * Double(width * 8)).rounded(.down))
+        let full = eighths / 8
+        let partial = eighths % 8
+        let partials = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+        var text = String(repeating: "█", count: full)
+        if full < width {
+            text += partial > 0 ? partials[partial] : "░"
+            text += String(repeating: "░", count: width - full - 1)
+        }
+        return text
+    }
+
+    static func percent(_ fraction: Double) -> String {
+        let value = Int((min(1, max(0, fraction.isFinite ? fraction : 0)) * 100).rounded(.down))
+        return String(repeating: " ", count: value < 10 ? 2 : (value < 100 ? 1 : 0)) + "\(value)%"
+    }
+
+    static func pad(_ text: String, to width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+
+    /// Cuts a line to `width` columns. Every character gong draws is one column wide.
+    static func fit(_ line: String, width: Int) -> String {
+        line.count <= width ? line : String(line.prefix(width - 1)) + "…"
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import GongAudio
+import GongCore
+import GongKit
+
+/// Options for playing on an audio device, shared by `run` and `breathe`.
+struct LiveOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("ALSA playback device: default, pulse, hw:0,0, plughw:1, null, … (see gong devices).", valueName: "NAME"))
+    var device = "default"
+
+    @Option(help: "Sample rate in Hz (the device may grant a nearby one).")
+    var rate = 48000
+
+    @Option(help: "Channels: 1 or 2.")
+    var channels = 2
+
+    @Option(help: ArgumentHelp("Output latency in milliseconds (default: two periods, about 10 ms).", valueName: "MS"))
+    var latency: Double?
+
+    @Option(help: ArgumentHelp("Frames per period (default: 256 at 48 kHz).", valueName: "FRAMES"))
+    var period: Int?
+
+    @Option(help: "Sample format: float32, int32 or int16 (default: the best the device takes).")
+    var format: String?
+
+    @Flag(help: "Print nothing but errors and the summary.")
+    var quiet = false
+
+    @Flag(help: "Print every event as one JSON object per line (for tools).")
+    var json = false
+
+    func request() throws(GongError) -> PCMRequest {
+        guard Timeline.sampleRates.contains(rate) else { throw .usage("--rate \(rate): unsupported; use 44100, 48000 or 96000 (8000 to 384000 Hz)") }
+        guard (1...2).contains(channels) else { throw .usage("--channels \(channels): unsupported; use 1 or 2") }
+        if let latency, !(latency.isFinite && (1...2000).contains(latency)) { throw .usage("--latency \(latency): out of range; use 1 to 2000 ms") }
+        if let period, !(16...65536).contains(period) { throw .usage("--period \(period): out of range; use 16 to 65536 frames") }
+        var sampleFormat: SampleFormat?
+        if let format {
+            guard let parsed = SampleFormat(rawValue: format) else { throw .usage("--format \(format): unsupported; use float32, int32 or int16") }
+            sampleFormat = parsed
+        }
+        return PCMRequest(device: device, rate: rate, channels: channels, format: sampleFormat, periodFrames: period, latencyMs: latency)
+    }
+}

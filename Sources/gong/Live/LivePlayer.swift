@@ -1,0 +1,113 @@
+import Foundation
+import Glibc
+import GongAudio
+import GongCore
+import GongKit
+import GongTerminal
+
+/// Runs a live session in the terminal: the main loop that reads keys and signals, drains the
+/// audio thread's events, and draws the view (or prints lines when there is no terminal).
+enum LivePlayer {
+    static func play(_ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double) throws(GongError) -> Int32 {
+        let request = try options.request()
+        let interactive = TerminalScreen.isTerminal(STDIN_FILENO)
+        let showView = TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json
+        let session = try LiveSession<AlsaPCM>(pattern: pattern, bank: bank, masterGainDB: volume, interactive: interactive) {
+            () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request)
+        }
+        let signals = SignalWatcher()
+        defer { signals.uninstall() }
+        let screen = interactive ? TerminalScreen() : nil
+        screen?.enter()
+        defer { screen?.restore() }
+
+        let report = { (notices: [LiveNotice]) in
+            for notice in notices {
+                if options.json {
+                    print(NoticeFormat.json(notice, pattern: pattern.name))
+                } else if !options.quiet, let line = NoticeFormat.line(notice, pattern: pattern.name) {
+                    if showView {
+                        if case .phaseBegan = notice { continue }   // the view shows phases
+                        if case .cue = notice { continue }
+                        screen?.log(line)
+                    } else {
+                        print(line)
+                    }
+                }
+            }
+            fflush(nil)
+        }
+
+        report(session.start())
+        var interrupts = 0
+        while !session.isOver {
+            var descriptors = [pollfd(fd: signals.wakeFileDescriptor, events: Int16(POLLIN), revents: 0)]
+            if interactive { descriptors.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
+            _ = poll(&descriptors, nfds_t(descriptors.count), 50)
+            if interactive, descriptors.count > 1, descriptors[1].revents & Int16(POLLIN) != 0 {
+                for key in KeyInput.read() {
+                    switch key {
+                    case .togglePause: report(session.togglePause())
+                    case .skip: report(session.send(.skip))
+                    case .stop: report(session.send(.stop))
+                    }
+                }
+            }
+            for signal in signals.take() {
+                switch signal {
+                case .interrupt, .terminate:
+                    interrupts += 1
+                    if interrupts == 1 {
+                        report(session.send(.stop))
+                    } else {
+                        session.halt()
+                    }
+                case .stopRequested:
+                    report(session.send(.pause))
+                    // Let the fade finish before the process stops, so the audio goes quiet.
+                    for _ in 0..<20 {
+                        usleep(10_000)
+                        let notices = session.poll()
+                        report(notices)
+                        if notices.contains(.paused) { break }
+                    }
+                    screen?.suspend()
+                    SignalWatcher.stopProcess()
+                    screen?.resume()
+                case .continued, .resized:
+                    break
+                }
+            }
+            report(session.poll())
+            if showView, let screen { screen.draw(StatusLines.render(status(of: session), width: screen.width)) }
+        }
+        session.waitUntilDone()
+        report(session.poll())
+        screen?.finish()
+        if !options.json { print(NoticeFormat.summary(session.summary, timing: session.timing)) }
+        if case .failed(let failure) = session.state {
+            printError(failure.message)
+            return ExitStatus.unavailable
+        }
+        return 0
+    }
+
+    static func status(of session: LiveSession<AlsaPCM>) -> LiveStatus {
+        let pattern = session.plan.timeline.pattern
+        let position = session.position
+        let phase = pattern.phases[min(position.phase, pattern.phases.count - 1)]
+        let previous = pattern.phases[(position.phase + pattern.phases.count - 1) % pattern.phases.count]
+        let activity: LiveStatus.Activity = switch session.state {
+        case .idle, .preparing: .preparing
+        case .active: .playing
+        case .paused: .paused
+        case .completing, .completed: .completing
+        case .failed(let failure): .waitingForDevice(message: failure.message)
+        }
+        return LiveStatus(patternName: pattern.name, phaseName: phase.name, phaseIndex: position.phase, phaseCount: pattern.phases.count,
+                          cycle: position.cycle + 1, cycleCount: session.plan.timeline.cycleCount,
+                          phaseElapsed: position.phaseElapsedSeconds, phaseLength: position.phaseLengthSeconds,
+                          sessionElapsed: position.sessionElapsedSeconds, sessionLength: position.sessionLengthSeconds,
+                          motion: phase.motion, previousMotion: previous.motion, activity: activity)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import GongCore
+import GongKit
+
+/// How live notices are written when there is no live view: one plain line per event, or one
+/// JSON object per line for tools.
+enum NoticeFormat {
+    static func line(_ notice: LiveNotice, pattern: String, at date: Date = Date()) -> String? {
+        let time = timestamp(date)
+        let text: String
+        switch notice {
+        case .started(let device, let rate, let channels, let format, let latency):
+            text = "playing on \(device): \(rate) Hz, \(channels == 1 ? "mono" : "stereo"), \(format), \(String(format: "%.1f", latency)) ms latency"
+        case .phaseBegan(let name, let cycle, let count, let length):
+            text = "\(name) began (cycle \(cycle)/\(count), \(DurationText.format(seconds: length)))"
+        case .cue(let sound, let late):
+            text = late == 0 ? "\(sound)" : "\(sound) (\(late) frames late after lost audio)"
+        case .paused: text = "paused"
+        case .resumed: text = "resumed"
+        case .skipped(let seconds): text = "skipped \(DurationText.format(seconds: seconds))"
+        case .stopping: text = "stopping: the end cue rings out"
+        case .underrun(let lost): text = "xrun: \(lost) frames lost, recovered; later cues stay on schedule"
+        case .deviceLost(let message): text = "device lost (\(message)); paused, retrying"
+        case .deviceBack(let resumed): text = resumed ? "device back; resumed" : "device back; paused — press space to resume"
+        case .realtimeRefused(let message): text = "real-time priority refused (\(message)); playing at normal priority"
+        case .finished: return nil
+        case .failed(let message): text = "failed: \(message)"
+        }
+        return "\(time) \(pattern): \(text)"
+    }
+
+    static func json(_ notice: LiveNotice, pattern: String, at date: Date = Date()) -> String {
+        var object: [String: Any] = ["time": timestamp(date), "pattern": pattern]
+        switch notice {
+        case .started(let device, let rate, let channels, let format, let latency):
+            object["type"] = "started"; object["device"] = device; object["rate"] = rate
+            object["channels"] = channels; object["format"] = format; object["latencyMs"] = latency
+        case .phaseBegan(let name, let cycle, let count, let length):
+            object["type"] = "phaseBegan"; object["phase"] = name; object["cycle"] = cycle; object["cycles"] = count; object["seconds"] = length
+        case .cue(let sound, let late):
+            object["type"] = "cue"; object["sound"] = sound; object["lateFrames"] = late
+        case .paused: object["type"] = "paused"
+        case .resumed: object["type"] = "resumed"
+        case .skipped(let seconds): object["type"] = "skipped"; object["seconds"] = seconds
+        case .stopping: object["type"] = "stopping"
+        case .underrun(let lost): object["type"] = "xrun"; object["lostFrames"] = lost
+        case .deviceLost(let message): object["type"] = "deviceLost"; object["message"] = message
+        case .deviceBack(let resumed): object["type"] = "deviceBack"; object["resumed"] = resumed
+        case .realtimeRefused(let message): object["type"] = "realtimeRefused"; object["message"] = message
+        case .failed(let message): object["type"] = "failed"; object["message"] = message
+        case .finished(let summary):
+            object["type"] = "finished"
+            object["plannedSeconds"] = summary.plannedSeconds; object["playedSeconds"] = summary.playedSeconds
+            object["cycles"] = summary.cyclesCompleted; object["phases"] = summary.phasesCompleted
+            object["pauses"] = summary.pauses; object["skips"] = summary.skips; object["xruns"] = summary.xruns
+            object["deviceLosses"] = summary.deviceLosses; object["cues"] = summary.cuesPlayed
+            object["maxCueLatenessFrames"] = summary.maxCueLatenessFrames; object["stoppedEarly"] = summary.stoppedEarly
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func summary(_ summary: SessionSummary, timing: CueTiming) -> String {
+        let ringOut = max(0, summary.playedSeconds - summary.plannedSeconds)
+        var lines = ["\(summary.patternName) \(summary.stoppedEarly ? "stopped" : "finished"): played \(DurationText.format(seconds: summary.playedSeconds)) "
+                     + "(planned \(DurationText.format(seconds: summary.plannedSeconds))\(summary.stoppedEarly ? "" : ", then \(DurationText.format(seconds: ringOut)) ring-out"))"]
+        lines.append("  cycles \(summary.cyclesCompleted) of \(summary.plannedCycles) · phases \(summary.phasesCompleted) · pauses \(summary.pauses) · skips \(summary.skips)"
+                     + " · xruns \(summary.xruns) · recoveries \(summary.recoveries) · device losses \(summary.deviceLosses)")
+        var timingLine = "  cues \(summary.cuesPlayed), " + (summary.maxCueLatenessFrames == 0 ? "every one on its frame" : "latest \(summary.maxCueLatenessFrames) frames late (audio lost)")
+        if timing.intervalsMeasured > 0 {
+            timingLine += String(format: "; heard intervals within %.3f ms of schedule (mean %.3f ms, %d intervals, device clock)",
+                                 timing.maxDeviationSeconds * 1000, timing.meanAbsoluteDeviationSeconds * 1000, timing.intervalsMeasured)
+        }
+        lines.append(timingLine)
+        return lines.joined(separator: "\n")
+    }
+
+    private static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+}
