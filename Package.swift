@@ -36,7 +36,7 @@ let package = Package(
         ]),
 
         .testTarget(name: "GongCoreTests", dependencies: ["GongCore"]),
-        .testTarget(name: "GongAudioTests", dependencies: ["GongAudio"]),
+        .testTarget(name: "GongAudioTests", dependencies: ["GongAudio", "GongCore"]),
         .testTarget(name: "GongKitTests", dependencies: ["GongKit"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
         .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit"]),

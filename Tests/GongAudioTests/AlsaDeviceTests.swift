@@ -1,0 +1,62 @@
+import Glibc
+@testable import GongAudio
+import Testing
+
+@Suite struct AlsaDeviceTests {
+    @Test func theNullDeviceNegotiatesAndTakesPeriods() throws {
+        let pcm = try AlsaPCM(PCMRequest(device: "null", rate: 48000, channels: 2, periodFrames: 256))
+        let configuration = pcm.configuration
+        #expect(configuration.rate == 48000 && configuration.channels == 2)
+        #expect(configuration.format == .float32, "float is preferred when the device takes it")
+        #expect(configuration.periodFrames == 256)
+        #expect(configuration.bufferFrames >= 512)
+        let converter = SampleConverter(format: configuration.format, capacitySamples: 512)
+        let silence = [Float](repeating: 0, count: 512)
+        var total = 0
+        for _ in 0..<200 {
+            let bytes = silence.withUnsafeBufferPointer { converter.convert($0.baseAddress!, count: 512) }
+            total += pcm.writeInterleaved(bytes, frames: 256)
+        }
+        #expect(total == 200 * 256)
+    }
+
+    @Test(arguments: [SampleFormat.int16, .int32, .float32])
+    func everyFormatCanBeRequested(format: SampleFormat) throws {
+        let pcm = try AlsaPCM(PCMRequest(device: "null", rate: 44100, channels: 1, format: format))
+        #expect(pcm.configuration.format == format)
+        #expect(pcm.configuration.rate == 44100 && pcm.configuration.channels == 1)
+    }
+
+    @Test func conversionRoundsAndClampsLikeTheFileWriter() {
+        let converter = SampleConverter(format: .int16, capacitySamples: 4)
+        let samples: [Float] = [1.5, -1.5, 0.5, 1 / 32768]
+        let bytes = samples.withUnsafeBufferPointer { converter.convert($0.baseAddress!, count: 4) }
+        let values = (0..<4).map { bytes.load(fromByteOffset: $0 * 2, as: Int16.self) }
+        #expect(values == [32767, -32768, 16384, 1])
+    }
+
+    @Test func anUnknownDeviceSaysSoAndPointsAtGongDevices() {
+        #expect(throws: AudioDeviceError.self) { try AlsaPCM(PCMRequest(device: "nosuchdevice")) }
+        do {
+            _ = try AlsaPCM(PCMRequest(device: "nosuchdevice"))
+        } catch {
+            #expect(error.description == "audio device 'nosuchdevice': no such device (No such file or directory); 'gong devices' lists the devices (snd_pcm_open)")
+            #expect(error.code == -ENOENT)
+        }
+    }
+
+    @Test func aHardwareDeviceOnAMachineWithoutSoundCardsGetsTheHint() throws {
+        try #require(!alsaAnySoundCard(), "this machine has a sound card")
+        do {
+            _ = try AlsaPCM(PCMRequest(device: "hw:0,0"))
+            Issue.record("hw:0,0 opened without a sound card")
+        } catch {
+            #expect(error.description.contains("no sound card found: use --device pulse or --device null, or render to a file with 'gong render'"))
+        }
+    }
+
+    @Test func playbackDevicesIncludeNull() {
+        let names = listPlaybackDevices().map(\.name)
+        #expect(names.contains("null"))
+    }
+}

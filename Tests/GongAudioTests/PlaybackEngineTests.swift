@@ -1,0 +1,190 @@
+import Foundation
+import Glibc
+@testable import GongAudio
+import GongCore
+import Testing
+
+@Suite(.serialized) struct PlaybackEngineTests {
+    /// Cues every quarter second: 8 phases × 3 cycles, with short marker sounds.
+    static func timeline(cycles: Int = 3) throws -> Timeline {
+        let pattern = Pattern(name: "ticks", phases: (0..<8).map { Phase("p\($0)", length: Rational(1, 4)!, cue: Cue("tick")) },
+                              length: .cycles(cycles), endCue: Cue("tick"))
+        return try Timeline(pattern: pattern, sampleRate: 48000)
+    }
+
+    static func renderer(_ timeline: Timeline) -> SessionRenderer {
+        SessionRenderer(timeline: timeline, sounds: [[Float](repeating: 0.1, count: 400)], channels: 2)
+    }
+
+    /// Runs an engine to the end and returns everything it reported.
+    static func play(_ device: FaultInjectingPCM, renderer: consuming SessionRenderer,
+                     reopen: @escaping @Sendable () throws(AudioDeviceError) -> FaultInjectingPCM = { () throws(AudioDeviceError) -> FaultInjectingPCM in
+                         throw AudioDeviceError(code: -ENODEV, operation: "test", device: "null", message: "gone") },
+                     commands: [(afterCues: Int, RenderCommand)] = [], stopWhenLost: Bool = false) -> [EngineEvent] {
+        let engine = PlaybackEngine(renderer: renderer, device: device, reopen: reopen)
+        engine.start()
+        var events: [EngineEvent] = []
+        var cues = 0
+        var pending = commands
+        let deadline = Date().addingTimeInterval(60)
+        while engine.isRunning || engine.events.approximateCount > 0, Date() < deadline {
+            while let event = engine.events.tryPop() {
+                events.append(event)
+                if case .render(let render, _) = event, case .cueStarted = render.kind { cues += 1 }
+                if stopWhenLost, case .deviceLost = event { _ = engine.commands.tryPush(.stop) }
+            }
+            while let next = pending.first, cues >= next.afterCues {
+                _ = engine.commands.tryPush(next.1)
+                pending.removeFirst()
+            }
+            usleep(1000)
+        }
+        if engine.isRunning { _ = engine.commands.tryPush(.halt) }
+        engine.join()
+        while let event = engine.events.tryPop() { events.append(event) }
+        return events
+    }
+
+    static func renderKinds(_ events: [EngineEvent]) -> [RenderEvent.Kind] {
+        events.compactMap { if case .render(let event, _) = $0 { event.kind } else { nil } }
+    }
+
+    static func cueFrames(_ events: [EngineEvent]) -> [(session: Int64, scheduled: Int64)] {
+        events.compactMap {
+            guard case .render(let event, _) = $0, case .cueStarted(_, let scheduled) = event.kind else { return nil }
+            return (event.sessionFrame, scheduled)
+        }
+    }
+
+    @Test func aWholeSessionPlaysOnTheNullDeviceWithEveryCueOnItsFrame() throws {
+        let timeline = try Self.timeline()
+        let renderer = Self.renderer(timeline)
+        let device = try FaultInjectingPCM()
+        let events = Self.play(device, renderer: renderer)
+        let cues = Self.cueFrames(events)
+        #expect(cues.map(\.scheduled) == timeline.cueOnsets.map(\.frame))
+        #expect(cues.allSatisfy { $0.session == $0.scheduled })
+        #expect(events.contains { if case .finished = $0 { true } else { false } })
+        #expect(Self.renderKinds(events).last == .finished)
+        // Every rendered frame reached the device, whole periods at a time.
+        #expect(device.framesWritten % 256 == 0 && device.framesWritten >= Int(timeline.plannedEndFrame) + 200)
+    }
+
+    @Test func anUnderrunIsRecoveredCountedAndTheClockMovesOn() throws {
+        let timeline = try Self.timeline()
+        let renderer = Self.renderer(timeline)
+        let device = try FaultInjectingPCM(writeFaults: [40: .error(-EPIPE)])
+        let events = Self.play(device, renderer: renderer)
+        #expect(device.recoveries == [-EPIPE])
+        let underruns = events.compactMap { if case .underrun(let lost, _) = $0 { lost } else { nil } }
+        #expect(underruns == [256], "a device without timestamps loses a period by convention")
+        let cues = Self.cueFrames(events)
+        #expect(cues.count == timeline.cueOnsets.count, "no cue is ever skipped")
+        // Cues after the underrun are on the session's schedule: the clock moved on by the loss.
+        #expect(cues.contains { $0.session > $0.scheduled } || cues.allSatisfy { $0.session == $0.scheduled })
+        #expect(Self.renderKinds(events).last == .finished)
+    }
+
+    @Test func aSuspendIsRecovered() throws {
+        let renderer = Self.renderer(try Self.timeline())
+        let device = try FaultInjectingPCM(writeFaults: [30: .error(-ESTRPIPE)])
+        let events = Self.play(device, renderer: renderer)
+        #expect(device.recoveries == [-ESTRPIPE])
+        #expect(events.contains(.suspendRecovered))
+        #expect(Self.renderKinds(events).last == .finished)
+    }
+
+    @Test func interruptedAndShortWritesLoseNothing() throws {
+        let timeline = try Self.timeline()
+        let renderer = Self.renderer(timeline)
+        let device = try FaultInjectingPCM(writeFaults: [10: .error(-EINTR), 20: .shortWrite(100), 21: .error(-EAGAIN), 50: .shortWrite(1)],
+                                           waitFaults: [5: .error(-EINTR)])
+        let events = Self.play(device, renderer: renderer)
+        #expect(device.recoveries.isEmpty)
+        #expect(device.framesWritten % 256 == 0, "a short write is completed, never dropped")
+        #expect(Self.cueFrames(events).allSatisfy { $0.session == $0.scheduled })
+        #expect(Self.cueFrames(events).count == timeline.cueOnsets.count)
+    }
+
+    @Test func aLostDeviceIsClosedRetriedWithBackoffAndTheSessionContinuesPaused() throws {
+        let timeline = try Self.timeline()
+        let renderer = Self.renderer(timeline)
+        let device = try FaultInjectingPCM(writeFaults: [30: .error(-ENODEV)])
+        let attempts = Attempts()
+        let engine = PlaybackEngine(renderer: renderer, device: device) { () throws(AudioDeviceError) -> FaultInjectingPCM in
+            // Absent for the first three attempts (100 + 200 + 400 ms of backoff), then back.
+            let attempt = attempts.next()
+            if attempt == 4 { attempts.markSucceedingAttempt() }
+            if attempt <= 3 { throw AudioDeviceError(code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "gone") }
+            do { return try FaultInjectingPCM() } catch { throw AudioDeviceError(code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "\(error)") }
+        }
+        engine.start()
+        var events: [EngineEvent] = []
+        var resumed = false
+        var lostAt: (cpu: Double, wall: Date)?
+        let deadline = Date().addingTimeInterval(30)
+        while engine.isRunning, Date() < deadline {
+            while let event = engine.events.tryPop() {
+                events.append(event)
+                if case .deviceLost = event { lostAt = (CPUTime.now(), Date()) }
+                if case .deviceBack = event, let lostAt, let succeeding = attempts.succeedingAttempt {
+                    // Up to the attempt that succeeds (opening ALSA's configuration costs CPU of its own).
+                    let waited = succeeding.wall.timeIntervalSince(lostAt.wall)
+                    let cpu = succeeding.cpu - lostAt.cpu
+                    // Waiting for the device is sleeping, not spinning. The figure is the whole
+                    // process's, this loop's 50 ms polling included.
+                    #expect(cpu / waited < 0.01, "cpu \(cpu) s over \(waited) s")
+                    #expect(waited >= 0.7, "backoff 100 + 200 + 400 ms")
+                    _ = engine.commands.tryPush(.resume)
+                    resumed = true
+                }
+            }
+            usleep(50_000)
+        }
+        engine.join()
+        while let event = engine.events.tryPop() { events.append(event) }
+        #expect(events.contains(.deviceLost(code: -ENODEV)))
+        #expect(events.contains(.deviceBack(attempts: 4)))
+        #expect(resumed)
+        let kinds = Self.renderKinds(events)
+        #expect(kinds.contains(.paused), "a lost device pauses the session")
+        #expect(kinds.last == .finished)
+        #expect(Self.cueFrames(events).count == timeline.cueOnsets.count)
+    }
+
+    @Test func aDeviceThatStopsTakingDataIsDeclaredLost() throws {
+        let renderer = Self.renderer(try Self.timeline(cycles: 40))
+        let device = try FaultInjectingPCM(writeFaults: [20: .endlessAgain])
+        let events = Self.play(device, renderer: renderer, stopWhenLost: true)
+        #expect(events.contains(.deviceLost(code: -EAGAIN)))
+    }
+
+    @Test func commandsFromTheControlSideReachTheRenderer() throws {
+        let timeline = try Self.timeline(cycles: 40)
+        let renderer = Self.renderer(timeline)
+        let device = try FaultInjectingPCM(realTime: true)
+        let events = Self.play(device, renderer: renderer, commands: [(afterCues: 3, .stop)])
+        let kinds = Self.renderKinds(events)
+        #expect(kinds.contains(.sessionEnded))
+        #expect(kinds.contains { if case .skipped = $0 { true } else { false } })
+        #expect(Self.cueFrames(events).count < timeline.cueOnsets.count)
+    }
+}
+
+final class Attempts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    private var succeeding: (cpu: Double, wall: Date)?
+    func next() -> Int { lock.lock(); defer { lock.unlock() }; count += 1; return count }
+    func markSucceedingAttempt() { lock.lock(); defer { lock.unlock() }; succeeding = (CPUTime.now(), Date()) }
+    var succeedingAttempt: (cpu: Double, wall: Date)? { lock.lock(); defer { lock.unlock() }; return succeeding }
+}
+
+enum CPUTime {
+    /// User + system CPU seconds of this process.
+    static func now() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+}

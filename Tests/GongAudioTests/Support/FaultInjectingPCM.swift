@@ -1,0 +1,82 @@
+import Glibc
+@testable import GongAudio
+import Synchronization
+
+/// A real device (ALSA's `null`) with faults injected on chosen calls: mocks are for fault
+/// injection only. Each fault fires once, on the numbered call of `writeInterleaved` or `wait`.
+final class FaultInjectingPCM: PCM, @unchecked Sendable {
+    enum Fault: Equatable {
+        /// Return this negative errno instead of writing.
+        case error(Int32)
+        /// Write only this many frames.
+        case shortWrite(Int)
+        /// Return -EAGAIN from now on (a device that stopped taking data).
+        case endlessAgain
+    }
+
+    let real: AlsaPCM
+    private var writeFaults: [Int: Fault]
+    private var waitFaults: [Int: Fault]
+    private(set) var writeCalls = 0
+    private(set) var waitCalls = 0
+    private(set) var framesWritten = 0
+    private(set) var recoveries: [Int32] = []
+    private var stuck = false
+    /// Pace writes like a sound card would (sleeping), so time passes as in a real session.
+    let realTime: Bool
+
+    init(writeFaults: [Int: Fault] = [:], waitFaults: [Int: Fault] = [:], rate: Int = 48000, channels: Int = 2,
+         periodFrames: Int = 256, realTime: Bool = false) throws {
+        real = try AlsaPCM(PCMRequest(device: "null", rate: rate, channels: channels, format: .float32, periodFrames: periodFrames))
+        self.writeFaults = writeFaults
+        self.waitFaults = waitFaults
+        self.realTime = realTime
+    }
+
+    var configuration: PCMConfiguration { real.configuration }
+
+    func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int {
+        writeCalls += 1
+        if stuck { return Int(-EAGAIN) }
+        if let fault = writeFaults.removeValue(forKey: writeCalls) {
+            switch fault {
+            case .error(let code): return Int(code)
+            case .shortWrite(let count):
+                let written = real.writeInterleaved(bytes, frames: min(count, frames))
+                if written > 0 { framesWritten += written }
+                return written
+            case .endlessAgain:
+                stuck = true
+                return Int(-EAGAIN)
+            }
+        }
+        let written = real.writeInterleaved(bytes, frames: frames)
+        if written > 0 {
+            framesWritten += written
+            if realTime { usleep(useconds_t(written * 1_000_000 / configuration.rate)) }
+        }
+        return written
+    }
+
+    func wait(timeoutMs: Int32) -> Int32 {
+        waitCalls += 1
+        if stuck {
+            // A stuck device lets the wait time out, as a real one would.
+            usleep(useconds_t(timeoutMs) * 1000)
+            return 0
+        }
+        if let fault = waitFaults.removeValue(forKey: waitCalls), case .error(let code) = fault { return code }
+        return real.wait(timeoutMs: timeoutMs)
+    }
+
+    func recover(_ error: Int32) -> Int32 {
+        recoveries.append(error)
+        return real.recover(error)
+    }
+
+    func prepare() -> Int32 { real.prepare() }
+    func drain() -> Int32 { real.drain() }
+    func drop() -> Int32 { real.drop() }
+    func status() -> PCMStatus? { stuck ? nil : real.status() }
+    func close() { real.close() }
+}
