@@ -59,6 +59,12 @@ public final class SignalWatcher {
         wakeDescriptor.store(writeEnd, ordering: .relaxed)
         seen = (interrupts.load(ordering: .relaxed), terminations.load(ordering: .relaxed), stops.load(ordering: .relaxed),
                 continues.load(ordering: .relaxed), resizes.load(ordering: .relaxed))
+        // A parent may have left these blocked (test runners, some service managers); a blocked
+        // SIGTERM would never reach the handler.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for number in SignalWatcher.signals { sigaddset(&unblock, number) }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         for number in SignalWatcher.signals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { onSignal($0) }

@@ -89,6 +89,11 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
 
     private func audioThread() {
         defer { running.store(false, ordering: .releasing) }
+        // Signals are the control side's business: keep them off this thread, whose every
+        // system call is the device's.
+        var blocked = sigset_t()
+        sigfillset(&blocked)
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
         requestRealtimePriority()
         let converterCapacity = periodFrames * channels
         while let device {
