@@ -19,9 +19,12 @@ demo: build
 	.build/release/gong render two-phase --set meditation=40s --set reflection=20s -o $(DEMO_FILE)
 	@echo "Listen with: aplay $(DEMO_FILE)   (or any audio player)"
 
+# Everything, then the lock-free ring and the real-time engine again under the thread sanitizer.
 test:
 	@scripts/install-deps.sh test
+	@scripts/test-pulse.sh
 	$(SWIFT) test
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'SPSCRingTests|PlaybackEngineTests'
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/gong/sounds

@@ -3,7 +3,8 @@ import Synchronization
 
 /// Signals for the live session's main loop.
 public enum SignalEvent: Equatable, Sendable {
-    /// Ctrl-C: the first asks for a graceful stop, the second for an immediate one.
+    /// Ctrl-C, `count` times since the last look: the first asks for a graceful stop, the
+    /// second for an immediate one.
     case interrupt(count: Int)
     case terminate
     /// Ctrl-Z: pause, restore the terminal, then `SignalWatcher.stopProcess()`.
@@ -92,7 +93,7 @@ public final class SignalWatcher {
         var events: [SignalEvent] = []
         let counts = (interrupts.load(ordering: .relaxed), terminations.load(ordering: .relaxed), stops.load(ordering: .relaxed),
                       continues.load(ordering: .relaxed), resizes.load(ordering: .relaxed))
-        if counts.0 > seen.interrupts { events.append(.interrupt(count: counts.0)) }
+        if counts.0 > seen.interrupts { events.append(.interrupt(count: counts.0 - seen.interrupts)) }
         if counts.1 > seen.terminations { events.append(.terminate) }
         if counts.2 > seen.stops { events.append(.stopRequested) }
         if counts.3 > seen.continues { events.append(.continued) }

@@ -178,3 +178,22 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
         }
     }
 }
+
+@Suite struct LongFileTests {
+    @Test func aWavFileTooLargeForFourGigabytesIsWrittenAsRF64AndReadsBack() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("day.wav")
+        // A day of stereo 16-bit at 48 kHz is 16.6 GB: announced, it switches the format.
+        let writer = try AudioFileWriter(path: path, format: .wav, encoding: .pcm16, sampleRate: 48000, channels: 2,
+                                         expectedFrames: 86400 * 48000)
+        let block = [Float](repeating: 0.25, count: 9600)
+        try block.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.close()
+        let header = try #require(FileManager.default.contents(atPath: path)).prefix(4)
+        #expect(String(decoding: header, as: UTF8.self) == "RF64")
+        #expect(try loadSound(path: path).frames == 4800)
+        // A short session stays a plain WAV that every tool reads.
+        try writeSound([0.5], to: scratch.file("short.wav"), encoding: .pcm16)
+        #expect(String(decoding: try #require(FileManager.default.contents(atPath: scratch.file("short.wav"))).prefix(4), as: UTF8.self) == "RIFF")
+    }
+}

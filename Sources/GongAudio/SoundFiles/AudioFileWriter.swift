@@ -31,12 +31,19 @@ public final class AudioFileWriter {
     private var silenceReady = false
     public private(set) var framesWritten = 0
 
-    public init(path: String, format: AudioFileFormat, encoding: SampleEncoding, sampleRate: Int, channels: Int) throws(SoundFileError) {
+    /// - Parameter expectedFrames: how long the file will be, when known: WAV files too large for
+    ///   the 4 GiB format are then written as RF64.
+    public init(path: String, format: AudioFileFormat, encoding: SampleEncoding, sampleRate: Int, channels: Int,
+                expectedFrames: Int? = nil) throws(SoundFileError) {
         guard (1...2).contains(channels) else { throw SoundFileError(.cannotCreate, path: path, message: "\(channels) channels; 1 or 2 are supported") }
         guard !(format == .flac && encoding == .float32) else {
             throw SoundFileError(.cannotCreate, path: path, message: "FLAC stores integers only; use 16 or 24 bits, or WAV for float")
         }
-        let major = format == .wav ? SF_FORMAT_WAV : SF_FORMAT_FLAC
+        // A WAV file cannot exceed 4 GiB (about 6 h of 16-bit stereo at 48 kHz); a longer
+        // session is written as RF64, the 64-bit WAV that players read alike.
+        let bytesPerSample = encoding == .pcm16 ? 2 : (encoding == .pcm24 ? 3 : 4)
+        let needsRF64 = (expectedFrames ?? 0) * channels * bytesPerSample > Int(UInt32.max) - 1024
+        let major = format == .flac ? SF_FORMAT_FLAC : (needsRF64 ? SF_FORMAT_RF64 : SF_FORMAT_WAV)
         let minor = switch encoding {
         case .pcm16: SF_FORMAT_PCM_16
         case .pcm24: SF_FORMAT_PCM_24

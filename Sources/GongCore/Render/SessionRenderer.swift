@@ -17,7 +17,11 @@ public struct SessionRenderer: ~Copyable {
     public let voiceCapacity: Int
 
     private let events: UnsafeMutableBufferPointer<TimelineEvent>
-    private let sounds: UnsafeMutableBufferPointer<RenderSound>
+    /// Every sound's samples in one allocation; sound `i` starts at `soundOffsets[i]` (in
+    /// samples) and lasts `soundFrames[i]` frames.
+    private let samplePool: UnsafeMutablePointer<Float>
+    private let soundOffsets: UnsafeMutableBufferPointer<Int>
+    private let soundFrames: UnsafeMutableBufferPointer<Int>
     private let voices: UnsafeMutableBufferPointer<Voice>
     private let endEventIndex: Int
     private var activeVoices = 0
@@ -43,7 +47,7 @@ public struct SessionRenderer: ~Copyable {
     private let limiterRelease: Float
 
     /// Peak level the output never exceeds: −0.5 dBFS leaves room for format conversion.
-    public static let ceiling: Float = 0.944
+    public static var ceiling: Float { 0.944 }
     /// The longest a pause, resume or gain change takes to fade: short enough to feel
     /// immediate, long enough not to click.
     public static let rampSeconds = 0.015
@@ -71,15 +75,21 @@ public struct SessionRenderer: ~Copyable {
         _ = events.initialize(from: timeline.events)
         endEventIndex = timeline.events.firstIndex { $0.frame == timeline.plannedEndFrame } ?? timeline.events.count - 1
 
-        sounds = .allocate(capacity: soundData.count)
+        let totalSamples = soundData.reduce(0) { $0 + $1.count }
+        let pool = UnsafeMutablePointer<Float>.allocate(capacity: max(1, totalSamples))
+        soundOffsets = .allocate(capacity: max(1, soundData.count))
+        soundFrames = .allocate(capacity: max(1, soundData.count))
+        var offset = 0
         for (index, data) in soundData.enumerated() {
             precondition(data.count % channels == 0, "sound buffers are interleaved at the output channel count")
-            let samples = UnsafeMutablePointer<Float>.allocate(capacity: max(1, data.count))
             data.withUnsafeBufferPointer { source in
-                if let base = source.baseAddress { samples.initialize(from: base, count: data.count) }
+                if let base = source.baseAddress { (pool + offset).initialize(from: base, count: data.count) }
             }
-            sounds.initializeElement(at: index, to: RenderSound(samples: samples, frames: data.count / channels))
+            soundOffsets.initializeElement(at: index, to: offset)
+            soundFrames.initializeElement(at: index, to: data.count / channels)
+            offset += data.count
         }
+        samplePool = pool
         voices = .allocate(capacity: voiceCapacity)
         voices.initialize(repeating: Voice(sound: 0, position: 0, gain: 0))
 
@@ -92,8 +102,9 @@ public struct SessionRenderer: ~Copyable {
     }
 
     deinit {
-        for sound in sounds { sound.samples.deallocate() }
-        sounds.deallocate()
+        samplePool.deallocate()
+        soundOffsets.deallocate()
+        soundFrames.deallocate()
         events.deallocate()
         voices.deallocate()
     }
@@ -192,7 +203,7 @@ public struct SessionRenderer: ~Copyable {
             if hasEnded {
                 // Stop exactly on the frame the last tail ends, so the session's length is exact.
                 for index in 0..<activeVoices {
-                    chunk = min(chunk, sounds[Int(voices[index].sound)].frames - voices[index].position)
+                    chunk = min(chunk, soundFrames[Int(voices[index].sound)] - voices[index].position)
                 }
             }
             if rampRemaining > 0 {
@@ -250,7 +261,7 @@ public struct SessionRenderer: ~Copyable {
             sink.append(RenderEvent(kind: .voiceStolen(sound: voices[0].sound), sessionFrame: sessionFrame, outputFrame: at))
             removeVoice(at: 0)
         }
-        guard sounds[Int(trigger.sound)].frames > 0 else { return }
+        guard soundFrames[Int(trigger.sound)] > 0 else { return }
         voices[activeVoices] = Voice(sound: trigger.sound, position: 0, gain: trigger.gain)
         activeVoices += 1
     }
@@ -266,25 +277,30 @@ public struct SessionRenderer: ~Copyable {
     }
 
     private mutating func mixVoices(into destination: UnsafeMutablePointer<Float>, frames: Int) {
+        // Locals, not `self.` in the loop: plain pointers the optimiser keeps in registers.
+        let voiceList = voices.baseAddress.unsafelyUnwrapped
+        let pool = samplePool
+        let offsets = soundOffsets.baseAddress.unsafelyUnwrapped
+        let lengths = soundFrames.baseAddress.unsafelyUnwrapped
+        let channelCount = channels
         var index = 0
         while index < activeVoices {
-            let voice = voices[index]
-            let sound = sounds[Int(voice.sound)]
-            let count = min(frames, sound.frames - voice.position)
-            let source = sound.samples + voice.position * channels
+            let voice = voiceList[index]
+            let sound = Int(voice.sound)
+            let count = min(frames, lengths[sound] - voice.position)
+            let source = pool + offsets[sound] + voice.position * channelCount
             let voiceGain = voice.gain
-            for sample in 0..<(count * channels) {
+            for sample in 0..<(count * channelCount) {
                 destination[sample] += source[sample] * voiceGain
             }
-            if voice.position + count == sound.frames {
+            if voice.position + count == lengths[sound] {
                 removeVoice(at: index)
             } else {
-                voices[index].position += count
+                voiceList[index].position = voice.position + count
                 index += 1
             }
         }
     }
-
 
     /// Applies the gain ramp and the limiter, one frame at a time.
     ///
@@ -419,12 +435,6 @@ public struct RenderEventBuffer: ~Copyable {
         for index in 0..<count { array.append(storage[index]) }
         count = 0
     }
-}
-
-/// A loaded sound, interleaved at the output channel count.
-struct RenderSound: BitwiseCopyable {
-    let samples: UnsafeMutablePointer<Float>
-    let frames: Int
 }
 
 /// A sound that is ringing: which one, how far in, how loud.

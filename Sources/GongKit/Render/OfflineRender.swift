@@ -40,7 +40,8 @@ public enum OfflineRender {
         var writer: AudioFileWriter
         do {
             writer = try AudioFileWriter(path: partialPath, format: request.format, encoding: request.encoding,
-                                         sampleRate: request.sampleRate, channels: request.channels)
+                                         sampleRate: request.sampleRate, channels: request.channels,
+                                         expectedFrames: Int(plan.totalFrames))
         } catch {
             throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
         }

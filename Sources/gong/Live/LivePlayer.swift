@@ -55,7 +55,14 @@ enum LivePlayer {
             }
             for signal in signals.take() {
                 switch signal {
-                case .interrupt, .terminate:
+                case .interrupt(let count):
+                    interrupts += count
+                    if interrupts == 1 {
+                        report(session.send(.stop))
+                    } else {
+                        session.halt()
+                    }
+                case .terminate:
                     interrupts += 1
                     if interrupts == 1 {
                         report(session.send(.stop))
