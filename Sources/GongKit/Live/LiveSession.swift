@@ -5,6 +5,8 @@ import GongCore
 /// Something a person (or a tool reading JSON lines) should hear about during a live session.
 public enum LiveNotice: Equatable, Sendable {
     case started(device: String, rate: Int, channels: Int, format: String, latencyMs: Double)
+    /// The session's first frame is heard at this CLOCK_MONOTONIC time (seconds).
+    case firstFrameAudible(monotonicSeconds: Double)
     case phaseBegan(name: String, cycle: Int, cycleCount: Int, lengthSeconds: Double)
     case cue(sound: String, lateFrames: Int64)
     case paused
@@ -163,7 +165,7 @@ public final class LiveSession<Device: PCM> {
         switch event {
         case .started(let audible):
             anchor = (0, audible)
-            return []
+            return [.firstFrameAudible(monotonicSeconds: audible.seconds)]
         case .render(let renderEvent, let audible):
             if audible.nanoseconds > 0 { anchor = (renderEvent.sessionFrame, audible) }
             return handle(renderEvent, audible: audible)

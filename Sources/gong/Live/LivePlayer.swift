@@ -43,7 +43,8 @@ enum LivePlayer {
         while !session.isOver {
             var descriptors = [pollfd(fd: signals.wakeFileDescriptor, events: Int16(POLLIN), revents: 0)]
             if interactive { descriptors.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
-            _ = poll(&descriptors, nfds_t(descriptors.count), 50)
+            // 20 redraws a second for the view; without one, events only need printing promptly.
+            _ = poll(&descriptors, nfds_t(descriptors.count), showView ? 50 : 200)
             if interactive, descriptors.count > 1, descriptors[1].revents & Int16(POLLIN) != 0 {
                 for key in KeyInput.read() {
                     switch key {

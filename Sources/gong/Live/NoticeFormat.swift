@@ -11,6 +11,8 @@ enum NoticeFormat {
         switch notice {
         case .started(let device, let rate, let channels, let format, let latency):
             text = "playing on \(device): \(rate) Hz, \(channels == 1 ? "mono" : "stereo"), \(format), \(String(format: "%.1f", latency)) ms latency"
+        case .firstFrameAudible:
+            return nil
         case .phaseBegan(let name, let cycle, let count, let length):
             text = "\(name) began (cycle \(cycle)/\(count), \(DurationText.format(seconds: length)))"
         case .cue(let sound, let late):
@@ -35,6 +37,8 @@ enum NoticeFormat {
         case .started(let device, let rate, let channels, let format, let latency):
             object["type"] = "started"; object["device"] = device; object["rate"] = rate
             object["channels"] = channels; object["format"] = format; object["latencyMs"] = latency
+        case .firstFrameAudible(let seconds):
+            object["type"] = "firstFrameAudible"; object["monotonic"] = seconds
         case .phaseBegan(let name, let cycle, let count, let length):
             object["type"] = "phaseBegan"; object["phase"] = name; object["cycle"] = cycle; object["cycles"] = count; object["seconds"] = length
         case .cue(let sound, let late):

@@ -1,0 +1,97 @@
+import Foundation
+import GongAudio
+import GongCore
+import MallocInterposerSwift
+
+// Two measurements of the real-time path, each with its bar in the same run:
+//
+// 1. Render time per period with 32 overlapping voices (256 frames at 48 kHz, stereo): the p99.9
+//    must stay under 5% of the period's duration (5.33 ms).
+// 2. Allocations on the audio thread in steady state: the engine plays on ALSA's null device
+//    and every malloc in the process is counted over thousands of periods. Must be 0.
+//
+// Exit status 1 when a bar is missed, so a script or CI can use it as a check.
+
+let rate = 48000, channels = 2, period = 256
+
+/// 32 bowls struck 10 ms apart: all ring at once for the whole measurement.
+func crowdedTimeline(voices: Int) throws -> (Timeline, [[Float]]) {
+    let pattern = Pattern(name: "crowd", phases: [Phase("strike", length: Rational(1, 4)!, cue: Cue("bowl", gainDB: -30))],
+                          length: .cycles(voices), endCue: Cue("bowl", gainDB: -30))
+    let timeline = try Timeline(pattern: pattern, sampleRate: rate)
+    let seconds = 60
+    let bowl = (0..<(rate * seconds)).flatMap { i -> [Float] in
+        let t = Double(i) / Double(rate)
+        let v = Float(exp(-t / 20) * (sin(2 * .pi * 262 * t) + 0.5 * sin(2 * .pi * 710 * t)))
+        return [v, v]
+    }
+    return (timeline, [bowl])
+}
+
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+var failed = false
+
+do {
+    // 1. Render time per period.
+    let (timeline, sounds) = try crowdedTimeline(voices: 32)
+    var renderer = SessionRenderer(timeline: timeline, sounds: sounds, channels: channels)
+    var events = RenderEventBuffer()
+    let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: period * channels)
+    // Let all 32 voices start (32 × 0.25 s).
+    for _ in 0..<(rate * 9 / period) { _ = renderer.render(into: block, events: &events); events.removeAll() }
+    let voices = renderer.activeVoiceCount
+    var durations: [Double] = []
+    durations.reserveCapacity(20_000)
+    for _ in 0..<20_000 {
+        let start = DispatchTime.now().uptimeNanoseconds
+        _ = renderer.render(into: block, events: &events)
+        durations.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e3)
+        events.removeAll()
+    }
+    durations.sort()
+    let periodMicroseconds = Double(period) / Double(rate) * 1e6
+    let p999 = percentile(durations, 0.999)
+    print("render, \(voices) voices, \(period)-frame periods (\(String(format: "%.0f", periodMicroseconds)) µs), 20000 periods:")
+    print(String(format: "  p50 %.1f µs  p99 %.1f µs  p99.9 %.1f µs  max %.1f µs  →  p99.9 = %.2f%% of the period (bar: 5%%)",
+                 percentile(durations, 0.5), percentile(durations, 0.99), p999, durations.last ?? 0, p999 / periodMicroseconds * 100))
+    if p999 / periodMicroseconds >= 0.05 { failed = true }
+    block.deallocate()
+
+    // 2. Allocations on the audio thread, steady state, on ALSA's null device.
+    let device = try AlsaPCM(PCMRequest(device: "null", rate: rate, channels: channels, format: .int16, periodFrames: period))
+    let (longTimeline, longSounds) = try crowdedTimeline(voices: 32)
+    var longPattern = longTimeline.pattern
+    longPattern.length = .cycles(20_000)  // ~83 min of session: the null device takes it at full speed
+    let engineTimeline = try Timeline(pattern: longPattern, sampleRate: rate)
+    let engine = PlaybackEngine(renderer: SessionRenderer(timeline: engineTimeline, sounds: longSounds, channels: channels),
+                                device: device, reopen: { () throws(AudioDeviceError) -> AlsaPCM in throw AudioDeviceError(code: -19, operation: "", device: "null", message: "") })
+    engine.start()
+    usleep(300_000)   // past start-up
+    MallocInterposerSwift.reset()
+    MallocInterposerSwift.hook()
+    let before = engine.periodsPlayed
+    usleep(1_000_000)
+    MallocInterposerSwift.unhook()
+    let after = engine.periodsPlayed
+    let statistics = MallocInterposerSwift.getStatistics()
+    _ = engine.commands.tryPush(.halt)
+    engine.join()
+    let periods = after - before
+    // The counter itself must work: the same hook around a known allocation counts it.
+    MallocInterposerSwift.reset()
+    MallocInterposerSwift.hook()
+    let probe = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
+    probe.deallocate()
+    MallocInterposerSwift.unhook()
+    let control = MallocInterposerSwift.getStatistics().mallocCount
+    if control < 1 { print("gong-bench: the malloc counter saw no allocation in the control; the count above means nothing"); failed = true }
+    print("audio thread on null, steady state: \(periods) periods, \(statistics.mallocCount) allocations, \(statistics.freeCount) frees (bar: 0)")
+    if statistics.mallocCount != 0 || periods < 1000 { failed = true }
+} catch {
+    print("gong-bench: \(error)")
+    exit(2)
+}
+exit(failed ? 1 : 0)
