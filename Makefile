@@ -13,11 +13,15 @@ deps:
 build: deps
 	$(SWIFT) build -c release --product gong
 
-# A short two-phase session: start gong, 40 s meditation, triple gong, 20 s reflection, end gong.
+# A short two-phase session: start gong, 40 s meditation, triple gong, 20 s reflection, end gong,
+# played live; where no device can play it, rendered to a file instead.
+DEVICE ?= default
+DEMO_SESSION = two-phase --set meditation=40s --set reflection=20s
 demo: build
 	@mkdir -p $(dir $(DEMO_FILE))
-	.build/release/gong render two-phase --set meditation=40s --set reflection=20s -o $(DEMO_FILE)
-	@echo "Listen with: aplay $(DEMO_FILE)   (or any audio player)"
+	@.build/release/gong run $(DEMO_SESSION) --device $(DEVICE) || { \
+	  echo "gong: nothing could play on '$(DEVICE)' here (no sound card?); rendering the session to $(DEMO_FILE) instead"; \
+	  .build/release/gong render $(DEMO_SESSION) -o $(DEMO_FILE) && echo "Listen with: aplay $(DEMO_FILE)"; }
 
 # Everything, then the lock-free ring and the real-time engine again under the thread sanitizer.
 test:
@@ -39,9 +43,13 @@ uninstall:
 sounds:
 	python3 Sounds/make_sounds.py
 
+# Every benchmark with its bar: render against klick, the real-time path (render time per period,
+# allocations on the audio thread), and live CPU and start-up against aplay (about 12 minutes).
 bench:
 	@scripts/install-deps.sh bench
 	bench/render-vs-klick.sh
+	cd bench && $(SWIFT) run -c release gong-bench
+	bench/live.py
 
 clean:
 	rm -rf .build out

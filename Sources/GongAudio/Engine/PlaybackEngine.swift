@@ -110,9 +110,6 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             switch outcome {
             case .finished:
                 return
-            case .halted:
-                _ = device.drop()
-                return
             case .deviceLost(let code):
                 device.close()
                 self.device = nil
@@ -126,7 +123,6 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
 
     private enum Outcome {
         case finished
-        case halted
         case deviceLost(code: Int32)
     }
 
@@ -149,10 +145,22 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         let gapThreshold = max(4 * periodNanoseconds, 30_000_000)
         let playStart = MonotonicTime.now()
 
+        /// How much audio an underrun lost shows once the device plays again: its frames are then
+        /// heard later than the clock expected. Devices without timestamps (unpaced ones) lose a
+        /// period by convention.
+        func noteRecoveredUnderrun(_ renderEvents: inout RenderEventBuffer) {
+            underrunsToMeasure += 1
+            if expectedOrigin == nil {
+                reportUnderrun(lostFrames: Int64(periodFrames), renderEvents: &renderEvents)
+                underrunsToMeasure = 0
+            }
+        }
+
         while true {
+            // A halt fades out over a few milliseconds and finishes like any session: the
+            // renderer ends, the device drains, `finished` is reported.
             while let command = commands.tryPop() {
                 renderer.pointee.apply(command, events: &renderEvents)
-                if command == .halt { return .halted }
             }
             if renderer.pointee.isFinished && renderEvents.count == 0 {
                 _ = device.drain()
@@ -166,11 +174,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 switch recoverable(ready, device: device, renderEvents: &renderEvents) {
                 case .retry: continue
                 case .underrun:
-                    underrunsToMeasure += 1
-                    if expectedOrigin == nil {
-                        reportUnderrun(lostFrames: Int64(periodFrames), renderEvents: &renderEvents)
-                        underrunsToMeasure = 0
-                    }
+                    noteRecoveredUnderrun(&renderEvents)
                     continue
                 case .lost(let code): return .deviceLost(code: code)
                 }
@@ -206,14 +210,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 case .retry:
                     continue
                 case .underrun:
-                    // How much audio was lost shows once the device plays again: its frames are
-                    // then heard later than the clock expected. Devices without timestamps
-                    // (unpaced ones) lose a period by convention.
-                    underrunsToMeasure += 1
-                    if expectedOrigin == nil {
-                        reportUnderrun(lostFrames: Int64(periodFrames), renderEvents: &renderEvents)
-                        underrunsToMeasure = 0
-                    }
+                    noteRecoveredUnderrun(&renderEvents)
                     continue
                 case .lost(let code): return .deviceLost(code: code)
                 }

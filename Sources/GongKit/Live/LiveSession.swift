@@ -61,6 +61,7 @@ public final class LiveSession<Device: PCM> {
     private var previousCue: (sessionFrame: Int64, audible: MonotonicTime)?
     private var deviationTotal = 0.0
     private var finishedNotified = false
+    private var skippedFrames: Int64 = 0
 
     /// - Parameter open: opens the device; called again to reopen it after a loss.
     public init(pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool,
@@ -216,17 +217,22 @@ public final class LiveSession<Device: PCM> {
         case .sessionEnded:
             return feed(.sessionEnded)
         case .finished:
-            return feed(.finished(playedFrames: event.sessionFrame))
+            // Played time is the session clock less the stretches skipped over.
+            return feed(.finished(playedFrames: event.sessionFrame - skippedFrames))
         case .paused:
             clockRunning = false
             previousCue = nil
             anchor = (event.sessionFrame, audible)
             return [.paused]
         case .resumed:
+            // The clock starts again from where it stopped, when the resume is heard (never
+            // earlier than now).
+            anchor = (event.sessionFrame, max(audible, MonotonicTime.now()))
             clockRunning = true
             previousCue = nil
             return [.resumed]
         case .skipped(let frames):
+            skippedFrames += frames
             previousCue = nil
             return [.skipped(seconds: Double(frames) / Double(configuration.rate))]
         case .voiceStolen:

@@ -1,4 +1,5 @@
 import Foundation
+import GongAudio
 import GongCore
 import GongKit
 
@@ -32,13 +33,13 @@ enum NoticeFormat {
     }
 
     static func json(_ notice: LiveNotice, pattern: String, at date: Date = Date()) -> String {
-        var object: [String: Any] = ["time": timestamp(date), "pattern": pattern]
+        var object: [String: Any] = ["time": timestamp(date), "pattern": pattern, "monotonic": MonotonicTime.now().seconds]
         switch notice {
         case .started(let device, let rate, let channels, let format, let latency):
             object["type"] = "started"; object["device"] = device; object["rate"] = rate
             object["channels"] = channels; object["format"] = format; object["latencyMs"] = latency
         case .firstFrameAudible(let seconds):
-            object["type"] = "firstFrameAudible"; object["monotonic"] = seconds
+            object["type"] = "firstFrameAudible"; object["audible"] = seconds
         case .phaseBegan(let name, let cycle, let count, let length):
             object["type"] = "phaseBegan"; object["phase"] = name; object["cycle"] = cycle; object["cycles"] = count; object["seconds"] = length
         case .cue(let sound, let late):
