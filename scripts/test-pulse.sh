@@ -30,5 +30,18 @@ if ! pactl list short sinks | awk '{print $2}' | grep -qx "$SINK"; then
   pactl load-module module-null-sink sink_name=$SINK rate=48000 format=float32le channels=2 >/dev/null
 fi
 pactl set-default-sink $SINK
+
+# A silent stream keeps the sink running, as a sound card always runs: an idle null sink takes
+# about 2 s to wake for each new or recovering stream. It ends by itself after an hour. Every
+# inherited descriptor is closed first, so it never holds a caller's pipe open.
+if ! pgrep -f "pacat --playback --raw --device=$SINK" >/dev/null; then
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      n=${fd##*/}
+      [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"
+    done
+    exec setsid timeout 3600 pacat --playback --raw --device=$SINK /dev/zero </dev/null >/dev/null 2>&1
+  ) &
+fi
 [ "$started" = 1 ] && echo "test-pulse: started PulseAudio with null sink $SINK" >&2
 exit 0

@@ -117,9 +117,10 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         #expect(process.terminationStatus == 0)
         #expect(output.contains("cycles 5 of 5"), "\(output)")
         let xrunLine = try #require(output.split(separator: "\n").first { $0.contains("xrun:") }, "\(output)")
-        // About 300 ms at 48 kHz were lost (the plugin may add a little).
+        // At least most of the 300 ms was lost; a sound server may take longer to resume the
+        // stream (an idle PulseAudio null sink wakes up in about 2 s), which is lost too.
         let lost = Int(xrunLine.split(separator: " ").first { Int($0) != nil } ?? "") ?? 0
-        #expect((12_000...40_000).contains(lost), "\(xrunLine)")
+        #expect((12_000...150_000).contains(lost), "\(xrunLine)")
         #expect(output.contains("xruns 1 · recoveries 1"), "\(output)")
     }
 
