@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DEMO_FILE ?= out/demo.wav
 
-.PHONY: all deps build demo test test-tsan install uninstall bench clean sounds
+.PHONY: all deps build demo test install uninstall bench clean sounds
 
 all: build
 
