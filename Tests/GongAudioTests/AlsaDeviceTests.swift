@@ -11,13 +11,19 @@ import Testing
         #expect(configuration.periodFrames == 256)
         #expect(configuration.bufferFrames >= 512)
         let converter = SampleConverter(format: configuration.format, capacitySamples: 512)
-        let silence = [Float](repeating: 0, count: 512)
         var total = 0
         for _ in 0..<200 {
-            let bytes = silence.withUnsafeBufferPointer { converter.convert($0.baseAddress!, count: 512) }
-            total += pcm.writeInterleaved(bytes, frames: 256)
+            total += pcm.writeInterleaved(converter.convert(count: 512), frames: 256)
         }
         #expect(total == 200 * 256)
+    }
+
+    @Test func aLatencyAloneIsTwoPeriods() throws {
+        let pcm = try AlsaPCM(PCMRequest(device: "null", rate: 48000, channels: 2, latencyMs: 100))
+        #expect(pcm.configuration.periodFrames == 2400, "fewer wake-ups when more latency is allowed")
+        #expect(pcm.configuration.bufferFrames == 4800)
+        let both = try AlsaPCM(PCMRequest(device: "null", rate: 48000, channels: 2, periodFrames: 1200, latencyMs: 100))
+        #expect(both.configuration.periodFrames == 1200 && both.configuration.bufferFrames == 4800)
     }
 
     @Test(arguments: [SampleFormat.int16, .int32, .float32])
@@ -30,9 +36,18 @@ import Testing
     @Test func conversionRoundsAndClampsLikeTheFileWriter() {
         let converter = SampleConverter(format: .int16, capacitySamples: 4)
         let samples: [Float] = [1.5, -1.5, 0.5, 1 / 32768]
-        let bytes = samples.withUnsafeBufferPointer { converter.convert($0.baseAddress!, count: 4) }
+        for (index, sample) in samples.enumerated() { converter.renderBuffer[index] = sample }
+        let bytes = converter.convert(count: 4)
         let values = (0..<4).map { bytes.load(fromByteOffset: $0 * 2, as: Int16.self) }
         #expect(values == [32767, -32768, 16384, 1])
+    }
+
+    @Test func aFloatDeviceIsRenderedForInPlace() {
+        let converter = SampleConverter(format: .float32, capacitySamples: 4)
+        converter.renderBuffer[2] = 0.25
+        let bytes = converter.convert(count: 4)
+        #expect(bytes == UnsafeRawPointer(converter.renderBuffer.baseAddress!))
+        #expect(bytes.load(fromByteOffset: 8, as: Float.self) == 0.25)
     }
 
     @Test func anUnknownDeviceSaysSoAndPointsAtGongDevices() {

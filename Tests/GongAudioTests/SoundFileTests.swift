@@ -108,13 +108,23 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
 
     @Test func prepareSoundConvertsChannelsAndRateTogether() throws {
         let scratch = try ScratchDirectory()
-        let path = scratch.file("bell.flac")
-        try writeSound(sine(frequency: 500, rate: 44100, frames: 4410), to: path, format: .flac, encoding: .pcm24, rate: 44100)
-        let prepared = try prepareSound(path: path, outputRate: 48000, outputChannels: 2)
-        #expect(prepared.channels == 2)
+        let mono = scratch.file("bell.flac")
+        try writeSound(sine(frequency: 500, rate: 44100, frames: 4410), to: mono, format: .flac, encoding: .pcm24, rate: 44100)
+        // A mono file stays mono for a stereo output: the mixer plays it on both channels.
+        let prepared = try prepareSound(path: mono, outputRate: 48000, outputChannels: 2)
+        #expect(prepared.channels == 1)
         #expect(abs(prepared.frames - 4800) <= 1)
-        #expect(prepared.samples.count == prepared.frames * 2)
-        #expect(prepared.samples[200] == prepared.samples[201])
+        #expect(prepared.samples.count == prepared.frames)
+
+        // A stereo file for a mono output is mixed down, then resampled.
+        let stereo = scratch.file("wide.wav")
+        let tone = sine(frequency: 500, rate: 44100, frames: 4410)
+        try writeSound(zip(tone, tone).flatMap { [$0, $1 * 0.5] }, to: stereo, format: .wav, encoding: .float32, rate: 44100, channels: 2)
+        let down = try prepareSound(path: stereo, outputRate: 48000, outputChannels: 1)
+        #expect(down.channels == 1 && abs(down.frames - 4800) <= 1)
+        let kept = try prepareSound(path: stereo, outputRate: 48000, outputChannels: 2)
+        #expect(kept.channels == 2 && kept.samples.count == kept.frames * 2)
+        #expect(abs(kept.samples[400] - 2 * kept.samples[401]) < 1e-4, "left and right stay apart")
     }
 }
 

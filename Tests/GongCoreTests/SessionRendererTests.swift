@@ -1,3 +1,4 @@
+import Foundation
 import GongCore
 import Testing
 
@@ -114,6 +115,77 @@ import Testing
         let events = renderSession(&renderer, blockFrames: 512)
         let stolen = events.filter { if case .voiceStolen = $0.kind { true } else { false } }
         #expect(stolen.count == 80 - 64)
+    }
+
+    /// The limiter as specified, one frame at a time: master gain, then gain reduction that
+    /// holds the peak at the ceiling and recovers over 100 ms, reset by a silent frame.
+    static func referenceLimiter(_ mix: [Float], channels: Int, gain: Float, rate: Int) -> [Float] {
+        let release = Float(1 / (0.1 * Double(rate)))
+        var limiter: Float = 1
+        var output = mix
+        for frame in 0..<(mix.count / channels) {
+            var peak: Float = 0
+            for channel in 0..<channels {
+                output[frame * channels + channel] *= gain
+                peak = max(peak, abs(output[frame * channels + channel]))
+            }
+            if peak == 0 {
+                limiter = 1
+            } else {
+                if limiter < 1 { limiter = min(1, limiter + (1 - limiter) * release) }
+                if peak * limiter > SessionRenderer.ceiling { limiter = SessionRenderer.ceiling / peak }
+            }
+            if limiter != 1 { for channel in 0..<channels { output[frame * channels + channel] *= limiter } }
+        }
+        return output
+    }
+
+    /// Quiet stretches take a shortcut (one multiply, no per-frame limiter); loud ones the
+    /// per-frame path. Both must give exactly what the limiter's definition gives.
+    @Test(arguments: [-20.0, 0.0, 9.0])
+    func theMixAndLimiterMatchTheirDefinitionExactly(masterGainDB: Double) throws {
+        let pattern = Pattern(name: "swell", phases: [Phase("a", length: Rational(1, 2)!, cue: Cue("x")),
+                                                      Phase("b", length: Rational(3, 10)!, cue: Cue("y", gainDB: -3))],
+                              length: .cycles(6))
+        let rate = 8000
+        let timeline = try Timeline(pattern: pattern, sampleRate: rate)
+        // Swells that cross the ceiling at +9 dB and stay far below it at −20 dB.
+        let swell: [Float] = (0..<6000).map { (i: Int) -> Float in
+            let envelope = Float(6000 - i) / 6000
+            return 0.35 * sinf(Float(i) * 0.05) * envelope
+        }
+        let gapped: [Float] = (0..<2500).map { (i: Int) -> Float in i % 7 == 0 ? 0 : 0.5 * cosf(Float(i) * 0.013) }
+        let sounds = [swell, gapped]
+        let (samples, _) = Self.renderAll(timeline, sounds: sounds, blockFrames: 97, masterGainDB: masterGainDB)
+        let mix = Self.referenceMix(timeline, sounds: sounds, length: samples.count)
+        let expected = Self.referenceLimiter(mix, channels: 1, gain: decibelsToGain(masterGainDB), rate: rate)
+        #expect(samples == expected)
+        if masterGainDB > 0 {
+            let peak = samples.map(abs).max() ?? 0
+            #expect(peak > 0.9 && peak <= SessionRenderer.ceiling + 1e-6, "the limiter engaged and held the ceiling")
+        }
+    }
+
+    /// Mono sounds stay mono in memory and play on every channel: the output is bit-identical to
+    /// mixing the same sounds duplicated to stereo, loud or quiet.
+    @Test(arguments: [-6.0, 12.0])
+    func aMonoSoundOnAStereoOutputIsTheSameSoundOnBothChannels(masterGainDB: Double) throws {
+        let pattern = Pattern(name: "pair", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("mono")),
+                                                     Phase("b", length: Rational(3, 10)!, cue: Cue("wide"))],
+                              length: .cycles(8), endCue: Cue("mono"))
+        let timeline = try Timeline(pattern: pattern, sampleRate: 8000)
+        let mono = Self.tail(frames: 3000, level: 0.6)
+        let wide: [Float] = (0..<1800).flatMap { (i: Int) -> [Float] in [0.5 * sinf(Float(i) * 0.1), -0.4 * sinf(Float(i) * 0.07)] }
+        func render(_ sounds: [RenderSound]) -> [Float] {
+            var renderer = SessionRenderer(timeline: timeline, sounds: sounds, channels: 2, masterGainDB: masterGainDB)
+            var output: [Float] = []
+            renderSession(&renderer, blockFrames: 300) { block, _ in output.append(contentsOf: block) }
+            return output
+        }
+        let fromMono = render([RenderSound(samples: mono, channels: 1), RenderSound(samples: wide, channels: 2)])
+        let fromStereo = render([RenderSound(samples: mono.flatMap { [$0, $0] }, channels: 2), RenderSound(samples: wide, channels: 2)])
+        #expect(fromMono.count == fromStereo.count && fromMono.count > 0)
+        #expect(fromMono == fromStereo)
     }
 
     @Test func theSameSamplesComeOutWhateverTheBlockSize() throws {

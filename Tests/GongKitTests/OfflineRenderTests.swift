@@ -43,8 +43,13 @@ final class ScratchDirectory {
         var reference = [Float](repeating: 0, count: length * channels)
         for (frame, trigger) in onsets {
             let sound = plan.sounds[Int(trigger.sound)]
-            let start = Int(frame) * channels
-            for index in 0..<sound.count { reference[start + index] += sound[index] * trigger.gain }
+            for soundFrame in 0..<sound.frames {
+                for channel in 0..<channels {
+                    // A mono sound plays the same sample on every channel.
+                    let sample = sound.samples[soundFrame * sound.channels + min(channel, sound.channels - 1)]
+                    reference[(Int(frame) + soundFrame) * channels + channel] += sample * trigger.gain
+                }
+            }
         }
         let master = decibelsToGain(-6)
         var mismatches = 0

@@ -53,11 +53,14 @@ public final class AlsaPCM: PCM {
         result = alsaSetRateNear(pcm, hw, &rate)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_rate_near", "cannot play at \(request.rate) Hz: \(alsaErrorText(result))") }
 
-        let period = request.periodFrames ?? max(64, Int(rate) * 256 / 48000)
+        // Two periods to the buffer unless told otherwise: each wake-up refills half of it, so a
+        // longer latency also means fewer wake-ups (CPU time goes mostly to waking up).
+        let requestedLatencyFrames = request.latencyMs.map { Int($0 / 1000 * Double(rate)) }
+        let period = request.periodFrames ?? requestedLatencyFrames.map { max(16, $0 / 2) } ?? max(64, Int(rate) * 256 / 48000)
         var periodFrames = UInt(period)
         result = alsaSetPeriodSizeNear(pcm, hw, &periodFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_period_size_near") }
-        let latencyFrames = request.latencyMs.map { Int($0 / 1000 * Double(rate)) } ?? 2 * Int(periodFrames)
+        let latencyFrames = requestedLatencyFrames ?? 2 * Int(periodFrames)
         var bufferFrames = UInt(max(2 * Int(periodFrames), latencyFrames))
         result = alsaSetBufferSizeNear(pcm, hw, &bufferFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_buffer_size_near") }

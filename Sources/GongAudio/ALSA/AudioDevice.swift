@@ -43,7 +43,8 @@ public struct PCMRequest: Sendable, Equatable {
     public var rate: Int
     public var channels: Int
     public var format: SampleFormat?
-    /// Frames per period; default: about 5 ms (256 at 48 kHz).
+    /// Frames per period; default: half the latency, or about 5 ms (256 at 48 kHz) when no
+    /// latency is asked for either.
     public var periodFrames: Int?
     /// Total buffered latency in milliseconds; default: two periods (about 10 ms).
     public var latencyMs: Double?

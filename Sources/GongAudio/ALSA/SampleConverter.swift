@@ -1,24 +1,40 @@
-/// Converts the renderer's interleaved floats to the device's format, in place into a buffer
-/// allocated once: the real-time loop calls it every period.
+/// The buffers between the renderer and the device, allocated once: the real-time loop renders
+/// a period into `renderBuffer` and hands `convert` 's result to the device.
+///
+/// For a float device they are one buffer and conversion costs nothing; for an integer device
+/// the floats are converted into a second buffer of the device's format.
 public struct SampleConverter: ~Copyable {
     public let format: SampleFormat
     public let capacitySamples: Int
+    /// Where the renderer writes one period of interleaved floats.
+    public let renderBuffer: UnsafeMutableBufferPointer<Float>
+    /// What the device is given.
     public let bytes: UnsafeMutableRawPointer
 
     public init(format: SampleFormat, capacitySamples: Int) {
         self.format = format
         self.capacitySamples = capacitySamples
         bytes = .allocate(byteCount: capacitySamples * format.bytesPerSample, alignment: 16)
+        if format == .float32 {
+            renderBuffer = UnsafeMutableBufferPointer(start: bytes.bindMemory(to: Float.self, capacity: capacitySamples), count: capacitySamples)
+        } else {
+            renderBuffer = .allocate(capacity: capacitySamples)
+        }
+        renderBuffer.initialize(repeating: 0)
     }
 
-    deinit { bytes.deallocate() }
+    deinit {
+        if format != .float32 { renderBuffer.deallocate() }
+        bytes.deallocate()
+    }
 
-    /// Converts `count` samples and returns the buffer to hand to the device.
+    /// Converts the first `count` samples of `renderBuffer` and returns what to hand the device.
     @_noAllocation @_noLocks
-    public func convert(_ source: UnsafePointer<Float>, count: Int) -> UnsafeRawPointer {
+    public func convert(count: Int) -> UnsafeRawPointer {
+        let source = UnsafePointer(renderBuffer.baseAddress.unsafelyUnwrapped)
         switch format {
         case .float32:
-            bytes.copyMemory(from: source, byteCount: count * 4)
+            break  // rendered in place
         case .int16:
             let destination = bytes.assumingMemoryBound(to: Int16.self)
             for index in 0..<count {

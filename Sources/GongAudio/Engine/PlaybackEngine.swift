@@ -30,7 +30,8 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     private let channels: Int
     private let rate: Int
     private let periodFrames: Int
-    private let block: UnsafeMutableBufferPointer<Float>
+    /// Where the fade after a device loss is rendered, unheard.
+    private let unheardBlock: UnsafeMutableBufferPointer<Float>
     private let done = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
     private let periods = Atomic<Int>(0)
@@ -41,6 +42,8 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// Backoff between attempts to reopen a lost device: 100 ms doubling to 5 s.
     public static var firstRetryMilliseconds: Int { 100 }
     public static var maxRetryMilliseconds: Int { 5000 }
+    /// The device clock is read every this many periods (about 40 ms at the default latency).
+    static var statusIntervalPeriods: Int { 8 }
 
     /// - Parameters:
     ///   - renderer: the session; must be at the device's rate and channel count.
@@ -57,13 +60,13 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         channels = configuration.channels
         rate = configuration.rate
         periodFrames = configuration.periodFrames
-        block = .allocate(capacity: configuration.periodFrames * configuration.channels)
+        unheardBlock = .allocate(capacity: configuration.periodFrames * configuration.channels)
     }
 
     deinit {
         renderer.deinitialize(count: 1)
         renderer.deallocate()
-        block.deallocate()
+        unheardBlock.deallocate()
     }
 
     public var isRunning: Bool { running.load(ordering: .acquiring) }
@@ -133,26 +136,23 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         var renderedBase: Int64 = renderer.pointee.outputFrame  // renderer's frame at device frame 0
         var stalledSince: MonotonicTime?
         var announcedStart = false
-        var expectedOrigin: Int64?          // audible time of device frame 0, in ns, for gap detection
-        var pendingGap: Int64 = 0           // a gap seen once, waiting for confirmation
-        var underrunsToMeasure = 0          // -EPIPE recovered; its gap is measured from timestamps
-        var currentWindowMinimum = Int64.max, previousWindowMinimum = Int64.max
-        var windowEndFrame: Int64 = 0
-        let frameBytes = channels * device.configuration.format.bytesPerSample
-        let periodNanoseconds = Int64(periodFrames) * 1_000_000_000 / Int64(rate)
-        let bufferNanoseconds = Int64(device.configuration.bufferFrames) * 1_000_000_000 / Int64(rate)
-        // Timestamps jitter by a few milliseconds (PulseAudio: ~2 ms); a gap must be larger.
-        let gapThreshold = max(4 * periodNanoseconds, 30_000_000)
+        var clock = DeviceClock(rate: rate, periodFrames: periodFrames)
+        var convertedSilence = false        // the device buffer already holds a silent period
+        let configuration = device.configuration
+        let frameBytes = channels * configuration.format.bytesPerSample
+        let bufferNanoseconds = Int64(configuration.bufferFrames) * 1_000_000_000 / Int64(rate)
         let playStart = MonotonicTime.now()
+        let block = converter.renderBuffer
+        let statusInterval = Int64(PlaybackEngine.statusIntervalPeriods * periodFrames)
 
         /// How much audio an underrun lost shows once the device plays again: its frames are then
         /// heard later than the clock expected. Devices without timestamps (unpaced ones) lose a
         /// period by convention.
         func noteRecoveredUnderrun(_ renderEvents: inout RenderEventBuffer) {
-            underrunsToMeasure += 1
-            if expectedOrigin == nil {
+            if clock.originNanoseconds == nil {
                 reportUnderrun(lostFrames: Int64(periodFrames), renderEvents: &renderEvents)
-                underrunsToMeasure = 0
+            } else {
+                clock.noteReportedUnderrun()
             }
         }
 
@@ -187,9 +187,12 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 continue
             }
 
-            let produced = renderer.pointee.render(into: block, events: &renderEvents)
-            _ = produced
-            let bytes = converter.convert(UnsafePointer(block.baseAddress!), count: block.count)
+            _ = renderer.pointee.render(into: block, events: &renderEvents)
+            // Most of a session is silence between gongs: a silent period already converted
+            // need not be converted again.
+            let silent = renderer.pointee.lastBlockWasSilent
+            let bytes = silent && convertedSilence ? UnsafeRawPointer(converter.bytes) : converter.convert(count: block.count)
+            convertedSilence = silent
             var offset = 0
             while offset < periodFrames {
                 let written = device.writeInterleaved(bytes + offset * frameBytes, frames: periodFrames - offset)
@@ -218,74 +221,35 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             writtenFrames += Int64(periodFrames)
             periods.add(1, ordering: .relaxed)
 
-            // When is each of this block's events heard? The frame written last is heard `delay`
-            // frames after the status timestamp. A device that takes frames faster than real
-            // time (ALSA's null) has no such moment: its events carry no time.
-            var audibleOfNextFrame: Int64 = 0
+            // A device that takes frames faster than real time (ALSA's null) has no clock to
+            // learn: its events carry no time.
             let elapsed = MonotonicTime.now().nanoseconds - playStart.nanoseconds
             let paced = writtenFrames * 1_000_000_000 / Int64(rate) <= elapsed + bufferNanoseconds + 500_000_000
             // Until the device has consumed a couple of periods beyond its first full buffer it
             // may not really be playing yet (PulseAudio's null sink wakes up to 2 s late), so
             // its timestamps only count from then on.
-            let consuming = writtenFrames >= Int64(device.configuration.bufferFrames + 2 * periodFrames)
-            // The device clock is read every eighth period (~40 ms at the default latency):
-            // plenty for the smoothed origin, and a status query through a sound server costs
-            // a round trip.
-            let statusDue = writtenFrames % Int64(8 * periodFrames) == 0
-            if paced, consuming, statusDue || expectedOrigin == nil, let status = device.status(), status.state == .running, status.timestamp.nanoseconds > 0,
-               status.delayFrames >= 0, status.delayFrames <= 4 * device.configuration.bufferFrames + rate / 10 {
+            let consuming = writtenFrames >= Int64(configuration.bufferFrames + 2 * periodFrames)
+            // The device clock is read every few periods: plenty for the smoothed origin, and a
+            // status query through a sound server costs a round trip.
+            let statusDue = writtenFrames % statusInterval == 0 || clock.originNanoseconds == nil
+            if paced, consuming, statusDue, let status = device.status(), status.state == .running, status.timestamp.nanoseconds > 0,
+               status.delayFrames >= 0, status.delayFrames <= 4 * configuration.bufferFrames + rate / 10 {
                 // The status timestamp is when `delay` was measured. Some plugins (PulseAudio's)
                 // report a stale one; then the moment of the status call stands in for it.
                 let now = MonotonicTime.now().nanoseconds
                 let measured = abs(now - status.timestamp.nanoseconds) < 2_000_000 ? status.timestamp.nanoseconds : now
-                audibleOfNextFrame = measured + Int64(status.delayFrames) * 1_000_000_000 / Int64(rate)
-                let origin = audibleOfNextFrame - writtenFrames * 1_000_000_000 / Int64(rate)
-                // Jitter only ever makes a frame look later (the status call runs late, never
-                // early), so the device clock's origin is the lowest recent estimate: the minimum
-                // over the last one to two seconds, which also follows slow drift between the
-                // device clock and CLOCK_MONOTONIC.
-                if writtenFrames >= windowEndFrame {
-                    previousWindowMinimum = currentWindowMinimum
-                    currentWindowMinimum = .max
-                    windowEndFrame = writtenFrames + Int64(rate)
+                if let lost = clock.observe(writtenFrames: writtenFrames, delayFrames: status.delayFrames, measuredAt: measured) {
+                    reportUnderrun(lostFrames: lost, renderEvents: &renderEvents)
                 }
-                if let expected = expectedOrigin, origin - expected > gapThreshold {
-                    // Frames heard later than the clock says: an underrun the device did not
-                    // report, or the process was stopped. It must show in two reports in a row,
-                    // so one odd report cannot skip part of the session.
-                    if pendingGap > 0 {
-                        reportUnderrun(lostFrames: min(origin - expected, pendingGap) * Int64(rate) / 1_000_000_000, renderEvents: &renderEvents)
-                        underrunsToMeasure = 0
-                        previousWindowMinimum = origin
-                        currentWindowMinimum = origin
-                        pendingGap = 0
-                    } else {
-                        pendingGap = origin - expected
-                    }
-                } else {
-                    pendingGap = 0
-                    if underrunsToMeasure > 0, let expected = expectedOrigin {
-                        // A reported underrun (-EPIPE) whose gap stayed under the threshold.
-                        reportUnderrun(lostFrames: max(0, origin - expected) * Int64(rate) / 1_000_000_000, renderEvents: &renderEvents)
-                        underrunsToMeasure = 0
-                        previousWindowMinimum = origin
-                        currentWindowMinimum = origin
-                    }
-                    currentWindowMinimum = min(currentWindowMinimum, origin)
-                }
-                expectedOrigin = min(previousWindowMinimum, currentWindowMinimum)
-                if !announcedStart {
+                if !announcedStart, let origin = clock.originNanoseconds {
                     announcedStart = true
                     _ = events.tryPush(.started(firstFrameAudible: MonotonicTime(nanoseconds: origin)))
                 }
             }
             for index in 0..<renderEvents.count {
                 let event = renderEvents[index]
-                // Heard at the device clock's origin plus the frame's place in the stream; the
-                // origin is smoothed over many status reports, one report alone jitters by ms.
-                let deviceFrame = event.outputFrame - renderedBase
-                let audible = (audibleOfNextFrame == 0 || expectedOrigin == nil) ? 0
-                    : expectedOrigin! + deviceFrame * 1_000_000_000 / Int64(rate)
+                // Heard at the device clock's origin plus the frame's place in the stream.
+                let audible = clock.audibleNanoseconds(ofDeviceFrame: event.outputFrame - renderedBase) ?? 0
                 if !events.tryPush(.render(event, audible: MonotonicTime(nanoseconds: audible))) {
                     _ = events.tryPush(.eventsDropped(count: 1))
                 }
@@ -331,7 +295,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         renderer.pointee.apply(.pause, events: &renderEvents)
         var guardBlocks = 0
         while renderer.pointee.lifecycle == .pausing && guardBlocks < 64 {
-            _ = renderer.pointee.render(into: block, events: &renderEvents)
+            _ = renderer.pointee.render(into: unheardBlock, events: &renderEvents)
             guardBlocks += 1
         }
         for index in 0..<renderEvents.count {

@@ -10,7 +10,9 @@ public struct DecodedSound: Sendable {
     public var sampleRate: Int
 }
 
-/// A sound ready for the mixer: at the output rate and channel count, first frame = onset.
+/// A sound ready for the mixer: at the output rate, first frame = onset. A mono file stays
+/// mono (the mixer plays it on every channel, which halves the memory a bank of long gongs
+/// takes); a stereo one has the output's channel count.
 public struct PreparedSound: Sendable {
     public var samples: [Float]
     public var frames: Int
@@ -78,13 +80,14 @@ func truncatedAudioChunk(_ log: String) -> (header: Int, actual: Int)? {
     return nil
 }
 
-/// Loads a sound and converts it for the mixer: channel count first (cheaper to resample one
-/// channel), then rate.
+/// Loads a sound and converts it for the mixer: a stereo file is mixed down first when the
+/// output is mono (cheaper to resample one channel), then the rate is converted.
 public func prepareSound(path: String, outputRate: Int, outputChannels: Int) throws(SoundFileError) -> PreparedSound {
     let decoded = try loadSound(path: path)
-    let remixed = convertChannels(decoded.samples, from: decoded.channels, to: outputChannels)
-    let samples = try resample(remixed, channels: outputChannels, from: decoded.sampleRate, to: outputRate, path: path)
-    return PreparedSound(samples: samples, frames: samples.count / outputChannels, channels: outputChannels, path: path)
+    let channels = min(decoded.channels, outputChannels)
+    let remixed = convertChannels(decoded.samples, from: decoded.channels, to: channels)
+    let samples = try resample(remixed, channels: channels, from: decoded.sampleRate, to: outputRate, path: path)
+    return PreparedSound(samples: samples, frames: samples.count / channels, channels: channels, path: path)
 }
 
 /// Mono becomes both channels; stereo becomes mono by averaging, which keeps a sound panned

@@ -18,10 +18,13 @@ public struct SessionRenderer: ~Copyable {
 
     private let events: UnsafeMutableBufferPointer<TimelineEvent>
     /// Every sound's samples in one allocation; sound `i` starts at `soundOffsets[i]` (in
-    /// samples) and lasts `soundFrames[i]` frames.
+    /// samples) and lasts `soundFrames[i]` frames. Mono sounds stay mono here: a bank of gongs
+    /// is tens of megabytes, and doubling it for stereo would cost memory and start-up time.
     private let samplePool: UnsafeMutablePointer<Float>
     private let soundOffsets: UnsafeMutableBufferPointer<Int>
     private let soundFrames: UnsafeMutableBufferPointer<Int>
+    /// 1 for a mono sound (played on every output channel), else the output's channel count.
+    private let soundChannels: UnsafeMutableBufferPointer<Int>
     private let voices: UnsafeMutableBufferPointer<Voice>
     private let endEventIndex: Int
     private var activeVoices = 0
@@ -61,10 +64,10 @@ public struct SessionRenderer: ~Copyable {
     }
 
     /// - Parameters:
-    ///   - sounds: one interleaved buffer per entry of `timeline.sounds`, at `channels` channels
-    ///     and the timeline's sample rate.
-    public init(timeline: Timeline, sounds soundData: [[Float]], channels: Int, masterGainDB: Double = 0, voiceCapacity: Int = 64) {
-        precondition(soundData.count == timeline.sounds.count, "one buffer per timeline sound")
+    ///   - sounds: one per entry of `timeline.sounds`, at the timeline's sample rate: mono (played
+    ///     on every output channel) or with `channels` channels.
+    public init(timeline: Timeline, sounds soundData: [RenderSound], channels: Int, masterGainDB: Double = 0, voiceCapacity: Int = 64) {
+        precondition(soundData.count == timeline.sounds.count, "one sound per timeline sound")
         precondition((1...8).contains(channels) && voiceCapacity > 0)
         self.channels = channels
         self.sampleRate = timeline.sampleRate
@@ -75,19 +78,22 @@ public struct SessionRenderer: ~Copyable {
         _ = events.initialize(from: timeline.events)
         endEventIndex = timeline.events.firstIndex { $0.frame == timeline.plannedEndFrame } ?? timeline.events.count - 1
 
-        let totalSamples = soundData.reduce(0) { $0 + $1.count }
+        let totalSamples = soundData.reduce(0) { $0 + $1.samples.count }
         let pool = UnsafeMutablePointer<Float>.allocate(capacity: max(1, totalSamples))
         soundOffsets = .allocate(capacity: max(1, soundData.count))
         soundFrames = .allocate(capacity: max(1, soundData.count))
+        soundChannels = .allocate(capacity: max(1, soundData.count))
         var offset = 0
-        for (index, data) in soundData.enumerated() {
-            precondition(data.count % channels == 0, "sound buffers are interleaved at the output channel count")
-            data.withUnsafeBufferPointer { source in
-                if let base = source.baseAddress { (pool + offset).initialize(from: base, count: data.count) }
+        for (index, sound) in soundData.enumerated() {
+            precondition(sound.channels == 1 || sound.channels == channels, "a sound is mono or has the output's channel count")
+            precondition(sound.samples.count % sound.channels == 0, "sound buffers hold whole frames")
+            sound.samples.withUnsafeBufferPointer { source in
+                if let base = source.baseAddress { (pool + offset).initialize(from: base, count: source.count) }
             }
             soundOffsets.initializeElement(at: index, to: offset)
-            soundFrames.initializeElement(at: index, to: data.count / channels)
-            offset += data.count
+            soundFrames.initializeElement(at: index, to: sound.frames)
+            soundChannels.initializeElement(at: index, to: sound.channels)
+            offset += sound.samples.count
         }
         samplePool = pool
         voices = .allocate(capacity: voiceCapacity)
@@ -101,10 +107,17 @@ public struct SessionRenderer: ~Copyable {
         limiterRelease = Float(1 / (0.1 * Double(timeline.sampleRate)))
     }
 
+    /// Sounds given as interleaved buffers at the output's channel count.
+    public init(timeline: Timeline, sounds: [[Float]], channels: Int, masterGainDB: Double = 0, voiceCapacity: Int = 64) {
+        self.init(timeline: timeline, sounds: sounds.map { RenderSound(samples: $0, channels: channels) }, channels: channels,
+                  masterGainDB: masterGainDB, voiceCapacity: voiceCapacity)
+    }
+
     deinit {
         samplePool.deallocate()
         soundOffsets.deallocate()
         soundFrames.deallocate()
+        soundChannels.deallocate()
         events.deallocate()
         voices.deallocate()
     }
@@ -282,16 +295,28 @@ public struct SessionRenderer: ~Copyable {
         let pool = samplePool
         let offsets = soundOffsets.baseAddress.unsafelyUnwrapped
         let lengths = soundFrames.baseAddress.unsafelyUnwrapped
+        let soundChannelCounts = soundChannels.baseAddress.unsafelyUnwrapped
         let channelCount = channels
         var index = 0
         while index < activeVoices {
             let voice = voiceList[index]
             let sound = Int(voice.sound)
             let count = min(frames, lengths[sound] - voice.position)
-            let source = pool + offsets[sound] + voice.position * channelCount
             let voiceGain = voice.gain
-            for sample in 0..<(count * channelCount) {
-                destination[sample] += source[sample] * voiceGain
+            if soundChannelCounts[sound] == channelCount {
+                let source = pool + offsets[sound] + voice.position * channelCount
+                for sample in 0..<(count * channelCount) {
+                    destination[sample] += source[sample] * voiceGain
+                }
+            } else {
+                // A mono sound on every channel: the same sum as mixing a duplicated buffer.
+                let source = pool + offsets[sound] + voice.position
+                for frame in 0..<count {
+                    let value = source[frame] * voiceGain
+                    for channel in 0..<channelCount {
+                        destination[frame * channelCount + channel] += value
+                    }
+                }
             }
             if voice.position + count == lengths[sound] {
                 removeVoice(at: index)
@@ -313,6 +338,23 @@ public struct SessionRenderer: ~Copyable {
             // per-frame path would have done with silent frames.
             limiterGain = 1
             return
+        }
+        if rampRemaining == 0 && limiterGain == 1 {
+            // The common case: steady gain and no peak near the ceiling. Then the per-frame path
+            // below would multiply by `gain` and leave the limiter at 1, so doing just that is
+            // bit-identical (|x·g| = |x|·g exactly for g ≥ 0, and rounding keeps order).
+            let count = frames * channels
+            var loudest: Float = 0
+            for index in 0..<count {
+                let level = abs(samples[index])
+                loudest = level > loudest ? level : loudest
+            }
+            if loudest * gain <= SessionRenderer.ceiling {
+                if gain != 1 {
+                    for index in 0..<count { samples[index] *= gain }
+                }
+                return
+            }
         }
         var frame = 0
         while frame < frames {
@@ -435,6 +477,20 @@ public struct RenderEventBuffer: ~Copyable {
         for index in 0..<count { array.append(storage[index]) }
         count = 0
     }
+}
+
+/// A sound as the renderer takes it: interleaved samples at the timeline's rate, mono or with
+/// the output's channel count.
+public struct RenderSound: Sendable {
+    public var samples: [Float]
+    public var channels: Int
+
+    public init(samples: [Float], channels: Int) {
+        self.samples = samples
+        self.channels = channels
+    }
+
+    public var frames: Int { samples.count / channels }
 }
 
 /// A sound that is ringing: which one, how far in, how loud.

@@ -7,8 +7,8 @@ import GongCore
 public struct SessionPlan: Sendable {
     public let timeline: Timeline
     public let channels: Int
-    /// One interleaved buffer per `timeline.sounds` entry.
-    public let sounds: [[Float]]
+    /// One sound per `timeline.sounds` entry: mono, or interleaved at `channels`.
+    public let sounds: [RenderSound]
     /// The file each sound came from, parallel to `sounds`.
     public let soundFiles: [String]
 
@@ -22,7 +22,7 @@ public struct SessionPlan: Sendable {
         } catch {
             throw .pattern(error)
         }
-        var sounds: [[Float]] = []
+        var sounds: [RenderSound] = []
         var files: [String] = []
         for name in timeline.sounds {
             let path: String
@@ -32,7 +32,8 @@ public struct SessionPlan: Sendable {
                 throw .sound(error)
             }
             do {
-                sounds.append(try prepareSound(path: path, outputRate: sampleRate, outputChannels: channels).samples)
+                let prepared = try prepareSound(path: path, outputRate: sampleRate, outputChannels: channels)
+                sounds.append(RenderSound(samples: prepared.samples, channels: prepared.channels))
             } catch {
                 throw .soundFile(error)
             }
@@ -52,7 +53,7 @@ public struct SessionPlan: Sendable {
     public var totalFrames: Int64 {
         var last = timeline.plannedEndFrame
         for (frame, trigger) in timeline.cueOnsets {
-            last = max(last, frame + Int64(sounds[Int(trigger.sound)].count / channels))
+            last = max(last, frame + Int64(sounds[Int(trigger.sound)].frames))
         }
         return last
     }

@@ -17,7 +17,7 @@ struct LiveOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Output latency in milliseconds (default: two periods, about 10 ms).", valueName: "MS"))
     var latency: Double?
 
-    @Option(help: ArgumentHelp("Frames per period (default: 256 at 48 kHz).", valueName: "FRAMES"))
+    @Option(help: ArgumentHelp("Frames per period (default: half the latency; 256 at 48 kHz).", valueName: "FRAMES"))
     var period: Int?
 
     @Option(help: "Sample format: float32, int32 or int16 (default: the best the device takes).")

@@ -1,0 +1,85 @@
+/// The device's clock against CLOCK_MONOTONIC: the moment device frame 0 was (or would have
+/// been) heard, learnt from status reports, and the gaps in which the device played nothing of
+/// ours.
+///
+/// Each report says that the next frame written is heard `delay` frames after a moment, so
+/// frame 0 is heard at `moment + delay − written`. One report jitters by milliseconds (the status
+/// call runs late, never early), so the origin is the lowest estimate of the last one to two
+/// seconds, which also follows slow drift between the two clocks. Frames heard later than that
+/// origin allows, by more than the jitter and in two reports in a row, mean audio was lost — an
+/// underrun a sound server hid, or a stopped process — and how much.
+///
+/// Plain arithmetic on integers: the real-time loop calls it and tests drive it with made-up
+/// reports.
+struct DeviceClock {
+    let rate: Int64
+    /// The smallest lateness taken for lost audio: above the status reports' jitter.
+    let gapThresholdNanoseconds: Int64
+    /// When device frame 0 is heard, in CLOCK_MONOTONIC nanoseconds; nil until the first report.
+    private(set) var originNanoseconds: Int64?
+    private var pendingGap: Int64 = 0
+    private var reportedUnderruns = 0
+    private var currentWindowMinimum = Int64.max
+    private var previousWindowMinimum = Int64.max
+    private var windowEndFrame: Int64 = 0
+
+    init(rate: Int, periodFrames: Int) {
+        self.rate = Int64(rate)
+        // PulseAudio's reports jitter by about 2 ms; a gap must stand well clear of that.
+        gapThresholdNanoseconds = max(4 * Int64(periodFrames) * 1_000_000_000 / Int64(rate), 30_000_000)
+    }
+
+    /// The device reported an underrun (`-EPIPE`) and was recovered: the next report measures
+    /// the audio it lost, however small.
+    mutating func noteReportedUnderrun() {
+        reportedUnderruns += 1
+    }
+
+    /// Takes one status report: `writtenFrames` handed to the device so far, the next of which
+    /// is heard `delayFrames` after `measuredAt`. Returns the frames lost, when the report shows
+    /// (or confirms) a gap or measures a reported underrun.
+    mutating func observe(writtenFrames: Int64, delayFrames: Int, measuredAt: Int64) -> Int64? {
+        let origin = measuredAt + (Int64(delayFrames) - writtenFrames) * 1_000_000_000 / rate
+        if writtenFrames >= windowEndFrame {
+            previousWindowMinimum = currentWindowMinimum
+            currentWindowMinimum = .max
+            windowEndFrame = writtenFrames + rate
+        }
+        var lost: Int64?
+        if let expected = originNanoseconds, origin - expected > gapThresholdNanoseconds {
+            // It must show in two reports in a row, so one odd report cannot skip part of the
+            // session; the smaller of the two is what was lost.
+            if pendingGap > 0 {
+                lost = frames(min(origin - expected, pendingGap))
+                restart(at: origin)
+            } else {
+                pendingGap = origin - expected
+            }
+        } else {
+            pendingGap = 0
+            if reportedUnderruns > 0, let expected = originNanoseconds {
+                lost = frames(max(0, origin - expected))
+                restart(at: origin)
+            }
+            currentWindowMinimum = min(currentWindowMinimum, origin)
+        }
+        originNanoseconds = min(previousWindowMinimum, currentWindowMinimum)
+        return lost
+    }
+
+    /// When device frame `frame` is heard, or nil before the first report.
+    func audibleNanoseconds(ofDeviceFrame frame: Int64) -> Int64? {
+        originNanoseconds.map { $0 + frame * 1_000_000_000 / rate }
+    }
+
+    private mutating func restart(at origin: Int64) {
+        pendingGap = 0
+        reportedUnderruns = 0
+        previousWindowMinimum = origin
+        currentWindowMinimum = origin
+    }
+
+    private func frames(_ nanoseconds: Int64) -> Int64 {
+        nanoseconds * rate / 1_000_000_000
+    }
+}

@@ -1,0 +1,90 @@
+@testable import GongAudio
+import Testing
+
+/// The device clock learnt from status reports, driven with made-up reports: 48 kHz, a report
+/// every 2048 frames (~42.7 ms), the device heard 10 ms after each report.
+@Suite struct DeviceClockTests {
+    static let rate: Int64 = 48000
+    static let step: Int64 = 2048
+    static let start: Int64 = 1_000_000_000_000
+
+    /// The moment a report about `written` frames is taken, when frame 0 is heard at `origin`
+    /// and the device holds `delay` frames: `written − delay` frames have been heard by then.
+    static func moment(written: Int64, delay: Int64 = 480, origin: Int64 = start) -> Int64 {
+        origin + (written - delay) * 1_000_000_000 / rate
+    }
+
+    @Test func jitteryReportsGiveTheEarliestOriginAndNoGap() {
+        var clock = DeviceClock(rate: 48000, periodFrames: 256)
+        var jitter: Int64 = 0
+        for report in 1...200 {
+            let written = Int64(report) * Self.step
+            jitter = (jitter * 7 + 1_300_000) % 2_500_000  // 0 to 2.5 ms late, never early
+            let lost = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + jitter)
+            #expect(lost == nil, "report \(report)")
+        }
+        let origin = clock.originNanoseconds ?? 0
+        #expect(origin >= Self.start && origin - Self.start < 100_000, "the origin is the earliest estimate, within 0.1 ms")
+        #expect(clock.audibleNanoseconds(ofDeviceFrame: 48000) == origin + 1_000_000_000)
+    }
+
+    @Test func aGapSeenTwiceInARowIsLostAudioOfItsLength() {
+        var clock = DeviceClock(rate: 48000, periodFrames: 256)
+        var written: Int64 = 0
+        for _ in 0..<50 {
+            written += Self.step
+            #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written)) == nil)
+        }
+        // The device played nothing of ours for 300 ms: from now on every frame is heard that
+        // much later.
+        let late = Self.start + 300_000_000
+        written += Self.step
+        #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: late)) == nil,
+                "one report alone is not believed")
+        written += Self.step
+        let lost = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: late))
+        #expect(lost == 14_400)
+        #expect(clock.originNanoseconds == late, "the clock follows the device at once")
+        written += Self.step
+        #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: late)) == nil)
+    }
+
+    @Test func oneLateReportIsIgnored() {
+        var clock = DeviceClock(rate: 48000, periodFrames: 256)
+        var written: Int64 = 0
+        for report in 0..<60 {
+            written += Self.step
+            let delayedCall: Int64 = report == 30 ? 80_000_000 : 0  // the status call ran 80 ms late once
+            #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + delayedCall) == nil)
+        }
+        #expect(clock.originNanoseconds == Self.start)
+    }
+
+    @Test func aReportedUnderrunIsMeasuredHoweverSmall() {
+        var clock = DeviceClock(rate: 48000, periodFrames: 256)
+        var written: Int64 = 0
+        for _ in 0..<10 {
+            written += Self.step
+            _ = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written))
+        }
+        // -EPIPE: 5 ms of audio were lost, well below the gap threshold.
+        clock.noteReportedUnderrun()
+        written += Self.step
+        let lost = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: Self.start + 5_000_000))
+        #expect(lost == 240)
+    }
+
+    @Test func slowDriftIsFollowedWithoutAGap() {
+        // The device clock runs 50 ppm slow: frame 0 seems to move later by 50 µs a second.
+        var clock = DeviceClock(rate: 48000, periodFrames: 256)
+        var written: Int64 = 0
+        for _ in 0..<(20 * 60 * 48000 / Int(Self.step)) {  // twenty minutes
+            written += Self.step
+            let drift = written * 50_000 / 48000  // ns: 50 µs per second of audio
+            #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + drift) == nil)
+        }
+        let drift = written * 50_000 / 48000
+        let origin = clock.originNanoseconds ?? 0
+        #expect(abs(origin - (Self.start + drift)) < 200_000, "within 0.2 ms of the drifting device")
+    }
+}
