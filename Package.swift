@@ -35,9 +35,11 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
+        // A real device with faults injected on cue, for the engine's and the session's tests.
+        .target(name: "GongTestSupport", dependencies: ["GongAudio"], path: "Tests/GongTestSupport"),
         .testTarget(name: "GongCoreTests", dependencies: ["GongCore"]),
-        .testTarget(name: "GongAudioTests", dependencies: ["GongAudio", "GongCore"]),
-        .testTarget(name: "GongKitTests", dependencies: ["GongKit"]),
+        .testTarget(name: "GongAudioTests", dependencies: ["GongAudio", "GongCore", "GongTestSupport"]),
+        .testTarget(name: "GongKitTests", dependencies: ["GongKit", "GongTestSupport"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
         .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit"]),
     ],

@@ -31,6 +31,34 @@ public enum StatusLines {
         return lines.map { fit($0, width: width) }
     }
 
+    /// How long until `render` would draw something different while the session plays on: a
+    /// clock ticks, a bar grows by an eighth of a cell, the percentage moves. The live view sleeps
+    /// that long — 1 s at most, 20 ms at least — rather than redrawing at a fixed rate.
+    public static func secondsUntilChange(_ status: LiveStatus, width: Int) -> Double {
+        guard status.activity == .playing else { return 1 }
+        let barWidth = max(4, max(20, width) - 8)
+        var soonest = 1.0
+        /// The clocks round up, so each changes as its time left crosses a whole second.
+        func untilWholeSecond(_ left: Double) -> Double {
+            let fraction = left - left.rounded(.down)
+            return fraction > 0 ? fraction : 1
+        }
+        /// A quantity that grows from 0 to `length` in `steps` steps changes at the next step.
+        func untilNextStep(elapsed: Double, length: Double, steps: Int) -> Double {
+            guard length > 0, elapsed < length else { return 1 }
+            let step = length / Double(steps)
+            return (elapsed / step).rounded(.down) * step + step - elapsed
+        }
+        soonest = min(soonest, untilWholeSecond(max(0, status.phaseLength - status.phaseElapsed)))
+        soonest = min(soonest, untilWholeSecond(max(0, status.sessionLength - status.sessionElapsed)))
+        soonest = min(soonest, untilNextStep(elapsed: status.sessionElapsed, length: status.sessionLength, steps: barWidth * 8))
+        soonest = min(soonest, untilNextStep(elapsed: status.sessionElapsed, length: status.sessionLength, steps: 100))
+        if status.motion == .inhale || status.motion == .exhale {
+            soonest = min(soonest, untilNextStep(elapsed: status.phaseElapsed, length: status.phaseLength, steps: (barWidth - 7) * 8))
+        }
+        return max(0.02, soonest + 0.001)
+    }
+
     /// How full the breathing bar is: it fills over an inhale, empties over an exhale and holds
     /// where the breath is during a hold (full after an inhale, empty after an exhale).
     static func breathFraction(_ status: LiveStatus) -> Double? {

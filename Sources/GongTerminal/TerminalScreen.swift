@@ -2,16 +2,22 @@ import Glibc
 
 /// Owns the terminal during a live session: raw keys, a hidden cursor, and a status block
 /// redrawn in place. Ctrl-C and Ctrl-Z still arrive as signals (ISIG stays on).
+///
+/// Keys and the view are separate: a tool may type keys on a terminal while reading JSON lines
+/// from a pipe, and then nothing but JSON may reach that pipe.
 public final class TerminalScreen {
     private let output: Int32
     private let input: Int32
+    /// False when only the keys are read: nothing is ever written to `output`.
+    private let drawsView: Bool
     private var saved = termios()
     private var isRaw = false
     private var drawn: [String] = []
 
-    public init(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO) {
+    public init(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO, drawsView: Bool = true) {
         self.input = input
         self.output = output
+        self.drawsView = drawsView
     }
 
     public static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
@@ -82,6 +88,7 @@ public final class TerminalScreen {
     }
 
     private func write(_ text: String) {
+        guard drawsView else { return }
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {

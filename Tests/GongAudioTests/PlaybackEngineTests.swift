@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import GongAudio
 import GongCore
+import GongTestSupport
 import Testing
 
 @Suite(.serialized) struct PlaybackEngineTests {

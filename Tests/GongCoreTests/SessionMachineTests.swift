@@ -107,6 +107,14 @@ import Testing
         #expect(headless.summary.deviceLosses == 1)
     }
 
+    @Test func stoppingWhileTheDeviceIsLostEndsTheSessionAndTheRetries() throws {
+        var machine = try Self.machine(in: .failed)
+        let effects = try machine.handle(.stop)
+        #expect(effects.contains(.sendToAudio(.stop)), "the audio side must stop retrying the device")
+        guard case .completed(let summary) = machine.state else { Issue.record("not completed"); return }
+        #expect(summary.stoppedEarly)
+    }
+
     @Test func aFatalFailureCannotBeResumedByADeviceReturn() throws {
         var machine = try Self.machine(in: .active)
         try machine.handle(.fail(SessionFailure(.fatal, "sound unreadable")))

@@ -30,6 +30,37 @@ import Testing
         #expect(lines[3].hasPrefix("in     "))
     }
 
+    /// The view sleeps until the drawing would change: just before that moment it is the same,
+    /// just after it differs — unless the wait was capped at a second or floored at 20 ms.
+    @Test(arguments: [(BreathMotion.still, 80), (.still, 24), (.inhale, 80), (.exhale, 30), (.hold, 60)])
+    func theViewWakesWhenItsDrawingChangesAndNotBefore(motion: BreathMotion, width: Int) {
+        var checked = 0
+        for step in 0..<400 {
+            let elapsed = 0.013 + Double(step) * 0.537
+            let length = motion == .still ? 900.0 : 4.7
+            var status = LiveStatus(patternName: "p", phaseName: "x", phaseIndex: 0, phaseCount: 1, cycle: 1, cycleCount: 1,
+                                    phaseElapsed: elapsed.truncatingRemainder(dividingBy: length), phaseLength: length,
+                                    sessionElapsed: elapsed, sessionLength: 900, motion: motion, previousMotion: .inhale, activity: .playing)
+            let wait = StatusLines.secondsUntilChange(status, width: width)
+            #expect(wait >= 0.02 && wait <= 1.001)
+            let now = StatusLines.render(status, width: width)
+            func advanced(by seconds: Double) -> [String] {
+                var later = status
+                later.phaseElapsed += seconds
+                later.sessionElapsed += seconds
+                return StatusLines.render(later, width: width)
+            }
+            if wait > 0.02 { #expect(advanced(by: wait - 0.0015) == now, "unchanged before the wake-up at \(elapsed)") }
+            if wait < 1 && status.phaseElapsed + wait < length {
+                #expect(advanced(by: wait + 0.0005) != now, "changed right after the wake-up at \(elapsed)")
+                checked += 1
+            }
+            status.activity = .paused
+            #expect(StatusLines.secondsUntilChange(status, width: width) == 1, "a paused view waits for events")
+        }
+        #expect(checked > 100)
+    }
+
     @Test func barsAreExactAtTheEndsAndSmoothBetween() {
         #expect(StatusLines.bar(0, width: 4) == "░░░░")
         #expect(StatusLines.bar(1, width: 4) == "████")

@@ -11,6 +11,10 @@ func alsaOpenPlayback(_ pcm: inout OpaquePointer?, name: String) -> Int32 {
 
 func alsaClose(_ pcm: OpaquePointer) -> Int32 { snd_pcm_close(pcm) }
 
+/// True for a PCM implemented by an external plugin (`pulse`, `pipewire`, `jack`, …), whose
+/// audio goes to a sound server rather than to a sound card's buffer.
+func alsaIsExternalPlugin(_ pcm: OpaquePointer) -> Bool { snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG }
+
 func alsaErrorText(_ code: Int32) -> String { String(cString: snd_strerror(code)) }
 
 func alsaHardwareParametersAllocate() -> OpaquePointer? {

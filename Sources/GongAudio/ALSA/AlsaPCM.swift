@@ -18,10 +18,13 @@ public final class AlsaPCM: PCM {
         func failure(_ code: Int32, _ operation: String, _ message: String? = nil) -> AudioDeviceError {
             AudioDeviceError(code: code, operation: operation, device: name, message: message ?? alsaErrorText(code))
         }
-        var opened: OpaquePointer?
-        let openResult = alsaOpenPlayback(&opened, name: name)
-        guard openResult == 0, let pcm = opened else {
-            throw AlsaPCM.explainOpenFailure(openResult, device: name)
+        let pcm = try ThreadPriority.whileOpening { () throws(AudioDeviceError) -> OpaquePointer in
+            var opened: OpaquePointer?
+            let openResult = alsaOpenPlayback(&opened, name: name)
+            guard openResult == 0, let pcm = opened else {
+                throw AlsaPCM.explainOpenFailure(openResult, device: name)
+            }
+            return pcm
         }
         var closeOnFailure = true
         defer { if closeOnFailure { _ = alsaClose(pcm) } }
@@ -87,7 +90,8 @@ public final class AlsaPCM: PCM {
         statusBuffer = status
         handle = pcm
         configuration = PCMConfiguration(device: name, rate: Int(rate), channels: Int(channels), format: format,
-                                         periodFrames: Int(periodFrames), bufferFrames: Int(bufferFrames))
+                                         periodFrames: Int(periodFrames), bufferFrames: Int(bufferFrames),
+                                         soundServer: alsaIsExternalPlugin(pcm))
         closeOnFailure = false
     }
 

@@ -68,14 +68,19 @@ public struct PCMConfiguration: Sendable, Equatable {
     public var format: SampleFormat
     public var periodFrames: Int
     public var bufferFrames: Int
+    /// True when the device hands its audio to a sound server (PulseAudio, PipeWire, JACK)
+    /// through a plugin's own thread, rather than to a sound card's buffer.
+    public var soundServer: Bool
 
-    public init(device: String, rate: Int, channels: Int, format: SampleFormat, periodFrames: Int, bufferFrames: Int) {
+    public init(device: String, rate: Int, channels: Int, format: SampleFormat, periodFrames: Int, bufferFrames: Int,
+                soundServer: Bool = false) {
         self.device = device
         self.rate = rate
         self.channels = channels
         self.format = format
         self.periodFrames = periodFrames
         self.bufferFrames = bufferFrames
+        self.soundServer = soundServer
     }
 
     public var latencySeconds: Double { Double(bufferFrames) / Double(rate) }

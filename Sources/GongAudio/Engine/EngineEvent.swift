@@ -15,8 +15,9 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
     case deviceLost(code: Int32)
     /// Opening the device again succeeded after `attempts` tries.
     case deviceBack(attempts: Int32)
-    /// SCHED_FIFO was refused (errno); playback runs at normal priority.
-    case realtimeRefused(code: Int32)
+    /// The priority the audio thread asked for was refused (errno); playback runs at normal
+    /// priority.
+    case priorityRefused(ThreadPriority, code: Int32)
     /// The session finished and the device played its last frame.
     case finished(lastFrameAudible: MonotonicTime)
     /// The event ring was full and `count` events were lost (the control side did not drain).

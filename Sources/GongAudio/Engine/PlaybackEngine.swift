@@ -106,7 +106,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             _ = write(comm, "gong audio", 10)
             close(comm)
         }
-        requestRealtimePriority()
+        if let device { requestPriority(for: device.configuration) }
         let converterCapacity = periodFrames * channels
         while let device {
             let outcome = play(on: device, converter: SampleConverter(format: device.configuration.format, capacitySamples: converterCapacity))
@@ -332,10 +332,10 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         }
     }
 
-    private func requestRealtimePriority() {
-        var parameters = sched_param()
-        parameters.sched_priority = min(sched_get_priority_max(SCHED_FIFO), 70)
-        let result = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
-        if result != 0 { _ = events.tryPush(.realtimeRefused(code: result)) }
+    /// Asks once, for the first device, and says so if refused.
+    private func requestPriority(for configuration: PCMConfiguration) {
+        let priority = ThreadPriority.suited(to: configuration)
+        let refusal = priority.apply()
+        if refusal != 0 { _ = events.tryPush(.priorityRefused(priority, code: refusal)) }
     }
 }

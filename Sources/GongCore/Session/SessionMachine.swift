@@ -82,8 +82,10 @@ public struct SessionMachine: Sendable {
             state = .completing
             effects.append(.sendToAudio(.stop))
         case (.failed, .stop):
+            // Nothing can ring out without a device; the audio side stops retrying and ends.
             summary.stoppedEarly = true
             state = .completed(summary)
+            effects.append(.sendToAudio(.stop))
             effects.append(.persist)
 
         case (.active, .sessionEnded):

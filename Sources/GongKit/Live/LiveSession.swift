@@ -16,7 +16,9 @@ public enum LiveNotice: Equatable, Sendable {
     case underrun(lostFrames: Int64)
     case deviceLost(message: String)
     case deviceBack(resumed: Bool)
-    case realtimeRefused(message: String)
+    /// The audio thread could not get the priority it asked for (`realtime`: SCHED_FIFO, else a
+    /// raised nice value for a sound server's client).
+    case priorityRefused(realtime: Bool, message: String)
     case finished(SessionSummary)
     case failed(message: String)
 }
@@ -62,6 +64,8 @@ public final class LiveSession<Device: PCM> {
     private var deviationTotal = 0.0
     private var finishedNotified = false
     private var skippedFrames: Int64 = 0
+    /// Where the last tail ends when the session runs its course.
+    private let ringOutEndFrame: Int64
 
     /// - Parameter open: opens the device; called again to reopen it after a loss.
     public init(pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool,
@@ -75,6 +79,7 @@ public final class LiveSession<Device: PCM> {
         configuration = device.configuration
         plan = try SessionPlan(pattern: pattern, sampleRate: configuration.rate, channels: configuration.channels, bank: bank)
         machine = SessionMachine(timeline: plan.timeline)
+        ringOutEndFrame = plan.totalFrames
         self.interactive = interactive
         engine = PlaybackEngine(renderer: plan.makeRenderer(masterGainDB: masterGainDB), device: device, reopen: open)
         position = LivePosition(phase: 0, cycle: 0, phaseElapsedSeconds: 0, phaseLengthSeconds: 0, sessionElapsedSeconds: 0,
@@ -140,6 +145,18 @@ public final class LiveSession<Device: PCM> {
 
     public var summary: SessionSummary { machine.summary }
 
+    /// How long until the next thing on the timeline is heard — a phase, a cue, the end, the
+    /// last tail ringing out — so a control loop can sleep until then instead of polling.
+    /// Nil while the session clock is stopped (paused, waiting for a device) or nothing is left.
+    public func secondsUntilNextScheduledEvent(now: MonotonicTime = .now()) -> Double? {
+        guard clockRunning, let anchor else { return nil }
+        let rate = Double(configuration.rate)
+        let current = anchor.sessionFrame + Int64(((now.seconds - anchor.audible.seconds) * rate).rounded(.down))
+        let next = plan.timeline.nextEventFrame(after: current) ?? ringOutEndFrame
+        guard next > current else { return nil }
+        return Double(next - current) / rate
+    }
+
     // MARK: Private
 
     private func feed(_ input: SessionInput) -> [LiveNotice] {
@@ -186,8 +203,8 @@ public final class LiveSession<Device: PCM> {
             let notices = feed(.deviceReturned(resume: resume))
             if resume { clockRunning = true }
             return notices + [.deviceBack(resumed: resume)]
-        case .realtimeRefused(let code):
-            return [.realtimeRefused(message: String(cString: strerror(code)))]
+        case .priorityRefused(let priority, let code):
+            return [.priorityRefused(realtime: priority == .realtime, message: String(cString: strerror(code)))]
         case .finished:
             // The device has played the last frame. A session stopped while its device was
             // lost ends here.

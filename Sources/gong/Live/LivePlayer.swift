@@ -10,14 +10,16 @@ import GongTerminal
 enum LivePlayer {
     static func play(_ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double) throws(GongError) -> Int32 {
         let request = try options.request()
+        // Keys need a terminal on stdin; the view needs one on both ends (its last line offers
+        // the keys). Anything else gets one line per event.
         let interactive = TerminalScreen.isTerminal(STDIN_FILENO)
-        let showView = TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json
+        let showView = interactive && TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json
         let session = try LiveSession<AlsaPCM>(pattern: pattern, bank: bank, masterGainDB: volume, interactive: interactive) {
             () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request)
         }
         let signals = SignalWatcher()
         defer { signals.uninstall() }
-        let screen = interactive ? TerminalScreen() : nil
+        let screen = interactive ? TerminalScreen(drawsView: showView) : nil
         screen?.enter()
         defer { screen?.restore() }
 
@@ -43,8 +45,7 @@ enum LivePlayer {
         while !session.isOver {
             var descriptors = [pollfd(fd: signals.wakeFileDescriptor, events: Int16(POLLIN), revents: 0)]
             if interactive { descriptors.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
-            // 20 redraws a second for the view; without one, events only need printing promptly.
-            _ = poll(&descriptors, nfds_t(descriptors.count), showView ? 50 : 200)
+            _ = poll(&descriptors, nfds_t(descriptors.count), wakeAfterMilliseconds(session, view: showView ? screen : nil))
             if interactive, descriptors.count > 1, descriptors[1].revents & Int16(POLLIN) != 0 {
                 for key in KeyInput.read() {
                     switch key {
@@ -98,6 +99,17 @@ enum LivePlayer {
             return ExitStatus.unavailable
         }
         return 0
+    }
+
+    /// Sleep until something can change: the next cue or phase is heard, the view shows
+    /// something new, or a second has passed (what the audio thread reports unannounced — an
+    /// underrun, a lost device — waits at most that long). Keys and signals wake the loop at once.
+    /// Waking costs more CPU than anything done once awake, so a quiet session wakes rarely.
+    static func wakeAfterMilliseconds(_ session: LiveSession<AlsaPCM>, view screen: TerminalScreen?) -> Int32 {
+        var seconds = 1.0
+        if let untilEvent = session.secondsUntilNextScheduledEvent() { seconds = min(seconds, untilEvent + 0.002) }
+        if let screen { seconds = min(seconds, StatusLines.secondsUntilChange(status(of: session), width: screen.width)) }
+        return Int32(max(5, (seconds * 1000).rounded(.up)))
     }
 
     static func status(of session: LiveSession<AlsaPCM>) -> LiveStatus {

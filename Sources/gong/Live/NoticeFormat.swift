@@ -25,7 +25,8 @@ enum NoticeFormat {
         case .underrun(let lost): text = "xrun: \(lost) frames lost, recovered; later cues stay on schedule"
         case .deviceLost(let message): text = "device lost (\(message)); paused, retrying"
         case .deviceBack(let resumed): text = resumed ? "device back; resumed" : "device back; paused — press space to resume"
-        case .realtimeRefused(let message): text = "real-time priority refused (\(message)); playing at normal priority"
+        case .priorityRefused(let realtime, let message):
+            text = "\(realtime ? "real-time" : "raised") priority refused (\(message)); playing at normal priority"
         case .finished: return nil
         case .failed(let message): text = "failed: \(message)"
         }
@@ -51,7 +52,8 @@ enum NoticeFormat {
         case .underrun(let lost): object["type"] = "xrun"; object["lostFrames"] = lost
         case .deviceLost(let message): object["type"] = "deviceLost"; object["message"] = message
         case .deviceBack(let resumed): object["type"] = "deviceBack"; object["resumed"] = resumed
-        case .realtimeRefused(let message): object["type"] = "realtimeRefused"; object["message"] = message
+        case .priorityRefused(let realtime, let message):
+            object["type"] = "priorityRefused"; object["priority"] = realtime ? "realtime" : "raised"; object["message"] = message
         case .failed(let message): object["type"] = "failed"; object["message"] = message
         case .finished(let summary):
             object["type"] = "finished"

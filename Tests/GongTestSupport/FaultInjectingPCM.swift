@@ -1,11 +1,12 @@
 import Glibc
-@testable import GongAudio
+import GongAudio
 import Synchronization
 
 /// A real device (ALSA's `null`) with faults injected on chosen calls: mocks are for fault
 /// injection only. Each fault fires once, on the numbered call of `writeInterleaved` or `wait`.
-final class FaultInjectingPCM: PCM, @unchecked Sendable {
-    enum Fault: Equatable {
+/// Shared by the engine's tests and the live session's.
+public final class FaultInjectingPCM: PCM, @unchecked Sendable {
+    public enum Fault: Equatable, Sendable {
         /// Return this negative errno instead of writing.
         case error(Int32)
         /// Write only this many frames.
@@ -14,28 +15,28 @@ final class FaultInjectingPCM: PCM, @unchecked Sendable {
         case endlessAgain
     }
 
-    let real: AlsaPCM
+    public let real: AlsaPCM
     private var writeFaults: [Int: Fault]
     private var waitFaults: [Int: Fault]
-    private(set) var writeCalls = 0
-    private(set) var waitCalls = 0
-    private(set) var framesWritten = 0
-    private(set) var recoveries: [Int32] = []
+    public private(set) var writeCalls = 0
+    public private(set) var waitCalls = 0
+    public private(set) var framesWritten = 0
+    public private(set) var recoveries: [Int32] = []
     private var stuck = false
     /// Pace writes like a sound card would (sleeping), so time passes as in a real session.
-    let realTime: Bool
+    public let realTime: Bool
 
-    init(writeFaults: [Int: Fault] = [:], waitFaults: [Int: Fault] = [:], rate: Int = 48000, channels: Int = 2,
-         periodFrames: Int = 256, realTime: Bool = false) throws {
+    public init(writeFaults: [Int: Fault] = [:], waitFaults: [Int: Fault] = [:], rate: Int = 48000, channels: Int = 2,
+                periodFrames: Int = 256, realTime: Bool = false) throws {
         real = try AlsaPCM(PCMRequest(device: "null", rate: rate, channels: channels, format: .float32, periodFrames: periodFrames))
         self.writeFaults = writeFaults
         self.waitFaults = waitFaults
         self.realTime = realTime
     }
 
-    var configuration: PCMConfiguration { real.configuration }
+    public var configuration: PCMConfiguration { real.configuration }
 
-    func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int {
+    public func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int {
         writeCalls += 1
         if stuck { return Int(-EAGAIN) }
         if let fault = writeFaults.removeValue(forKey: writeCalls) {
@@ -58,7 +59,7 @@ final class FaultInjectingPCM: PCM, @unchecked Sendable {
         return written
     }
 
-    func wait(timeoutMs: Int32) -> Int32 {
+    public func wait(timeoutMs: Int32) -> Int32 {
         waitCalls += 1
         if stuck {
             // A stuck device lets the wait time out, as a real one would.
@@ -69,14 +70,14 @@ final class FaultInjectingPCM: PCM, @unchecked Sendable {
         return real.wait(timeoutMs: timeoutMs)
     }
 
-    func recover(_ error: Int32) -> Int32 {
+    public func recover(_ error: Int32) -> Int32 {
         recoveries.append(error)
         return real.recover(error)
     }
 
-    func prepare() -> Int32 { real.prepare() }
-    func drain() -> Int32 { real.drain() }
-    func drop() -> Int32 { real.drop() }
-    func status() -> PCMStatus? { stuck ? nil : real.status() }
-    func close() { real.close() }
+    public func prepare() -> Int32 { real.prepare() }
+    public func drain() -> Int32 { real.drain() }
+    public func drop() -> Int32 { real.drop() }
+    public func status() -> PCMStatus? { stuck ? nil : real.status() }
+    public func close() { real.close() }
 }

@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+
+/// A pseudo-terminal: gong reads keys from its slave end as from a person's terminal.
+final class PseudoTerminal {
+    let master: Int32
+    let slave: FileHandle
+
+    init() throws {
+        // posix_openpt and friends are not in Swift's Glibc module; these are what they do.
+        master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        var unlock: Int32 = 0, number: UInt32 = 0
+        let setLock: UInt = 0x4004_5431, getNumber: UInt = 0x8004_5430  // TIOCSPTLCK, TIOCGPTN
+        guard master >= 0, ioctl(master, setLock, &unlock) == 0, ioctl(master, getNumber, &number) == 0 else {
+            throw POSIXError(.ENODEV)
+        }
+        let descriptor = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+        guard descriptor >= 0 else { throw POSIXError(.ENODEV) }
+        slave = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    }
+
+    func type(_ text: String) {
+        _ = text.utf8CString.withUnsafeBufferPointer { write(master, $0.baseAddress, text.utf8.count) }
+    }
+
+    deinit { close(master) }
+}
+
+/// Reads gong's JSON lines as they come.
+final class EventReader: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer = Data()
+    private var lines: [[String: Any]] = []
+
+    init(_ pipe: Pipe) {
+        pipe.fileHandleForReading.readabilityHandler = { [self] handle in
+            let data = handle.availableData
+            lock.lock()
+            defer { lock.unlock() }
+            buffer.append(data)
+            while let newline = buffer.firstIndex(of: 0x0A) {
+                let line = buffer[buffer.startIndex..<newline]
+                buffer.removeSubrange(buffer.startIndex...newline)
+                if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] { lines.append(object) }
+            }
+            if data.isEmpty { handle.readabilityHandler = nil }
+        }
+    }
+
+    var types: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return lines.compactMap { $0["type"] as? String }
+    }
+
+    func last(_ type: String) -> [String: Any]? {
+        lock.lock()
+        defer { lock.unlock() }
+        return lines.last { $0["type"] as? String == type }
+    }
+
+    /// Waits until `count` events of `type` have arrived.
+    @discardableResult
+    func wait(for type: String, count: Int = 1, seconds: Double = 15) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if types.filter({ $0 == type }).count >= count { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+}
+
+/// A live session driven from a terminal, as a person drives it: keys on a pseudo-terminal,
+/// Ctrl-Z and `fg` as signals, events read back as JSON lines, and the sound recorded from the
+/// PulseAudio null sink's monitor. Part of the live suite, whose tests take turns with the sink.
+extension LivePulseTests {
+    /// Silent stretches of at least `seconds` between heard sounds.
+    static func longSilences(in samples: [Float], atLeast seconds: Double, rate: Int = 48000) -> Int {
+        let heard = samples.indices.filter { abs(samples[$0]) > 0.001 }
+        return zip(heard, heard.dropFirst()).filter { Double($1 - $0) >= seconds * Double(rate) }.count
+    }
+
+    @Test func keysAndCtrlZPauseSkipAndStopAndAPauseIsSilent() throws {
+        try PulseServer.require()
+        let scratch = try ScratchDirectory()
+        // A woodblock every second, 40 phases: long enough for everything below.
+        let pattern = scratch.file("tick.toml")
+        try """
+        warmup = "1s"
+        end = "click"
+        cycles = 40
+        [[phases]]
+        name = "tick"
+        length = "1s"
+        cue = "woodblock"
+        """.write(toFile: pattern, atomically: true, encoding: .utf8)
+        let terminal = try PseudoTerminal()
+        let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: gongExecutable)
+        process.arguments = ["run", pattern, "--device", "pulse", "--channels", "1", "--json"]
+        process.standardInput = terminal.slave
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        let events = EventReader(out)
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        #expect(events.wait(for: "cue", count: 3))
+        terminal.type(" ")
+        #expect(events.wait(for: "paused"), "space pauses: \(events.types)")
+        usleep(1_500_000)
+        let cuesBeforeResume = events.types.filter { $0 == "cue" }.count
+        terminal.type(" ")
+        #expect(events.wait(for: "resumed"), "space resumes")
+        #expect(events.wait(for: "cue", count: cuesBeforeResume + 2))
+
+        terminal.type("s")
+        #expect(events.wait(for: "skipped"), "s skips the phase")
+
+        // Ctrl-Z: the session pauses, then the process stops.
+        let cuesBeforeStop = events.types.filter { $0 == "cue" }.count
+        kill(process.processIdentifier, SIGTSTP)
+        #expect(events.wait(for: "paused", count: 2))
+        usleep(500_000)
+        #expect(processState(process.processIdentifier) == "T", "gong stopped itself after pausing")
+        // fg: it carries on, still paused, until the person resumes.
+        kill(process.processIdentifier, SIGCONT)
+        usleep(2_000_000)
+        #expect(processState(process.processIdentifier) != "T")
+        #expect(events.types.filter { $0 == "resumed" }.count == 1, "never resumes by itself")
+        #expect(events.types.filter { $0 == "cue" }.count == cuesBeforeStop)
+        terminal.type(" ")
+        #expect(events.wait(for: "resumed", count: 2))
+        #expect(events.wait(for: "cue", count: cuesBeforeStop + 2))
+
+        terminal.type("q")
+        #expect(events.wait(for: "stopping"))
+        #expect(events.wait(for: "finished", seconds: 20))
+        process.waitUntilExit()
+        let recording = recorder.stop()
+        #expect(process.terminationStatus == 0)
+
+        let summary = try #require(events.last("finished"))
+        #expect(summary["pauses"] as? Int == 2 && summary["skips"] as? Int == 1 && summary["stoppedEarly"] as? Bool == true, "\(summary)")
+        let types = events.types
+        #expect(types.filter { $0 == "cue" }.count == summary["cues"] as? Int)
+        // No cue between a pause and the resume that follows it.
+        var paused = false
+        for type in types {
+            if type == "paused" { paused = true }
+            if type == "resumed" { paused = false }
+            if type == "cue" { #expect(!paused, "a cue while paused: \(types)") }
+        }
+        // Woodblocks a second apart leave 0.7 s of quiet; each pause left at least 1.4 s.
+        #expect(Self.longSilences(in: recording, atLeast: 1.4) == 2, "the two pauses were silent, nothing else was")
+    }
+}
+
+/// The one-letter state of a process from /proc (R, S, T, …).
+func processState(_ pid: Int32) -> String {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return "?" }
+    return String(stat[stat.index(close, offsetBy: 2)])
+}
