@@ -32,15 +32,18 @@ fi
 pactl set-default-sink $SINK
 
 # A silent stream keeps the sink running, as a sound card always runs: an idle null sink takes
-# about 2 s to wake for each new or recovering stream. It ends by itself after an hour. Every
-# inherited descriptor is closed first, so it never holds a caller's pipe open.
-if ! pgrep -f "pacat --playback --raw --device=$SINK" >/dev/null; then
+# about 2 s to wake for each new or recovering stream. Its latency is low, as a sound card's is:
+# the null sink sleeps as long as its most patient stream allows, and a new stream behind a
+# stream with pacat's default 2 s latency waits as long to be heard. It ends by itself after an
+# hour. Every inherited descriptor is closed first, so it never holds a caller's pipe open.
+KEEPER="pacat --playback --raw --latency-msec=20 --device=$SINK"
+if ! pgrep -f "$KEEPER" >/dev/null; then
   (
     for fd in /proc/$BASHPID/fd/*; do
       n=${fd##*/}
       [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"
     done
-    exec setsid timeout 3600 pacat --playback --raw --device=$SINK /dev/zero </dev/null >/dev/null 2>&1
+    exec setsid timeout 3600 $KEEPER /dev/zero </dev/null >/dev/null 2>&1
   ) &
 fi
 [ "$started" = 1 ] && echo "test-pulse: started PulseAudio with null sink $SINK" >&2

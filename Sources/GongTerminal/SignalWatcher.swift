@@ -12,6 +12,8 @@ public enum SignalEvent: Equatable, Sendable {
     /// `fg` after Ctrl-Z: redraw; the session stays paused.
     case continued
     case resized
+    /// The terminal went away (an SSH connection dropped): carry on without it.
+    case hangup
 }
 
 private let interrupts = Atomic<Int>(0)
@@ -19,6 +21,7 @@ private let terminations = Atomic<Int>(0)
 private let stops = Atomic<Int>(0)
 private let continues = Atomic<Int>(0)
 private let resizes = Atomic<Int>(0)
+private let hangups = Atomic<Int>(0)
 /// The write end of a pipe the handlers poke, so `poll` wakes at once.
 private let wakeDescriptor = Atomic<Int32>(-1)
 
@@ -30,6 +33,7 @@ private func onSignal(_ number: Int32) {
     case SIGTSTP: stops.add(1, ordering: .relaxed)
     case SIGCONT: continues.add(1, ordering: .relaxed)
     case SIGWINCH: resizes.add(1, ordering: .relaxed)
+    case SIGHUP: hangups.add(1, ordering: .relaxed)
     default: break
     }
     let descriptor = wakeDescriptor.load(ordering: .relaxed)
@@ -39,14 +43,14 @@ private func onSignal(_ number: Int32) {
     }
 }
 
-/// Catches SIGINT, SIGTERM, SIGTSTP, SIGCONT and SIGWINCH for the main loop. The handlers only
-/// count; `take()` turns the counts into events.
+/// Catches SIGINT, SIGTERM, SIGTSTP, SIGCONT, SIGWINCH and SIGHUP for the main loop. The
+/// handlers only count; `take()` turns the counts into events.
 public final class SignalWatcher {
     /// Poll this for readability to wake on a signal.
     public let wakeFileDescriptor: Int32
     private let writeEnd: Int32
-    private var seen = (interrupts: 0, terminations: 0, stops: 0, continues: 0, resizes: 0)
-    private static let signals = [SIGINT, SIGTERM, SIGTSTP, SIGCONT, SIGWINCH]
+    private var seen = (interrupts: 0, terminations: 0, stops: 0, continues: 0, resizes: 0, hangups: 0)
+    private static let signals = [SIGINT, SIGTERM, SIGTSTP, SIGCONT, SIGWINCH, SIGHUP]
 
     public init() {
         var ends: [Int32] = [-1, -1]
@@ -59,7 +63,7 @@ public final class SignalWatcher {
         writeEnd = ends[1]
         wakeDescriptor.store(writeEnd, ordering: .relaxed)
         seen = (interrupts.load(ordering: .relaxed), terminations.load(ordering: .relaxed), stops.load(ordering: .relaxed),
-                continues.load(ordering: .relaxed), resizes.load(ordering: .relaxed))
+                continues.load(ordering: .relaxed), resizes.load(ordering: .relaxed), hangups.load(ordering: .relaxed))
         // A parent may have left these blocked (test runners, some service managers); a blocked
         // SIGTERM would never reach the handler.
         var unblock = sigset_t()
@@ -92,13 +96,14 @@ public final class SignalWatcher {
         while read(wakeFileDescriptor, &drained, 64) > 0 {}
         var events: [SignalEvent] = []
         let counts = (interrupts.load(ordering: .relaxed), terminations.load(ordering: .relaxed), stops.load(ordering: .relaxed),
-                      continues.load(ordering: .relaxed), resizes.load(ordering: .relaxed))
+                      continues.load(ordering: .relaxed), resizes.load(ordering: .relaxed), hangups.load(ordering: .relaxed))
         if counts.0 > seen.interrupts { events.append(.interrupt(count: counts.0 - seen.interrupts)) }
         if counts.1 > seen.terminations { events.append(.terminate) }
         if counts.2 > seen.stops { events.append(.stopRequested) }
         if counts.3 > seen.continues { events.append(.continued) }
         if counts.4 > seen.resizes { events.append(.resized) }
-        seen = (counts.0, counts.1, counts.2, counts.3, counts.4)
+        if counts.5 > seen.hangups { events.append(.hangup) }
+        seen = (counts.0, counts.1, counts.2, counts.3, counts.4, counts.5)
         return events
     }
 

@@ -3,7 +3,7 @@ import Testing
 
 /// A pseudo-terminal: gong reads keys from its slave end as from a person's terminal.
 final class PseudoTerminal {
-    let master: Int32
+    private(set) var master: Int32
     let slave: FileHandle
 
     init() throws {
@@ -23,7 +23,13 @@ final class PseudoTerminal {
         _ = text.utf8CString.withUnsafeBufferPointer { write(master, $0.baseAddress, text.utf8.count) }
     }
 
-    deinit { close(master) }
+    /// The far end goes away, as when an SSH connection drops.
+    func hangUp() {
+        if master >= 0 { close(master) }
+        master = -1
+    }
+
+    deinit { hangUp() }
 }
 
 /// Reads gong's JSON lines as they come.
@@ -157,6 +163,59 @@ extension LivePulseTests {
         // Woodblocks a second apart leave 0.7 s of quiet; each pause left at least 1.4 s.
         #expect(Self.longSilences(in: recording, atLeast: 1.4) == 2, "the two pauses were silent, nothing else was")
     }
+
+    /// The terminal goes away mid-session (an SSH connection drops): gong carries on headless to
+    /// the end — the bell still rings for the person by the speaker — without spinning on the
+    /// dead terminal.
+    @Test func aDroppedTerminalLeavesTheSessionPlayingToItsEnd() throws {
+        try PulseServer.require()
+        let scratch = try ScratchDirectory()
+        let pattern = scratch.file("tick.toml")
+        try """
+        warmup = "1s"
+        end = "click"
+        cycles = 8
+        [[phases]]
+        name = "tick"
+        length = "1s"
+        cue = "woodblock"
+        """.write(toFile: pattern, atomically: true, encoding: .utf8)
+        let terminal = try PseudoTerminal()
+        let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: gongExecutable)
+        process.arguments = ["run", pattern, "--device", "pulse", "--channels", "1", "--json"]
+        process.standardInput = terminal.slave
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        let events = EventReader(out)
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        #expect(events.wait(for: "cue", count: 2))
+        kill(process.processIdentifier, SIGHUP)
+        terminal.hangUp()
+        let cpuBefore = cpuTicks(process.processIdentifier)
+        usleep(2_000_000)
+        #expect(process.isRunning, "a hang-up does not end the session")
+        #expect(cpuTicks(process.processIdentifier) - cpuBefore < 50, "no busy loop on the dead terminal")
+        #expect(events.wait(for: "finished", seconds: 20))
+        process.waitUntilExit()
+        let recording = recorder.stop()
+        #expect(process.terminationStatus == 0)
+        let summary = try #require(events.last("finished"))
+        #expect(summary["cycles"] as? Int == 8 && summary["stoppedEarly"] as? Bool == false, "\(summary)")
+        #expect(onsets(in: recording, quietFrames: 24000).count == 9, "eight woodblocks and the end click were heard")
+    }
+}
+
+/// CPU time a process has used so far, in clock ticks (1/100 s).
+func cpuTicks(_ pid: Int32) -> Int {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return 0 }
+    let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+    return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
 }
 
 /// The one-letter state of a process from /proc (R, S, T, …).

@@ -118,6 +118,8 @@ import Testing
         #expect(watcher.take() == [.interrupt(count: 2)])
         raise(SIGTERM)
         #expect(watcher.take() == [.terminate])
+        raise(SIGHUP)
+        #expect(watcher.take() == [.hangup], "a dropped terminal is caught, not fatal")
         #expect(watcher.take().isEmpty)
     }
 }

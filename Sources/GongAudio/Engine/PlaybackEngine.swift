@@ -35,6 +35,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
     private let periods = Atomic<Int>(0)
+    private let threadID = Atomic<Int32>(0)
 
     /// How long writes may keep failing with `-EAGAIN` or waits time out before the device is
     /// considered gone.
@@ -72,6 +73,9 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     public var isRunning: Bool { running.load(ordering: .acquiring) }
     /// Periods written to the device so far (for monitoring and benchmarks).
     public var periodsPlayed: Int { periods.load(ordering: .relaxed) }
+    /// The audio thread's kernel thread id once it runs (0 before): where /proc keeps its CPU
+    /// time and scheduling, for monitoring and tests.
+    public var audioThreadID: Int32 { threadID.load(ordering: .acquiring) }
 
     /// Starts the audio thread.
     public func start() {
@@ -100,11 +104,15 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         var blocked = sigset_t()
         sigfillset(&blocked)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
-        // Named for `top -H` and for the tests that measure this thread's CPU time.
+        // Named for `top -H`; its id (the last part of /proc/thread-self) for whoever watches it.
         let comm = open("/proc/thread-self/comm", O_WRONLY)
         if comm >= 0 {
             _ = write(comm, "gong audio", 10)
             close(comm)
+        }
+        var link = [CChar](repeating: 0, count: 64)
+        if readlink("/proc/thread-self", &link, link.count - 1) > 0, let id = Int32(String(cString: link).split(separator: "/").last ?? "") {
+            threadID.store(id, ordering: .releasing)
         }
         if let device { requestPriority(for: device.configuration) }
         let converterCapacity = periodFrames * channels

@@ -51,7 +51,8 @@ public final class LiveSession<Device: PCM> {
     public let plan: SessionPlan
     public let configuration: PCMConfiguration
     /// Interactive sessions wait for the person after an interruption; headless ones carry on.
-    public let interactive: Bool
+    /// A session whose terminal went away becomes headless.
+    public var interactive: Bool
     public private(set) var machine: SessionMachine
     public private(set) var timing = CueTiming()
     public private(set) var position: LivePosition
@@ -149,7 +150,9 @@ public final class LiveSession<Device: PCM> {
     /// last tail ringing out — so a control loop can sleep until then instead of polling.
     /// Nil while the session clock is stopped (paused, waiting for a device) or nothing is left.
     public func secondsUntilNextScheduledEvent(now: MonotonicTime = .now()) -> Double? {
-        guard clockRunning, let anchor else { return nil }
+        guard clockRunning else { return nil }
+        // Until the device's clock is known, events cannot be placed in time: look often.
+        guard let anchor else { return 0.02 }
         let rate = Double(configuration.rate)
         let current = anchor.sessionFrame + Int64(((now.seconds - anchor.audible.seconds) * rate).rounded(.down))
         let next = plan.timeline.nextEventFrame(after: current) ?? ringOutEndFrame

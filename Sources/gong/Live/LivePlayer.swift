@@ -12,16 +12,27 @@ enum LivePlayer {
         let request = try options.request()
         // Keys need a terminal on stdin; the view needs one on both ends (its last line offers
         // the keys). Anything else gets one line per event.
-        let interactive = TerminalScreen.isTerminal(STDIN_FILENO)
-        let showView = interactive && TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json
+        var interactive = TerminalScreen.isTerminal(STDIN_FILENO)
+        var showView = interactive && TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json
         let session = try LiveSession<AlsaPCM>(pattern: pattern, bank: bank, masterGainDB: volume, interactive: interactive) {
             () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request)
         }
         let signals = SignalWatcher()
         defer { signals.uninstall() }
-        let screen = interactive ? TerminalScreen(drawsView: showView) : nil
+        var screen = interactive ? TerminalScreen(drawsView: showView) : nil
         screen?.enter()
         defer { screen?.restore() }
+        /// The terminal is gone (an SSH connection dropped, the window closed): the session goes
+        /// on to its end — the bell still rings for the person sitting by the speaker — headless,
+        /// and writing to a closed pipe no longer ends the process.
+        func detachFromTerminal() {
+            guard interactive else { return }
+            interactive = false
+            showView = false
+            screen = nil
+            session.interactive = false
+            signal(SIGPIPE, SIG_IGN)
+        }
 
         let report = { (notices: [LiveNotice]) in
             for notice in notices {
@@ -46,7 +57,9 @@ enum LivePlayer {
             var descriptors = [pollfd(fd: signals.wakeFileDescriptor, events: Int16(POLLIN), revents: 0)]
             if interactive { descriptors.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
             _ = poll(&descriptors, nfds_t(descriptors.count), wakeAfterMilliseconds(session, view: showView ? screen : nil))
-            if interactive, descriptors.count > 1, descriptors[1].revents & Int16(POLLIN) != 0 {
+            if interactive, descriptors.count > 1, descriptors[1].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+                detachFromTerminal()
+            } else if interactive, descriptors.count > 1, descriptors[1].revents & Int16(POLLIN) != 0 {
                 for key in KeyInput.read() {
                     switch key {
                     case .togglePause: report(session.togglePause())
@@ -83,6 +96,8 @@ enum LivePlayer {
                     screen?.suspend()
                     SignalWatcher.stopProcess()
                     screen?.resume()
+                case .hangup:
+                    detachFromTerminal()
                 case .continued, .resized:
                     break
                 }

@@ -14,18 +14,18 @@ import MallocInterposerSwift
 
 let rate = 48000, channels = 2, period = 256
 
-/// 32 bowls struck 10 ms apart: all ring at once for the whole measurement.
-func crowdedTimeline(voices: Int) throws -> (Timeline, [[Float]]) {
+/// 32 bowls struck a quarter second apart: all ring at once for the whole measurement. The bowl
+/// is mono, as the shipped bank's sounds are, and plays on both channels.
+func crowdedTimeline(voices: Int) throws -> (Timeline, [RenderSound]) {
     let pattern = Pattern(name: "crowd", phases: [Phase("strike", length: Rational(1, 4)!, cue: Cue("bowl", gainDB: -30))],
                           length: .cycles(voices), endCue: Cue("bowl", gainDB: -30))
     let timeline = try Timeline(pattern: pattern, sampleRate: rate)
     let seconds = 60
-    let bowl = (0..<(rate * seconds)).flatMap { i -> [Float] in
+    let bowl = (0..<(rate * seconds)).map { i -> Float in
         let t = Double(i) / Double(rate)
-        let v = Float(exp(-t / 20) * (sin(2 * .pi * 262 * t) + 0.5 * sin(2 * .pi * 710 * t)))
-        return [v, v]
+        return Float(exp(-t / 20) * (sin(2 * .pi * 262 * t) + 0.5 * sin(2 * .pi * 710 * t)))
     }
-    return (timeline, [bowl])
+    return (timeline, [RenderSound(samples: bowl, channels: 1)])
 }
 
 func percentile(_ sorted: [Double], _ p: Double) -> Double {
