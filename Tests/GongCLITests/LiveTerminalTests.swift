@@ -59,6 +59,12 @@ final class EventReader: @unchecked Sendable {
         return lines.compactMap { $0["type"] as? String }
     }
 
+    func all(_ type: String) -> [[String: Any]] {
+        lock.lock()
+        defer { lock.unlock() }
+        return lines.filter { $0["type"] as? String == type }
+    }
+
     func last(_ type: String) -> [String: Any]? {
         lock.lock()
         defer { lock.unlock() }
@@ -207,6 +213,16 @@ extension LivePulseTests {
         let summary = try #require(events.last("finished"))
         #expect(summary["cycles"] as? Int == 8 && summary["stoppedEarly"] as? Bool == false, "\(summary)")
         #expect(onsets(in: recording, quietFrames: 24000).count == 9, "eight woodblocks and the end click were heard")
+
+        // Each cue says its session frame and, once the device clock is known, when it was heard:
+        // a second apart here, as scheduled, within the device clock's jitter.
+        let cues = events.all("cue")
+        #expect(cues.compactMap { $0["frame"] as? Int } == (0..<9).map { 48000 + $0 * 48000 })
+        let heard = cues.compactMap { $0["audible"] as? Double }
+        #expect(heard.count >= 7, "\(cues)")
+        for (earlier, later) in zip(heard, heard.dropFirst()) {
+            #expect(abs(later - earlier - 1) < 0.005, "heard \(later - earlier) s apart")
+        }
     }
 }
 

@@ -167,23 +167,26 @@ import Testing
     }
 
     /// Mono sounds stay mono in memory and play on every channel: the output is bit-identical to
-    /// mixing the same sounds duplicated to stereo, loud or quiet.
-    @Test(arguments: [-6.0, 12.0])
-    func aMonoSoundOnAStereoOutputIsTheSameSoundOnBothChannels(masterGainDB: Double) throws {
+    /// mixing the same sounds duplicated to every channel, loud or quiet, stereo or more.
+    @Test(arguments: [(-6.0, 2), (12.0, 2), (-6.0, 4)])
+    func aMonoSoundIsTheSameSoundOnEveryChannel(masterGainDB: Double, channels: Int) throws {
         let pattern = Pattern(name: "pair", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("mono")),
                                                      Phase("b", length: Rational(3, 10)!, cue: Cue("wide"))],
                               length: .cycles(8), endCue: Cue("mono"))
         let timeline = try Timeline(pattern: pattern, sampleRate: 8000)
         let mono = Self.tail(frames: 3000, level: 0.6)
-        let wide: [Float] = (0..<1800).flatMap { (i: Int) -> [Float] in [0.5 * sinf(Float(i) * 0.1), -0.4 * sinf(Float(i) * 0.07)] }
+        let wide: [Float] = (0..<1800).flatMap { (i: Int) -> [Float] in
+            (0..<channels).map { channel in 0.5 * sinf(Float(i) * (0.1 + 0.03 * Float(channel))) }
+        }
         func render(_ sounds: [RenderSound]) -> [Float] {
-            var renderer = SessionRenderer(timeline: timeline, sounds: sounds, channels: 2, masterGainDB: masterGainDB)
+            var renderer = SessionRenderer(timeline: timeline, sounds: sounds, channels: channels, masterGainDB: masterGainDB)
             var output: [Float] = []
             renderSession(&renderer, blockFrames: 300) { block, _ in output.append(contentsOf: block) }
             return output
         }
-        let fromMono = render([RenderSound(samples: mono, channels: 1), RenderSound(samples: wide, channels: 2)])
-        let fromStereo = render([RenderSound(samples: mono.flatMap { [$0, $0] }, channels: 2), RenderSound(samples: wide, channels: 2)])
+        let fromMono = render([RenderSound(samples: mono, channels: 1), RenderSound(samples: wide, channels: channels)])
+        let duplicated = mono.flatMap { Array(repeating: $0, count: channels) }
+        let fromStereo = render([RenderSound(samples: duplicated, channels: channels), RenderSound(samples: wide, channels: channels)])
         #expect(fromMono.count == fromStereo.count && fromMono.count > 0)
         #expect(fromMono == fromStereo)
     }

@@ -7,9 +7,11 @@ import Glibc
 /// PipeWire, JACK, through their ALSA plugins) does not: there the server's own thread is the
 /// real-time one, and the audio crosses the plugin's client thread, which is not real-time.
 /// A SCHED_FIFO thread in front of it preempts it on every period and contends with it for the
-/// plugin's lock: measured through PulseAudio, 1.5× the CPU time, the client thread migrated
-/// between cores some 300 times a second, and under heavy load no fewer glitches. So both
-/// threads get a raised nice value instead (the plugin's thread inherits it: see `whileOpening`).
+/// plugin's lock. Measured through PulseAudio: about 1.4× the CPU time, the client thread
+/// migrated between cores some 300 times a second, and under heavy load (four busy loops on two
+/// cores, five half-minute runs) two runs with cues a few milliseconds off, against none at nice
+/// −10. So both threads get a raised nice value instead (the plugin's thread inherits it: see
+/// `whileOpening`).
 public enum ThreadPriority: Equatable, Sendable, BitwiseCopyable {
     /// SCHED_FIFO at `realtimeLevel`.
     case realtime

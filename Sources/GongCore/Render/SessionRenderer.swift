@@ -308,8 +308,15 @@ public struct SessionRenderer: ~Copyable {
                 for sample in 0..<(count * channelCount) {
                     destination[sample] += source[sample] * voiceGain
                 }
+            } else if channelCount == 2 {
+                // A mono sound on both channels: the same sum as mixing a duplicated buffer.
+                let source = pool + offsets[sound] + voice.position
+                for frame in 0..<count {
+                    let value = source[frame] * voiceGain
+                    destination[2 * frame] += value
+                    destination[2 * frame + 1] += value
+                }
             } else {
-                // A mono sound on every channel: the same sum as mixing a duplicated buffer.
                 let source = pool + offsets[sound] + voice.position
                 for frame in 0..<count {
                     let value = source[frame] * voiceGain

@@ -7,8 +7,12 @@ public enum LiveNotice: Equatable, Sendable {
     case started(device: String, rate: Int, channels: Int, format: String, latencyMs: Double)
     /// The session's first frame is heard at this CLOCK_MONOTONIC time (seconds).
     case firstFrameAudible(monotonicSeconds: Double)
-    case phaseBegan(name: String, cycle: Int, cycleCount: Int, lengthSeconds: Double)
-    case cue(sound: String, lateFrames: Int64)
+    /// A phase began on session frame `frame`, heard at `audible` (CLOCK_MONOTONIC seconds; nil
+    /// when the device gives no time, as ALSA's `null` does).
+    case phaseBegan(name: String, cycle: Int, cycleCount: Int, lengthSeconds: Double, frame: Int64, audible: Double?)
+    /// A cue started on session frame `frame`, `lateFrames` after its schedule (0 unless audio
+    /// was lost), heard at `audible`.
+    case cue(sound: String, lateFrames: Int64, frame: Int64, audible: Double?)
     case paused
     case resumed
     case skipped(seconds: Double)
@@ -229,11 +233,13 @@ public final class LiveSession<Device: PCM> {
             position.cycle = Int(cycle)
             position.phaseLengthSeconds = length
             return notices + [.phaseBegan(name: timeline.pattern.phases[Int(phase)].name, cycle: Int(cycle) + 1,
-                                          cycleCount: timeline.cycleCount, lengthSeconds: length)]
+                                          cycleCount: timeline.cycleCount, lengthSeconds: length,
+                                          frame: event.sessionFrame, audible: Self.seconds(audible))]
         case .cueStarted(let sound, let scheduled):
             let late = event.sessionFrame - scheduled
             measureTiming(sessionFrame: event.sessionFrame, audible: audible)
-            return feed(.cuePlayed(lateFrames: late)) + [.cue(sound: timeline.sounds[Int(sound)], lateFrames: late)]
+            return feed(.cuePlayed(lateFrames: late))
+                + [.cue(sound: timeline.sounds[Int(sound)], lateFrames: late, frame: event.sessionFrame, audible: Self.seconds(audible))]
         case .sessionEnded:
             return feed(.sessionEnded)
         case .finished:
@@ -258,6 +264,10 @@ public final class LiveSession<Device: PCM> {
         case .voiceStolen:
             return []
         }
+    }
+
+    private static func seconds(_ time: MonotonicTime) -> Double? {
+        time.nanoseconds > 0 ? time.seconds : nil
     }
 
     private func measureTiming(sessionFrame: Int64, audible: MonotonicTime) {

@@ -14,9 +14,9 @@ enum NoticeFormat {
             text = "playing on \(device): \(rate) Hz, \(channels == 1 ? "mono" : "stereo"), \(format), \(String(format: "%.1f", latency)) ms latency"
         case .firstFrameAudible:
             return nil
-        case .phaseBegan(let name, let cycle, let count, let length):
+        case .phaseBegan(let name, let cycle, let count, let length, _, _):
             text = "\(name) began (cycle \(cycle)/\(count), \(DurationText.format(seconds: length)))"
-        case .cue(let sound, let late):
+        case .cue(let sound, let late, _, _):
             text = late == 0 ? "\(sound)" : "\(sound) (\(late) frames late after lost audio)"
         case .paused: text = "paused"
         case .resumed: text = "resumed"
@@ -41,10 +41,12 @@ enum NoticeFormat {
             object["channels"] = channels; object["format"] = format; object["latencyMs"] = latency
         case .firstFrameAudible(let seconds):
             object["type"] = "firstFrameAudible"; object["audible"] = seconds
-        case .phaseBegan(let name, let cycle, let count, let length):
+        case .phaseBegan(let name, let cycle, let count, let length, let frame, let audible):
             object["type"] = "phaseBegan"; object["phase"] = name; object["cycle"] = cycle; object["cycles"] = count; object["seconds"] = length
-        case .cue(let sound, let late):
+            object["frame"] = frame; if let audible { object["audible"] = audible }
+        case .cue(let sound, let late, let frame, let audible):
             object["type"] = "cue"; object["sound"] = sound; object["lateFrames"] = late
+            object["frame"] = frame; if let audible { object["audible"] = audible }
         case .paused: object["type"] = "paused"
         case .resumed: object["type"] = "resumed"
         case .skipped(let seconds): object["type"] = "skipped"; object["seconds"] = seconds
