@@ -50,7 +50,8 @@ sounds:
 	python3 Sounds/make_sounds.py
 
 # Every benchmark with its bar: render against klick, the real-time path (render time per period,
-# allocations on the audio thread), and live CPU and start-up against aplay (about 12 minutes).
+# allocations on the audio thread), and live CPU (10-minute sessions at two latencies) and start-up
+# against aplay (about 25 minutes).
 bench:
 	@scripts/install-deps.sh bench
 	bench/render-vs-klick.sh

@@ -7,11 +7,11 @@ PulseAudio null sink (paced by a real clock like a sound card):
    with the sink running as a sound card runs, and once from an idle sink.
 2. CPU for a live 10-minute two-phase session at 48 kHz against `aplay` playing the same session
    rendered to a WAV file, on the same device, at equal latency: aplay's default (500 ms) and
-   gong's default (10 ms). All four play side by side, so they share the machine's state; CPU is
-   user + system time from the kernel, which counts the exact time on the CPU.
+   gong's default (10 ms). Each pair plays side by side, alone, so both share the machine's
+   state; CPU is user + system time from the kernel, which counts the exact time on the CPU.
 
-Usage: bench/live.py [--minutes N] [--rounds R]   (defaults: 10 minutes, 1 round; the
-rounds run one after another and the median ratio is reported)
+Usage: bench/live.py [--minutes N] [--rounds R]   (defaults: 10 minutes, 1 round of two pairs,
+about 22 minutes; with more rounds the median ratio is reported)
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 
@@ -50,43 +50,46 @@ subprocess.run(["pkill", "-f", "pacat --playback"])
 time.sleep(3)
 idle = first_frame_heard()
 keeper = subprocess.Popen(KEEPER, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-time.sleep(1)
+time.sleep(3)  # the keeper itself waits out the idle sink's wake-up
 try:
     running = sorted(first_frame_heard() for _ in range(5))
     print(f"start to first frame heard, sink running (5 runs): median {running[2]:.0f} ms, max {running[-1]:.0f} ms (bar: 100 ms)")
     print(f"start to first frame heard, sink idle: {idle:.0f} ms (PulseAudio's null sink waking up)")
 
-    # 2. CPU, live against aplay at equal latency, all four side by side.
+    # 2. CPU, live against aplay at equal latency: each pair side by side, alone on the machine,
+    # so both share its state and nothing else competes.
     wav = os.path.join(scratch, "session.wav")
     subprocess.run([GONG, "render", *SESSION, "--quiet", "-o", wav], check=True)
-    runs = {
-        "aplay, default latency (500 ms)": ["aplay", "-q", "-D", "pulse", wav],
-        "gong run --latency 500": [GONG, "run", *SESSION, "--device", "pulse", "--quiet", "--latency", "500"],
-        "aplay --buffer-time=10000 (10 ms)": ["aplay", "-q", "-D", "pulse", "--buffer-time=10000", "--period-time=5000", wav],
-        "gong run, default (10.7 ms)": [GONG, "run", *SESSION, "--device", "pulse", "--quiet"],
+    pairs = {
+        "500 ms, aplay's default": (["aplay", "-q", "-D", "pulse", wav],
+                                    [GONG, "run", *SESSION, "--device", "pulse", "--quiet", "--latency", "500"]),
+        "10 ms, gong's default": (["aplay", "-q", "-D", "pulse", "--buffer-time=10000", "--period-time=5000", wav],
+                                  [GONG, "run", *SESSION, "--device", "pulse", "--quiet"]),
     }
-    names = list(runs)
-    ratios = {"500 ms": [], "10 ms": []}
-    for round_number in range(rounds):
-        processes = {}
-        for name, command in runs.items():
-            out = os.path.join(scratch, f"{round_number}-" + name.replace(" ", "_").replace("/", "") + ".time")
-            processes[name] = (subprocess.Popen(["/usr/bin/time", "-f", "%U %S %e", "-o", out, *command],
-                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), out)
-        results = {}
-        for name, (process, out) in processes.items():
+    ratios = {label: [] for label in pairs}
+
+    def cpu_side_by_side(commands):
+        runs = []
+        for index, command in enumerate(commands):
+            out = os.path.join(scratch, f"{index}.time")
+            runs.append((subprocess.Popen(["/usr/bin/time", "-f", "%U %S %e", "-o", out, *command],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), out))
+        results = []
+        for process, out in runs:
             process.wait()
             user, system, wall = map(float, open(out).read().split()[-3:])
-            results[name] = (user + system, wall)
-        print(f"round {round_number + 1}: {minutes:g}-minute two-phase at 48 kHz stereo on pulse (CPU = user + system):")
-        for name, (cpu, wall) in results.items():
-            print(f"  {name:40s} {cpu:6.2f} s CPU over {wall:4.0f} s  ({cpu / wall * 100:.2f}% of a core)")
-        ratios["500 ms"].append(results[names[1]][0] / results[names[0]][0])
-        ratios["10 ms"].append(results[names[3]][0] / results[names[2]][0])
-        print(f"  gong / aplay at 500 ms: {ratios['500 ms'][-1]:.2f}   at 10 ms: {ratios['10 ms'][-1]:.2f}   (bar: at most 1)")
-    if rounds > 1:
-        print(f"median over {rounds} rounds: gong / aplay at 500 ms {statistics.median(ratios['500 ms']):.2f}, "
-              f"at 10 ms {statistics.median(ratios['10 ms']):.2f}")
+            results.append((user + system, wall))
+        return results
+
+    print(f"{minutes:g}-minute two-phase at 48 kHz stereo on pulse, CPU = user + system:")
+    for round_number in range(rounds):
+        for label, (aplay, gong) in pairs.items():
+            (aplay_cpu, aplay_wall), (gong_cpu, gong_wall) = cpu_side_by_side([aplay, gong])
+            ratios[label].append(gong_cpu / aplay_cpu)
+            print(f"  round {round_number + 1}, {label:24s} aplay {aplay_cpu:6.2f} s over {aplay_wall:4.0f} s ({aplay_cpu / aplay_wall * 100:.2f}% of a core)"
+                  f"   gong {gong_cpu:6.2f} s over {gong_wall:4.0f} s ({gong_cpu / gong_wall * 100:.2f}%)   gong / aplay {ratios[label][-1]:.2f}")
+    for label, values in ratios.items():
+        print(f"gong / aplay at {label}: median {statistics.median(values):.2f} over {len(values)} round(s)   (bar: at most 1)")
 finally:
     keeper.kill()
     subprocess.run([os.path.join(ROOT, "scripts/test-pulse.sh")], check=True)

@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func aHardwareDeviceOnAMachineWithoutSoundCardsGetsTheHint() throws {
-        try #require(!alsaAnySoundCard(), "this machine has a sound card")
+        if alsaAnySoundCard() { try Test.cancel("this machine has a sound card") }
         do {
             _ = try AlsaPCM(PCMRequest(device: "hw:0,0"))
             Issue.record("hw:0,0 opened without a sound card")

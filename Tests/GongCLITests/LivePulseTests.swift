@@ -23,7 +23,7 @@ enum PulseServer {
         if ProcessInfo.processInfo.environment["CI"] != nil {
             #expect(available, "PulseAudio with the gong_test null sink must start on CI")
         }
-        try #require(available, "no PulseAudio server could be started: skipping the live test")
+        if !available { try Test.cancel("no PulseAudio server could be started: skipping the live test") }
     }
 }
 
@@ -137,7 +137,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     /// raised nice value, not SCHED_FIFO (see ThreadPriority).
     @Test func aSoundServerIsFedAtRaisedPriority() throws {
         try PulseServer.require()
-        try #require(geteuid() == 0, "only root may raise priorities here")
+        if geteuid() != 0 { try Test.cancel("only root may raise priorities here") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: gongExecutable)
         process.arguments = ["run", "box", "--cycles", "1", "--cue", "end=click", "--device", "pulse", "--quiet"]

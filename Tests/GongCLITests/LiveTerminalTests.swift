@@ -83,6 +83,45 @@ final class EventReader: @unchecked Sendable {
     }
 }
 
+/// gong playing a woodblock every second live on the test sink, reading keys from a
+/// pseudo-terminal and writing JSON lines to a pipe, while the sink's monitor is recorded.
+final class TerminalRun {
+    let scratch: ScratchDirectory
+    let terminal: PseudoTerminal
+    let recorder: MonitorRecorder
+    let process = Process()
+    let events: EventReader
+
+    init(cycles: Int) throws {
+        scratch = try ScratchDirectory()
+        let pattern = scratch.file("tick.toml")
+        try """
+        warmup = "1s"
+        end = "click"
+        cycles = \(cycles)
+        [[phases]]
+        name = "tick"
+        length = "1s"
+        cue = "woodblock"
+        """.write(toFile: pattern, atomically: true, encoding: .utf8)
+        terminal = try PseudoTerminal()
+        recorder = try MonitorRecorder(path: scratch.file("monitor.raw"))
+        process.executableURL = URL(fileURLWithPath: gongExecutable)
+        process.arguments = ["run", pattern, "--device", "pulse", "--channels", "1", "--json"]
+        process.standardInput = terminal.slave
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        events = EventReader(out)
+        try process.run()
+    }
+
+    /// Whatever happened, gong does not outlive the test.
+    func end() {
+        if process.isRunning { process.terminate() }
+    }
+}
+
 /// A live session driven from a terminal, as a person drives it: keys on a pseudo-terminal,
 /// Ctrl-Z and `fg` as signals, events read back as JSON lines, and the sound recorded from the
 /// PulseAudio null sink's monitor. Part of the live suite, whose tests take turns with the sink.
@@ -95,30 +134,9 @@ extension LivePulseTests {
 
     @Test func keysAndCtrlZPauseSkipAndStopAndAPauseIsSilent() throws {
         try PulseServer.require()
-        let scratch = try ScratchDirectory()
-        // A woodblock every second, 40 phases: long enough for everything below.
-        let pattern = scratch.file("tick.toml")
-        try """
-        warmup = "1s"
-        end = "click"
-        cycles = 40
-        [[phases]]
-        name = "tick"
-        length = "1s"
-        cue = "woodblock"
-        """.write(toFile: pattern, atomically: true, encoding: .utf8)
-        let terminal = try PseudoTerminal()
-        let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: gongExecutable)
-        process.arguments = ["run", pattern, "--device", "pulse", "--channels", "1", "--json"]
-        process.standardInput = terminal.slave
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = Pipe()
-        let events = EventReader(out)
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let run = try TerminalRun(cycles: 40)  // long enough for everything below
+        let (process, terminal, events) = (run.process, run.terminal, run.events)
+        defer { run.end() }
 
         #expect(events.wait(for: "cue", count: 3))
         terminal.type(" ")
@@ -152,7 +170,7 @@ extension LivePulseTests {
         #expect(events.wait(for: "stopping"))
         #expect(events.wait(for: "finished", seconds: 20))
         process.waitUntilExit()
-        let recording = recorder.stop()
+        let recording = run.recorder.stop()
         #expect(process.terminationStatus == 0)
 
         let summary = try #require(events.last("finished"))
@@ -175,29 +193,9 @@ extension LivePulseTests {
     /// dead terminal.
     @Test func aDroppedTerminalLeavesTheSessionPlayingToItsEnd() throws {
         try PulseServer.require()
-        let scratch = try ScratchDirectory()
-        let pattern = scratch.file("tick.toml")
-        try """
-        warmup = "1s"
-        end = "click"
-        cycles = 8
-        [[phases]]
-        name = "tick"
-        length = "1s"
-        cue = "woodblock"
-        """.write(toFile: pattern, atomically: true, encoding: .utf8)
-        let terminal = try PseudoTerminal()
-        let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: gongExecutable)
-        process.arguments = ["run", pattern, "--device", "pulse", "--channels", "1", "--json"]
-        process.standardInput = terminal.slave
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = Pipe()
-        let events = EventReader(out)
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let run = try TerminalRun(cycles: 8)
+        let (process, terminal, events) = (run.process, run.terminal, run.events)
+        defer { run.end() }
 
         #expect(events.wait(for: "cue", count: 2))
         kill(process.processIdentifier, SIGHUP)
@@ -208,7 +206,7 @@ extension LivePulseTests {
         #expect(cpuTicks(process.processIdentifier) - cpuBefore < 50, "no busy loop on the dead terminal")
         #expect(events.wait(for: "finished", seconds: 20))
         process.waitUntilExit()
-        let recording = recorder.stop()
+        let recording = run.recorder.stop()
         #expect(process.terminationStatus == 0)
         let summary = try #require(events.last("finished"))
         #expect(summary["cycles"] as? Int == 8 && summary["stoppedEarly"] as? Bool == false, "\(summary)")
