@@ -151,9 +151,11 @@ extension LivePulseTests {
         #expect(events.wait(for: "skipped"), "s skips the phase")
 
         // Ctrl-Z: the session pauses, then the process stops.
-        let cuesBeforeStop = events.types.filter { $0 == "cue" }.count
         kill(process.processIdentifier, SIGTSTP)
         #expect(events.wait(for: "paused", count: 2))
+        // Counted once the pause is heard: a cue rendered just before it (the skipped-to phase's,
+        // say) is reported ahead of the pause, never after.
+        let cuesBeforeStop = events.types.filter { $0 == "cue" }.count
         usleep(500_000)
         #expect(processState(process.processIdentifier) == "T", "gong stopped itself after pausing")
         // fg: it carries on, still paused, until the person resumes.

@@ -87,6 +87,25 @@ import Testing
         #expect(summary.stoppedEarly == false)
     }
 
+    /// Between a pause press and the audio thread's fade, the engine may still render a phase
+    /// boundary, a cue or the session's end; each is counted, and an end lets the tails ring out.
+    @Test func whatTheAudioPlayedBeforeThePauseTookHoldStillCounts() throws {
+        var machine = try Self.machine(in: .paused)
+        try machine.handle(.phaseBegan(phase: 1, cycle: 0))
+        try machine.handle(.cuePlayed(lateFrames: 0))
+        #expect(machine.state == .paused(resumePhase: 1, cycle: 0), "still paused, resuming in the phase that began")
+        #expect(machine.summary.cuesPlayed == 1 && machine.summary.phasesCompleted == 1)
+        try machine.handle(.resume)
+        #expect(machine.state == .active(phase: 1, cycle: 0))
+
+        var ending = try Self.machine(in: .paused)
+        let effects = try ending.handle(.sessionEnded)
+        #expect(ending.state == .completing)
+        #expect(effects.contains(.sendToAudio(.resume)), "a paused renderer would hold the tails, and the session, open")
+        try ending.handle(.finished(playedFrames: 10))
+        #expect(ending.state.kind == .completed)
+    }
+
     @Test func stopSendsStopToAudioAndRecordsAnEarlyEnd() throws {
         var machine = try Self.machine(in: .active)
         let effects = try machine.handle(.stop)

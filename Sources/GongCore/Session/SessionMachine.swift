@@ -25,7 +25,9 @@ public struct SessionMachine: Sendable {
         .idle: [.prepare, .fail],
         .preparing: [.start, .phaseBegan, .pause, .stop, .fail, .deviceLost, .underrun, .cuePlayed],
         .active: [.phaseBegan, .pause, .skip, .stop, .sessionEnded, .underrun, .cuePlayed, .fail, .deviceLost],
-        .paused: [.resume, .skip, .stop, .underrun, .fail, .deviceLost],
+        // The audio side pauses a few milliseconds after the person asks: what it rendered in
+        // between (a phase, a cue, the session's end) still arrives, and still happened.
+        .paused: [.resume, .skip, .stop, .phaseBegan, .cuePlayed, .sessionEnded, .underrun, .fail, .deviceLost],
         .completing: [.finished, .cuePlayed, .underrun, .pause, .resume, .fail, .deviceLost],
         .completed: [],
         .failed: [.deviceReturned, .stop],
@@ -68,6 +70,18 @@ public struct SessionMachine: Sendable {
         case (.completing, .pause), (.completing, .resume):
             // Tails keep ringing out: a pause this late would only hold the session open.
             break
+
+        case (.paused, .phaseBegan(let phase, let cycle)):
+            // Crossed just before the pause took hold: the session resumes in the new phase.
+            if (phase, cycle) != (lastPhase.phase, lastPhase.cycle) { countCompletedPhase() }
+            lastPhase = (phase, cycle)
+            state = .paused(resumePhase: phase, cycle: cycle)
+        case (.paused, .sessionEnded):
+            // The end came before the pause took hold. As in `completing`, a pause this late is
+            // let go: the tails ring out and the session finishes.
+            countCompletedPhase()
+            state = .completing
+            effects.append(.sendToAudio(.resume))
 
         case (.paused(let phase, let cycle), .resume):
             state = .active(phase: phase, cycle: cycle)
