@@ -87,21 +87,33 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
 
     /// 60 s live through PulseAudio, recorded from the sink's monitor: every interval between
     /// heard onsets is the scheduled 3 s = 144 000 frames, to the frame.
+    ///
+    /// The claim is about undisturbed playback. A machine too busy to feed the sound server makes
+    /// gong report an xrun, and a gap measured through a sound server is only close to exact, so
+    /// such a run is not evidence either way: it is run once more, and the second must be clean.
     @Test func aMinuteLiveThroughPulseHasEveryIntervalExactToTheFrame() throws {
         try PulseServer.require()
         let scratch = try ScratchDirectory()
         let pattern = try Self.pattern(in: scratch, duration: "60s")
-        let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"))
-        let result = try runGong(["run", pattern, "--device", "pulse", "--channels", "1", "--rate", "48000"],
-                                 home: ProcessInfo.processInfo.environment["HOME"])
-        let recording = recorder.stop()
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("cycles 20 of 20"))
-        #expect(result.stdout.contains("xruns 0"), "the machine was too busy to play in real time: \(result.stdout)")
-        let heard = onsets(in: recording)
-        #expect(heard.count == 20, "20 woodblocks heard")
-        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
-        #expect(intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals)")
+        for attempt in 1...2 {
+            let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"))
+            let result = try runGong(["run", pattern, "--device", "pulse", "--channels", "1", "--rate", "48000"],
+                                     home: ProcessInfo.processInfo.environment["HOME"])
+            let recording = recorder.stop()
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("cycles 20 of 20"))
+            let disturbed = !result.stdout.contains("xruns 0")
+            if disturbed && attempt == 1 {
+                print("attempt 1 had an xrun (the machine was too busy to play in real time); once more: \(result.stdout)")
+                continue
+            }
+            #expect(!disturbed, "the machine was too busy to play in real time, twice: \(result.stdout)")
+            let heard = onsets(in: recording)
+            #expect(heard.count == 20, "20 woodblocks heard")
+            let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+            #expect(intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals)")
+            return
+        }
     }
 
     /// The process is stopped for 300 ms mid-session: the session recovers, counts the xrun,
