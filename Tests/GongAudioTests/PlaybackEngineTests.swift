@@ -77,12 +77,21 @@ import Testing
         let device = try FaultInjectingPCM(writeFaults: [40: .error(-EPIPE)])
         let events = Self.play(device, renderer: renderer)
         #expect(device.recoveries == [-EPIPE])
-        let underruns = events.compactMap { if case .underrun(let lost, _) = $0 { lost } else { nil } }
-        #expect(underruns == [256], "a device without timestamps loses a period by convention")
+        let underruns = events.compactMap { if case .underrun(let lost, _, let at) = $0 { (lost, at) } else { nil } }
+        #expect(underruns.map(\.0) == [256], "a device without timestamps loses a period by convention")
+        // The 40th write failed; its period was written after the recovery, and the session
+        // carries on 256 frames further on.
+        let jump = try #require(underruns.first?.1.sessionFrame)
+        #expect(jump == 41 * 256)
         let cues = Self.cueFrames(events)
         #expect(cues.count == timeline.cueOnsets.count, "no cue is ever skipped")
-        // Cues after the underrun are on the session's schedule: the clock moved on by the loss.
-        #expect(cues.contains { $0.session > $0.scheduled } || cues.allSatisfy { $0.session == $0.scheduled })
+        #expect(cues.allSatisfy { $0.session == $0.scheduled }, "the jump crossed no cue, so none is late")
+        // Cues after the underrun stay on the session's schedule: the device plays each one 256
+        // frames sooner than its session frame, as 256 frames of time went by unheard.
+        let renders = events.compactMap { if case .render(let event, _) = $0, case .cueStarted = event.kind { event } else { nil } }
+        #expect(renders.contains { $0.sessionFrame > jump })
+        #expect(renders.allSatisfy { $0.sessionFrame - $0.outputFrame == ($0.sessionFrame >= jump ? 256 : 0) },
+                "\(renders.map { ($0.sessionFrame, $0.outputFrame) })")
         #expect(Self.renderKinds(events).last == .finished)
     }
 
@@ -91,7 +100,7 @@ import Testing
         let device = try FaultInjectingPCM(writeFaults: [30: .error(-ESTRPIPE)])
         let events = Self.play(device, renderer: renderer)
         #expect(device.recoveries == [-ESTRPIPE])
-        #expect(events.contains(.suspendRecovered))
+        #expect(events.contains { if case .suspendRecovered = $0 { true } else { false } })
         #expect(Self.renderKinds(events).last == .finished)
     }
 
@@ -145,8 +154,11 @@ import Testing
         }
         engine.join()
         while let event = engine.events.tryPop() { events.append(event) }
-        #expect(events.contains(.deviceLost(code: -ENODEV)))
-        #expect(events.contains(.deviceBack(attempts: 6)))
+        let lost = events.compactMap { if case .deviceLost(-ENODEV, let at) = $0 { at } else { nil } }
+        let back = events.compactMap { if case .deviceBack(6, let at) = $0 { at } else { nil } }
+        #expect(lost.count == 1 && back.count == 1, "\(events)")
+        // The 30th write failed: 29 periods were played, and the session waits where it broke off.
+        #expect(lost.first?.sessionFrame == 30 * 256 && back.first?.sessionFrame == lost.first?.sessionFrame)
         #expect(resumed)
         let kinds = Self.renderKinds(events)
         #expect(kinds.contains(.paused), "a lost device pauses the session")
@@ -158,7 +170,7 @@ import Testing
         let renderer = Self.renderer(try Self.timeline(cycles: 40))
         let device = try FaultInjectingPCM(writeFaults: [20: .endlessAgain])
         let events = Self.play(device, renderer: renderer, stopWhenLost: true)
-        #expect(events.contains(.deviceLost(code: -EAGAIN)))
+        #expect(events.contains { if case .deviceLost(-EAGAIN, _) = $0 { true } else { false } })
     }
 
     @Test func commandsFromTheControlSideReachTheRenderer() throws {

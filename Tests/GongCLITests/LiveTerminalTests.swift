@@ -186,6 +186,15 @@ extension LivePulseTests {
             if type == "resumed" { paused = false }
             if type == "cue" { #expect(!paused, "a cue while paused: \(types)") }
         }
+        // A pause stops the session clock: each resume carries on from the frame where the
+        // fade-out ended, heard well over a second later.
+        let (pausedAt, resumedAt) = (events.all("paused"), events.all("resumed"))
+        #expect(pausedAt.count == 2 && resumedAt.count == 2)
+        for (pause, resume) in zip(pausedAt, resumedAt) {
+            #expect(pause["frame"] as? Int != nil && pause["frame"] as? Int == resume["frame"] as? Int, "\(pause) \(resume)")
+            let silence = ((resume["audible"] as? Double) ?? 0) - ((pause["audible"] as? Double) ?? 0)
+            #expect(silence > 1.4 && silence < 30, "paused for \(silence) s")
+        }
         // Woodblocks a second apart leave 0.7 s of quiet; each pause left at least 1.4 s.
         #expect(Self.longSilences(in: recording, atLeast: 1.4) == 2, "the two pauses were silent, nothing else was")
     }

@@ -60,6 +60,11 @@ import Testing
         notices.compactMap { if case .finished(let summary) = $0 { summary } else { nil } }.first
     }
 
+    /// Where the device came back, saying the session resumed by itself (or waits).
+    static func deviceBack(in notices: [LiveNotice], resumed: Bool) -> Int? {
+        notices.firstIndex { if case .deviceBack(resumed, _) = $0 { true } else { false } }
+    }
+
     static func phasesBegun(_ notices: ArraySlice<LiveNotice>) -> Int {
         notices.filter { if case .phaseBegan = $0 { true } else { false } }.count
     }
@@ -72,8 +77,13 @@ import Testing
         notices += session.poll()
 
         let lost = try #require(notices.firstIndex { if case .deviceLost = $0 { true } else { false } }, "\(notices)")
-        let back = try #require(notices.firstIndex(of: .deviceBack(resumed: true)), "it said it resumed by itself: \(notices)")
+        let back = try #require(Self.deviceBack(in: notices, resumed: true), "it said it resumed by itself: \(notices)")
         #expect(lost < back)
+        // The session carried on from the frame where it broke off.
+        guard case .deviceLost(_, let lostAt) = notices[lost], case .deviceBack(_, let backAt) = notices[back] else { return }
+        #expect(lostAt.sessionFrame == backAt.sessionFrame && lostAt.sessionFrame > 0, "\(lostAt) \(backAt)")
+        let nextPhase = notices[back...].compactMap { if case .phaseBegan(_, _, _, _, let at) = $0 { at.sessionFrame } else { nil } }.first
+        #expect(nextPhase.map { $0 >= backAt.sessionFrame } == true)
         #expect(devices.opens.load(ordering: .relaxed) == 4, "opened, two failed retries, reopened")
         #expect(Self.phasesBegun(notices[back...]) > 0, "the session went on after the device came back")
         let summary = try #require(Self.summary(notices))
@@ -85,8 +95,8 @@ import Testing
     @Test func anInteractiveSessionWaitsForThePersonWhenTheDeviceReturns() throws {
         let devices = Devices()
         var (session, notices) = try Self.start(interactive: true, devices: devices)
-        Self.poll(session, into: &notices, seconds: 30) { $0.contains(.deviceBack(resumed: false)) }
-        let back = try #require(notices.firstIndex(of: .deviceBack(resumed: false)), "\(notices)")
+        Self.poll(session, into: &notices, seconds: 30) { Self.deviceBack(in: $0, resumed: false) != nil }
+        let back = try #require(Self.deviceBack(in: notices, resumed: false), "\(notices)")
         #expect(session.state.kind == .paused, "the device is back, the session waits")
 
         // A second and a half later it still waits: no phase began, no cue played.
@@ -99,7 +109,7 @@ import Testing
         Self.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
         session.waitUntilDone()
         notices += session.poll()
-        #expect(notices.contains(.resumed))
+        #expect(notices.contains { if case .resumed = $0 { true } else { false } })
         let summary = try #require(Self.summary(notices))
         #expect(summary.deviceLosses == 1 && summary.cyclesCompleted == 3 && summary.phasesCompleted == 24, "\(summary)")
     }

@@ -132,7 +132,7 @@ public struct PCMStatus: Sendable, Equatable, BitwiseCopyable {
 /// The calls mirror ALSA's and return what ALSA returns — a frame count, 0, or a negative errno
 /// (`-EPIPE` underrun, `-ESTRPIPE` suspended, `-EAGAIN`, `-EINTR`, `-ENODEV` gone) — so the loop
 /// handles real devices and injected faults the same way. None of them may allocate or lock.
-public protocol PCM: AnyObject {
+public protocol PCM: AnyObject, SendableMetatype {
     var configuration: PCMConfiguration { get }
     /// Queues `frames` interleaved frames in the device's format; may write fewer.
     func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int

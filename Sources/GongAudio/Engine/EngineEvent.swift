@@ -1,20 +1,43 @@
 import GongCore
 
+/// Where an event falls on the session's clock, and when a listener hears it.
+public struct SessionMoment: BitwiseCopyable, Sendable, Equatable {
+    /// Frames since the session's first, skipped and lost stretches included.
+    public var sessionFrame: Int64
+    /// CLOCK_MONOTONIC; 0 when the device gives no time (ALSA's `null` takes frames at once) or
+    /// its clock is not yet known.
+    public var audible: MonotonicTime
+
+    public init(sessionFrame: Int64, audible: MonotonicTime) {
+        self.sessionFrame = sessionFrame
+        self.audible = audible
+    }
+
+    /// `audible` in seconds, or nil when unknown.
+    public var audibleSeconds: Double? { audible.nanoseconds > 0 ? audible.seconds : nil }
+}
+
 /// What the audio thread reports to the control side, through a lock-free ring. Plain data.
+/// Every event says where it falls: a renderer's event by its own frame, the rest by `at`.
 public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
     /// The device is playing: its first frame is (or was) heard at `firstFrameAudible`.
     case started(firstFrameAudible: MonotonicTime)
     /// Something the renderer did, and when a listener hears it (0 when the device gives no time).
     case render(RenderEvent, audible: MonotonicTime)
-    /// Audio ran dry for `lostFrames` frames; the session clock was moved on by as much.
+    /// Audio ran dry for `lostFrames` frames; the session clock was moved on by as much. `at`
+    /// is where it carries on — the first frame after the gap — and when that is heard.
     /// `silent` is true when the session was paused (nothing audible was lost).
-    case underrun(lostFrames: Int64, silent: Bool)
-    /// The system suspended the device and it came back (resumed or re-prepared).
-    case suspendRecovered
+    case underrun(lostFrames: Int64, silent: Bool, at: SessionMoment)
+    /// The system suspended the device and it came back (resumed or re-prepared), at
+    /// `at.audible` (the moment of recovery).
+    case suspendRecovered(at: SessionMoment)
     /// The device stopped answering; the audio is paused and the engine retries opening it.
-    case deviceLost(code: Int32)
-    /// Opening the device again succeeded after `attempts` tries.
-    case deviceBack(attempts: Int32)
+    /// `at`: the frame the session will carry on from, and when the silence began (the end of
+    /// what the device was given).
+    case deviceLost(code: Int32, at: SessionMoment)
+    /// Opening the device again succeeded after `attempts` tries, at `at.audible`; the session
+    /// waits at `at.sessionFrame`.
+    case deviceBack(attempts: Int32, at: SessionMoment)
     /// The priority the audio thread asked for was refused (errno); playback runs at normal
     /// priority.
     case priorityRefused(ThreadPriority, code: Int32)

@@ -114,9 +114,9 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             close(comm)
         }
         var link = [CChar](repeating: 0, count: 64)
-        if readlink("/proc/thread-self", &link, link.count - 1) > 0, let id = Int32(String(cString: link).split(separator: "/").last ?? "") {
-            threadID.store(id, ordering: .releasing)
-        }
+        let length = readlink("/proc/thread-self", &link, link.count - 1)
+        let path = String(decoding: link.prefix(max(0, length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if let id = path.split(separator: "/").last.flatMap({ Int32($0) }) { threadID.store(id, ordering: .releasing) }
         if let device { requestPriority(for: device.configuration) }
         let converterCapacity = periodFrames * channels
         while let device {
@@ -124,10 +124,10 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             switch outcome {
             case .finished:
                 return
-            case .deviceLost(let code):
+            case .deviceLost(let code, let at):
                 device.close()
                 self.device = nil
-                _ = events.tryPush(.deviceLost(code: code))
+                _ = events.tryPush(.deviceLost(code: code, at: at))
                 silenceAfterLoss()
                 guard let replacement = reopenWithBackoff() else { return }
                 self.device = replacement
@@ -137,7 +137,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
 
     private enum Outcome {
         case finished
-        case deviceLost(code: Int32)
+        case deviceLost(code: Int32, at: SessionMoment)
     }
 
     /// The steady-state loop: wait for room, apply commands, render, convert, write, report.
@@ -162,10 +162,16 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         /// period by convention.
         func noteRecoveredUnderrun(_ renderEvents: inout RenderEventBuffer) {
             if clock.originNanoseconds == nil {
-                reportUnderrun(lostFrames: Int64(periodFrames), renderEvents: &renderEvents)
+                reportUnderrun(lostFrames: Int64(periodFrames), heard: 0, renderEvents: &renderEvents)
             } else {
                 clock.noteReportedUnderrun()
             }
+        }
+        /// The device is gone: the session will carry on from the renderer's frame, and the
+        /// silence begins when what was written to the device runs out.
+        func lost(_ code: Int32) -> Outcome {
+            let silenceBegins = MonotonicTime(nanoseconds: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0)
+            return .deviceLost(code: code, at: SessionMoment(sessionFrame: renderer.pointee.sessionFrame, audible: silenceBegins))
         }
 
         while true {
@@ -188,12 +194,12 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 case .underrun:
                     noteRecoveredUnderrun(&renderEvents)
                     continue
-                case .lost(let code): return .deviceLost(code: code)
+                case .lost(let code): return lost(code)
                 }
             }
             if ready == 0 {
                 if let since = stalledSince, MonotonicTime.now().seconds - since.seconds > PlaybackEngine.stallSeconds {
-                    return .deviceLost(code: -EAGAIN)
+                    return lost(-EAGAIN)
                 }
                 if stalledSince == nil { stalledSince = .now() }
                 continue
@@ -216,7 +222,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 if Int32(written) == -EAGAIN {
                     if stalledSince == nil { stalledSince = .now() }
                     if let since = stalledSince, MonotonicTime.now().seconds - since.seconds > PlaybackEngine.stallSeconds {
-                        return .deviceLost(code: -EAGAIN)
+                        return lost(-EAGAIN)
                     }
                     _ = device.wait(timeoutMs: 50)
                     continue
@@ -227,7 +233,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 case .underrun:
                     noteRecoveredUnderrun(&renderEvents)
                     continue
-                case .lost(let code): return .deviceLost(code: code)
+                case .lost(let code): return lost(code)
                 }
             }
             writtenFrames += Int64(periodFrames)
@@ -249,8 +255,9 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 // report a stale one; then the moment of the status call stands in for it.
                 let now = MonotonicTime.now().nanoseconds
                 let measured = abs(now - status.timestamp.nanoseconds) < 2_000_000 ? status.timestamp.nanoseconds : now
-                if let lost = clock.observe(writtenFrames: writtenFrames, delayFrames: status.delayFrames, measuredAt: measured) {
-                    reportUnderrun(lostFrames: lost, renderEvents: &renderEvents)
+                if let lostFrames = clock.observe(writtenFrames: writtenFrames, delayFrames: status.delayFrames, measuredAt: measured) {
+                    reportUnderrun(lostFrames: lostFrames, heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0,
+                                   renderEvents: &renderEvents)
                 }
                 if !announcedStart, let origin = clock.originNanoseconds {
                     announcedStart = true
@@ -286,17 +293,20 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             return .underrun
         case ESTRPIPE:
             guard device.recover(error) >= 0 else { return .lost(code: error) }
-            _ = events.tryPush(.suspendRecovered)
+            _ = events.tryPush(.suspendRecovered(at: SessionMoment(sessionFrame: renderer.pointee.sessionFrame, audible: .now())))
             return .retry
         default:
             return .lost(code: error)
         }
     }
 
-    private func reportUnderrun(lostFrames: Int64, renderEvents: inout RenderEventBuffer) {
+    /// Moves the session clock on by the audio lost; `heard` (nanoseconds, 0 if unknown) is when
+    /// the session is heard again.
+    private func reportUnderrun(lostFrames: Int64, heard: Int64, renderEvents: inout RenderEventBuffer) {
         let silent = renderer.pointee.lifecycle != .playing
         renderer.pointee.apply(.advance(frames: lostFrames), events: &renderEvents)
-        _ = events.tryPush(.underrun(lostFrames: lostFrames, silent: silent))
+        let at = SessionMoment(sessionFrame: renderer.pointee.sessionFrame, audible: MonotonicTime(nanoseconds: heard))
+        _ = events.tryPush(.underrun(lostFrames: lostFrames, silent: silent, at: at))
     }
 
     /// A lost device pauses the session where it is: complete the short fade-out unheard, so
@@ -336,7 +346,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             }
             attempts += 1
             if let device = try? reopen(), device.configuration.rate == rate, device.configuration.channels == channels {
-                _ = events.tryPush(.deviceBack(attempts: attempts))
+                _ = events.tryPush(.deviceBack(attempts: attempts, at: SessionMoment(sessionFrame: renderer.pointee.sessionFrame, audible: .now())))
                 return device
             }
             delay = min(PlaybackEngine.maxRetryMilliseconds, delay * 2)

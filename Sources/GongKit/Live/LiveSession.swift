@@ -3,28 +3,33 @@ import GongAudio
 import GongCore
 
 /// Something a person (or a tool reading JSON lines) should hear about during a live session.
+/// What the audio side did carries `at`: its session frame and when it is heard.
 public enum LiveNotice: Equatable, Sendable {
     case started(device: String, rate: Int, channels: Int, format: String, latencyMs: Double)
     /// The session's first frame is heard at this CLOCK_MONOTONIC time (seconds).
     case firstFrameAudible(monotonicSeconds: Double)
-    /// A phase began on session frame `frame`, heard at `audible` (CLOCK_MONOTONIC seconds; nil
-    /// when the device gives no time, as ALSA's `null` does).
-    case phaseBegan(name: String, cycle: Int, cycleCount: Int, lengthSeconds: Double, frame: Int64, audible: Double?)
-    /// A cue started on session frame `frame`, `lateFrames` after its schedule (0 unless audio
-    /// was lost), heard at `audible`.
-    case cue(sound: String, lateFrames: Int64, frame: Int64, audible: Double?)
-    case paused
-    case resumed
-    case skipped(seconds: Double)
+    case phaseBegan(name: String, cycle: Int, cycleCount: Int, lengthSeconds: Double, at: SessionMoment)
+    /// A cue started, `lateFrames` after its schedule (0 unless audio was lost).
+    case cue(sound: String, lateFrames: Int64, at: SessionMoment)
+    /// The fade-out after a pause is done: silence from `at`.
+    case paused(at: SessionMoment)
+    case resumed(at: SessionMoment)
+    case skipped(seconds: Double, at: SessionMoment)
+    /// A stop was asked for: the end cue plays and the tails ring out.
     case stopping
-    case underrun(lostFrames: Int64)
-    case deviceLost(message: String)
-    case deviceBack(resumed: Bool)
+    case underrun(lostFrames: Int64, at: SessionMoment)
+    /// The system suspended the device (a laptop's sleep) and it was brought back.
+    case suspendRecovered(at: SessionMoment)
+    case deviceLost(message: String, at: SessionMoment)
+    case deviceBack(resumed: Bool, at: SessionMoment)
     /// The audio thread could not get the priority it asked for (`realtime`: SCHED_FIFO, else a
     /// raised nice value for a sound server's client).
     case priorityRefused(realtime: Bool, message: String)
     case finished(SessionSummary)
     case failed(message: String)
+
+    /// True for `paused`, whatever its moment.
+    public var isPaused: Bool { if case .paused = self { true } else { false } }
 }
 
 /// Where the session is now, for the live view.
@@ -194,22 +199,22 @@ public final class LiveSession<Device: PCM> {
         case .render(let renderEvent, let audible):
             if audible.nanoseconds > 0 { anchor = (renderEvent.sessionFrame, audible) }
             return handle(renderEvent, audible: audible)
-        case .underrun(let lost, let silent):
+        case .underrun(let lost, let silent, let at):
             previousCue = nil
             guard !silent else { return [] }
-            return feed(.underrun(lostFrames: lost)) + [.underrun(lostFrames: lost)]
-        case .suspendRecovered:
-            return []
-        case .deviceLost(let code):
+            return feed(.underrun(lostFrames: lost)) + [.underrun(lostFrames: lost, at: at)]
+        case .suspendRecovered(let at):
+            return [.suspendRecovered(at: at)]
+        case .deviceLost(let code, let at):
             clockRunning = false
             previousCue = nil
             let message = "\(configuration.device): \(String(cString: strerror(-code)))"
-            return feed(.fail(SessionFailure(.deviceLost, message))) + [.deviceLost(message: message)]
-        case .deviceBack:
+            return feed(.fail(SessionFailure(.deviceLost, message))) + [.deviceLost(message: message, at: at)]
+        case .deviceBack(_, let at):
             let resume = !interactive
             let notices = feed(.deviceReturned(resume: resume))
             if resume { clockRunning = true }
-            return notices + [.deviceBack(resumed: resume)]
+            return notices + [.deviceBack(resumed: resume, at: at)]
         case .priorityRefused(let priority, let code):
             return [.priorityRefused(realtime: priority == .realtime, message: String(cString: strerror(code)))]
         case .finished:
@@ -224,6 +229,7 @@ public final class LiveSession<Device: PCM> {
 
     private func handle(_ event: RenderEvent, audible: MonotonicTime) -> [LiveNotice] {
         let timeline = plan.timeline
+        let at = SessionMoment(sessionFrame: event.sessionFrame, audible: audible)
         switch event.kind {
         case .phaseBegan(let phase, let cycle):
             phaseStartFrame = event.sessionFrame
@@ -233,13 +239,12 @@ public final class LiveSession<Device: PCM> {
             position.cycle = Int(cycle)
             position.phaseLengthSeconds = length
             return notices + [.phaseBegan(name: timeline.pattern.phases[Int(phase)].name, cycle: Int(cycle) + 1,
-                                          cycleCount: timeline.cycleCount, lengthSeconds: length,
-                                          frame: event.sessionFrame, audible: Self.seconds(audible))]
+                                          cycleCount: timeline.cycleCount, lengthSeconds: length, at: at)]
         case .cueStarted(let sound, let scheduled):
             let late = event.sessionFrame - scheduled
             measureTiming(sessionFrame: event.sessionFrame, audible: audible)
             return feed(.cuePlayed(lateFrames: late))
-                + [.cue(sound: timeline.sounds[Int(sound)], lateFrames: late, frame: event.sessionFrame, audible: Self.seconds(audible))]
+                + [.cue(sound: timeline.sounds[Int(sound)], lateFrames: late, at: at)]
         case .sessionEnded:
             return feed(.sessionEnded)
         case .finished:
@@ -249,25 +254,21 @@ public final class LiveSession<Device: PCM> {
             clockRunning = false
             previousCue = nil
             anchor = (event.sessionFrame, audible)
-            return [.paused]
+            return [.paused(at: at)]
         case .resumed:
             // The clock starts again from where it stopped, when the resume is heard (never
             // earlier than now).
             anchor = (event.sessionFrame, max(audible, MonotonicTime.now()))
             clockRunning = true
             previousCue = nil
-            return [.resumed]
+            return [.resumed(at: at)]
         case .skipped(let frames):
             skippedFrames += frames
             previousCue = nil
-            return [.skipped(seconds: Double(frames) / Double(configuration.rate))]
+            return [.skipped(seconds: Double(frames) / Double(configuration.rate), at: at)]
         case .voiceStolen:
             return []
         }
-    }
-
-    private static func seconds(_ time: MonotonicTime) -> Double? {
-        time.nanoseconds > 0 ? time.seconds : nil
     }
 
     private func measureTiming(sessionFrame: Int64, audible: MonotonicTime) {

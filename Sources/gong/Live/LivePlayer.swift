@@ -91,7 +91,7 @@ enum LivePlayer {
                         usleep(10_000)
                         let notices = session.poll()
                         report(notices)
-                        if notices.contains(.paused) { break }
+                        if notices.contains(where: \.isPaused) { break }
                     }
                     screen?.suspend()
                     SignalWatcher.stopProcess()

@@ -14,17 +14,18 @@ enum NoticeFormat {
             text = "playing on \(device): \(rate) Hz, \(channels == 1 ? "mono" : "stereo"), \(format), \(String(format: "%.1f", latency)) ms latency"
         case .firstFrameAudible:
             return nil
-        case .phaseBegan(let name, let cycle, let count, let length, _, _):
+        case .phaseBegan(let name, let cycle, let count, let length, _):
             text = "\(name) began (cycle \(cycle)/\(count), \(DurationText.format(seconds: length)))"
-        case .cue(let sound, let late, _, _):
+        case .cue(let sound, let late, _):
             text = late == 0 ? "\(sound)" : "\(sound) (\(late) frames late after lost audio)"
         case .paused: text = "paused"
         case .resumed: text = "resumed"
-        case .skipped(let seconds): text = "skipped \(DurationText.format(seconds: seconds))"
+        case .skipped(let seconds, _): text = "skipped \(DurationText.format(seconds: seconds))"
         case .stopping: text = "stopping: the end cue rings out"
-        case .underrun(let lost): text = "xrun: \(lost) frames lost, recovered; later cues stay on schedule"
-        case .deviceLost(let message): text = "device lost (\(message)); paused, retrying"
-        case .deviceBack(let resumed): text = resumed ? "device back; resumed" : "device back; paused — press space to resume"
+        case .underrun(let lost, _): text = "xrun: \(lost) frames lost, recovered; later cues stay on schedule"
+        case .suspendRecovered: text = "device suspended by the system; recovered"
+        case .deviceLost(let message, _): text = "device lost (\(message)); paused, retrying"
+        case .deviceBack(let resumed, _): text = resumed ? "device back; resumed" : "device back; paused — press space to resume"
         case .priorityRefused(let realtime, let message):
             text = "\(realtime ? "real-time" : "raised") priority refused (\(message)); playing at normal priority"
         case .finished: return nil
@@ -35,25 +36,30 @@ enum NoticeFormat {
 
     static func json(_ notice: LiveNotice, pattern: String, at date: Date = Date()) -> String {
         var object: [String: Any] = ["time": timestamp(date), "pattern": pattern, "monotonic": MonotonicTime.now().seconds]
+        /// The session frame, and when it is heard (left out when the device gives no time).
+        func place(_ moment: SessionMoment) {
+            object["frame"] = moment.sessionFrame
+            if let audible = moment.audibleSeconds { object["audible"] = audible }
+        }
         switch notice {
         case .started(let device, let rate, let channels, let format, let latency):
             object["type"] = "started"; object["device"] = device; object["rate"] = rate
             object["channels"] = channels; object["format"] = format; object["latencyMs"] = latency
         case .firstFrameAudible(let seconds):
             object["type"] = "firstFrameAudible"; object["audible"] = seconds
-        case .phaseBegan(let name, let cycle, let count, let length, let frame, let audible):
+        case .phaseBegan(let name, let cycle, let count, let length, let at):
             object["type"] = "phaseBegan"; object["phase"] = name; object["cycle"] = cycle; object["cycles"] = count; object["seconds"] = length
-            object["frame"] = frame; if let audible { object["audible"] = audible }
-        case .cue(let sound, let late, let frame, let audible):
-            object["type"] = "cue"; object["sound"] = sound; object["lateFrames"] = late
-            object["frame"] = frame; if let audible { object["audible"] = audible }
-        case .paused: object["type"] = "paused"
-        case .resumed: object["type"] = "resumed"
-        case .skipped(let seconds): object["type"] = "skipped"; object["seconds"] = seconds
+            place(at)
+        case .cue(let sound, let late, let at):
+            object["type"] = "cue"; object["sound"] = sound; object["lateFrames"] = late; place(at)
+        case .paused(let at): object["type"] = "paused"; place(at)
+        case .resumed(let at): object["type"] = "resumed"; place(at)
+        case .skipped(let seconds, let at): object["type"] = "skipped"; object["seconds"] = seconds; place(at)
         case .stopping: object["type"] = "stopping"
-        case .underrun(let lost): object["type"] = "xrun"; object["lostFrames"] = lost
-        case .deviceLost(let message): object["type"] = "deviceLost"; object["message"] = message
-        case .deviceBack(let resumed): object["type"] = "deviceBack"; object["resumed"] = resumed
+        case .underrun(let lost, let at): object["type"] = "xrun"; object["lostFrames"] = lost; place(at)
+        case .suspendRecovered(let at): object["type"] = "suspendRecovered"; place(at)
+        case .deviceLost(let message, let at): object["type"] = "deviceLost"; object["message"] = message; place(at)
+        case .deviceBack(let resumed, let at): object["type"] = "deviceBack"; object["resumed"] = resumed; place(at)
         case .priorityRefused(let realtime, let message):
             object["type"] = "priorityRefused"; object["priority"] = realtime ? "realtime" : "raised"; object["message"] = message
         case .failed(let message): object["type"] = "failed"; object["message"] = message
