@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import GongCore
 import GongKit
@@ -91,7 +92,7 @@ struct VolumeOption: ParsableArguments {
 
     func check() throws(GongError) {
         guard volume.isFinite, PatternLimits.gainRangeDB.contains(volume) else {
-            throw .usage("--volume \(volume): out of range; use a gain from -60 to 12 dB")
+            throw .usage("--volume \(String(format: "%g", volume)): out of range; use a gain from -60 to 12 dB")
         }
     }
 }

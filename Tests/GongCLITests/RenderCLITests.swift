@@ -60,12 +60,17 @@ import Testing
         (["render", "box", "--ratio", "4", "-o", "OUT"], 64, "--ratio: 4: not a ratio"),
         (["render", "box", "--rate", "7", "-o", "OUT"], 64, "--rate 7: unsupported"),
         (["render", "box", "--channels", "6", "-o", "OUT"], 64, "--channels 6: unsupported; use 1 or 2"),
-        (["render", "box", "--volume", "40", "-o", "OUT"], 64, "--volume 40.0: out of range"),
+        (["render", "box", "--volume", "40", "-o", "OUT"], 64, "--volume 40: out of range; use a gain from -60 to 12 dB"),
         (["render", "box", "-o", "OUT.mp3"], 64, "cannot tell the format from the name"),
         (["render", "box", "--cue", "inhale=gongg", "-o", "OUT"], 65, "unknown sound \"gongg\"; use one of bowl, chime"),
         (["render", "box", "--cue", "end=/no/such/bell.wav", "-o", "OUT"], 66, "end: sound file '/no/such/bell.wav' not found"),
         (["render", "box", "-o", "/nonexistent/dir/x.wav"], 73, "cannot create '/nonexistent/dir/x.wav': directory '/nonexistent/dir' does not exist"),
         (["render", "/nonexistent/p.toml", "-o", "OUT"], 66, "/nonexistent/p.toml: file not found"),
+        (["run", "box", "--device", "null", "--latency", "5000"], 64, "--latency 5000: out of range; use 1 to 2000 ms"),
+        (["run", "box", "--device", "null", "--period=-5"], 64, "--period -5: out of range; use 16 to 65536 frames"),
+        (["run", "box", "--device", "null", "--channels", "3"], 64, "--channels 3: unsupported; use 1 or 2"),
+        (["run", "box", "--device", "null", "--format", "int24"], 64, "--format int24: unsupported; use float32, int32 or int16"),
+        (["run", "box", "--device", "nosuch"], 69, "audio device 'nosuch': no such device"),
     ] as [([String], Int32, String)])
     func badInputGetsOneClearLineAndItsExitStatus(arguments: [String], status: Int32, message: String) throws {
         let scratch = try ScratchDirectory()

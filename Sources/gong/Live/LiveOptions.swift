@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import GongAudio
 import GongCore
@@ -32,7 +33,7 @@ struct LiveOptions: ParsableArguments {
     func request() throws(GongError) -> PCMRequest {
         guard Timeline.sampleRates.contains(rate) else { throw .usage("--rate \(rate): unsupported; use 44100, 48000 or 96000 (8000 to 384000 Hz)") }
         guard (1...2).contains(channels) else { throw .usage("--channels \(channels): unsupported; use 1 or 2") }
-        if let latency, !(latency.isFinite && (1...2000).contains(latency)) { throw .usage("--latency \(latency): out of range; use 1 to 2000 ms") }
+        if let latency, !(latency.isFinite && (1...2000).contains(latency)) { throw .usage("--latency \(String(format: "%g", latency)): out of range; use 1 to 2000 ms") }
         if let period, !(16...65536).contains(period) { throw .usage("--period \(period): out of range; use 16 to 65536 frames") }
         var sampleFormat: SampleFormat?
         if let format {
