@@ -57,7 +57,7 @@ import Testing
     }
 
     static func summary(_ notices: [LiveNotice]) -> SessionSummary? {
-        notices.compactMap { if case .finished(let summary) = $0 { summary } else { nil } }.first
+        notices.compactMap { if case .finished(let summary, _) = $0 { summary } else { nil } }.first
     }
 
     /// Where the device came back, saying the session resumed by itself (or waits).

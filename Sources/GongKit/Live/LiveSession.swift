@@ -25,7 +25,8 @@ public enum LiveNotice: Equatable, Sendable {
     /// The audio thread could not get the priority it asked for (`realtime`: SCHED_FIFO, else a
     /// raised nice value for a sound server's client).
     case priorityRefused(realtime: Bool, message: String)
-    case finished(SessionSummary)
+    /// The session is over: its summary, and how exactly its cues were heard.
+    case finished(SessionSummary, CueTiming)
     case failed(message: String)
 
     /// True for `paused`, whatever its moment.
@@ -42,15 +43,6 @@ public struct LivePosition: Sendable, Equatable {
     public var sessionLengthSeconds: Double
 }
 
-/// How exactly cues were heard, measured from the device's own timestamps: for consecutive
-/// cues with no pause, skip or underrun between them, the heard interval (CLOCK_MONOTONIC)
-/// against the scheduled interval (frames ÷ rate).
-public struct CueTiming: Sendable, Equatable {
-    public var intervalsMeasured = 0
-    public var maxDeviationSeconds = 0.0
-    public var meanAbsoluteDeviationSeconds = 0.0
-}
-
 /// A session playing live on an audio device: the facade the CLI and embedding tools drive.
 ///
 /// The control side calls `send` for the person's commands and `poll` regularly (every ~50 ms)
@@ -63,7 +55,7 @@ public final class LiveSession<Device: PCM> {
     /// A session whose terminal went away becomes headless.
     public var interactive: Bool
     public private(set) var machine: SessionMachine
-    public private(set) var timing = CueTiming()
+    public private(set) var timing: CueTiming
     public private(set) var position: LivePosition
 
     private let engine: PlaybackEngine<Device>
@@ -71,7 +63,12 @@ public final class LiveSession<Device: PCM> {
     private var clockRunning = false
     private var phaseStartFrame: Int64 = 0
     private var previousCue: (sessionFrame: Int64, audible: MonotonicTime)?
-    private var deviationTotal = 0.0
+    /// A cue played before the device clock was known (the start gong on frame 0): placed in
+    /// time when the clock's first report comes, since until the first pause, skip or lost audio
+    /// session frame f is the device's frame f.
+    private var unplacedCueFrame: Int64?
+    /// When the session's first frame was heard; nil until the device clock is first known.
+    private var firstFrameAudible: MonotonicTime?
     private var finishedNotified = false
     private var skippedFrames: Int64 = 0
     /// Where the last tail ends when the session runs its course.
@@ -89,6 +86,7 @@ public final class LiveSession<Device: PCM> {
         configuration = device.configuration
         plan = try SessionPlan(pattern: pattern, sampleRate: configuration.rate, channels: configuration.channels, bank: bank)
         machine = SessionMachine(timeline: plan.timeline)
+        timing = CueTiming(sampleRate: configuration.rate)
         ringOutEndFrame = plan.totalFrames
         self.interactive = interactive
         engine = PlaybackEngine(renderer: plan.makeRenderer(masterGainDB: masterGainDB), device: device, reopen: open)
@@ -181,7 +179,7 @@ public final class LiveSession<Device: PCM> {
             case .announce(let state):
                 if case .completed(let summary) = state, !finishedNotified {
                     finishedNotified = true
-                    notices.append(.finished(summary))
+                    notices.append(.finished(summary, timing))
                 }
             case .closeDevice, .reopenDevice, .persist:
                 // The audio thread closes and reopens its own device; history is a later issue.
@@ -194,20 +192,28 @@ public final class LiveSession<Device: PCM> {
     private func handle(_ event: EngineEvent) -> [LiveNotice] {
         switch event {
         case .started(let audible):
-            anchor = (0, audible)
+            // A device reopened after a loss starts its own clock; the session's first frame
+            // was heard long before.
+            guard firstFrameAudible == nil else { return [] }
+            firstFrameAudible = audible
+            if anchor == nil { anchor = (0, audible) }
+            if let frame = unplacedCueFrame, previousCue == nil {
+                previousCue = (frame, MonotonicTime(nanoseconds: audible.nanoseconds + frame * 1_000_000_000 / Int64(configuration.rate)))
+            }
+            unplacedCueFrame = nil
             return [.firstFrameAudible(monotonicSeconds: audible.seconds)]
         case .render(let renderEvent, let audible):
             if audible.nanoseconds > 0 { anchor = (renderEvent.sessionFrame, audible) }
             return handle(renderEvent, audible: audible)
         case .underrun(let lost, let silent, let at):
-            previousCue = nil
+            breakTimingChain()
             guard !silent else { return [] }
             return feed(.underrun(lostFrames: lost)) + [.underrun(lostFrames: lost, at: at)]
         case .suspendRecovered(let at):
             return [.suspendRecovered(at: at)]
         case .deviceLost(let code, let at):
             clockRunning = false
-            previousCue = nil
+            breakTimingChain()
             let message = "\(configuration.device): \(String(cString: strerror(-code)))"
             return feed(.fail(SessionFailure(.deviceLost, message))) + [.deviceLost(message: message, at: at)]
         case .deviceBack(_, let at):
@@ -252,7 +258,7 @@ public final class LiveSession<Device: PCM> {
             return feed(.finished(playedFrames: event.sessionFrame - skippedFrames))
         case .paused:
             clockRunning = false
-            previousCue = nil
+            breakTimingChain()
             anchor = (event.sessionFrame, audible)
             return [.paused(at: at)]
         case .resumed:
@@ -260,28 +266,31 @@ public final class LiveSession<Device: PCM> {
             // earlier than now).
             anchor = (event.sessionFrame, max(audible, MonotonicTime.now()))
             clockRunning = true
-            previousCue = nil
+            breakTimingChain()
             return [.resumed(at: at)]
         case .skipped(let frames):
             skippedFrames += frames
-            previousCue = nil
+            breakTimingChain()
             return [.skipped(seconds: Double(frames) / Double(configuration.rate), at: at)]
         case .voiceStolen:
             return []
         }
     }
 
+    /// Audio was lost, paused or skipped: the next cue starts a new chain of intervals.
+    private func breakTimingChain() {
+        previousCue = nil
+        unplacedCueFrame = nil
+    }
+
     private func measureTiming(sessionFrame: Int64, audible: MonotonicTime) {
-        guard audible.nanoseconds > 0 else { return }
+        guard audible.nanoseconds > 0 else {
+            if firstFrameAudible == nil { unplacedCueFrame = sessionFrame }
+            return
+        }
         defer { previousCue = (sessionFrame, audible) }
         guard let previous = previousCue, sessionFrame > previous.sessionFrame else { return }
-        let scheduled = Double(sessionFrame - previous.sessionFrame) / Double(configuration.rate)
-        let heard = audible.seconds - previous.audible.seconds
-        let deviation = abs(heard - scheduled)
-        timing.intervalsMeasured += 1
-        timing.maxDeviationSeconds = max(timing.maxDeviationSeconds, deviation)
-        deviationTotal += deviation
-        timing.meanAbsoluteDeviationSeconds = deviationTotal / Double(timing.intervalsMeasured)
+        timing.record(scheduledFrames: sessionFrame - previous.sessionFrame, heardSeconds: audible.seconds - previous.audible.seconds)
     }
 
     /// Seconds from this boundary to the next one (or to the planned end).

@@ -63,13 +63,21 @@ enum NoticeFormat {
         case .priorityRefused(let realtime, let message):
             object["type"] = "priorityRefused"; object["priority"] = realtime ? "realtime" : "raised"; object["message"] = message
         case .failed(let message): object["type"] = "failed"; object["message"] = message
-        case .finished(let summary):
+        case .finished(let summary, let timing):
             object["type"] = "finished"
             object["plannedSeconds"] = summary.plannedSeconds; object["playedSeconds"] = summary.playedSeconds
             object["cycles"] = summary.cyclesCompleted; object["phases"] = summary.phasesCompleted
             object["pauses"] = summary.pauses; object["skips"] = summary.skips; object["xruns"] = summary.xruns
             object["deviceLosses"] = summary.deviceLosses; object["cues"] = summary.cuesPlayed
             object["maxCueLatenessFrames"] = summary.maxCueLatenessFrames; object["stoppedEarly"] = summary.stoppedEarly
+            if timing.intervalsMeasured > 0 {
+                var heard: [String: Any] = ["intervals": timing.intervalsMeasured, "maxDeviationMs": timing.maxDeviationSeconds * 1000,
+                                            "meanDeviationMs": timing.meanAbsoluteDeviationSeconds * 1000]
+                if let ppm = timing.deviceClockPPM, let jitter = timing.maxJitterSeconds {
+                    heard["deviceClockPPM"] = ppm; heard["maxJitterMs"] = jitter * 1000
+                }
+                object["timing"] = heard
+            }
         }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
@@ -82,11 +90,16 @@ enum NoticeFormat {
         lines.append("  cycles \(summary.cyclesCompleted) of \(summary.plannedCycles) · phases \(summary.phasesCompleted) · pauses \(summary.pauses) · skips \(summary.skips)"
                      + " · xruns \(summary.xruns) · recoveries \(summary.recoveries) · device losses \(summary.deviceLosses)")
         var timingLine = "  cues \(summary.cuesPlayed), " + (summary.maxCueLatenessFrames == 0 ? "every one on its frame" : "latest \(summary.maxCueLatenessFrames) frames late (audio lost)")
-        if timing.intervalsMeasured > 0 {
-            timingLine += String(format: "; heard intervals within %.3f ms of schedule (mean %.3f ms, %d intervals, device clock)",
-                                 timing.maxDeviationSeconds * 1000, timing.meanAbsoluteDeviationSeconds * 1000, timing.intervalsMeasured)
-        }
         lines.append(timingLine)
+        if timing.intervalsMeasured > 0 {
+            let count = timing.intervalsMeasured
+            var heard = "  heard (device clock): \(count) interval\(count == 1 ? "" : "s") between cues, "
+                + String(format: "within %.3f ms of schedule (mean %.3f ms)", timing.maxDeviationSeconds * 1000, timing.meanAbsoluteDeviationSeconds * 1000)
+            if let ppm = timing.deviceClockPPM, let jitter = timing.maxJitterSeconds {
+                heard += String(format: "; the device runs %+.0f ppm against the system clock, and at its own rate within %.3f ms", ppm, jitter * 1000)
+            }
+            lines.append(heard)
+        }
         return lines.joined(separator: "\n")
     }
 
