@@ -89,8 +89,8 @@ enum NoticeFormat {
                      + "(planned \(DurationText.format(seconds: summary.plannedSeconds))\(summary.stoppedEarly ? "" : ", then \(DurationText.format(seconds: ringOut)) ring-out"))"]
         lines.append("  cycles \(summary.cyclesCompleted) of \(summary.plannedCycles) · phases \(summary.phasesCompleted) · pauses \(summary.pauses) · skips \(summary.skips)"
                      + " · xruns \(summary.xruns) · recoveries \(summary.recoveries) · device losses \(summary.deviceLosses)")
-        var timingLine = "  cues \(summary.cuesPlayed), " + (summary.maxCueLatenessFrames == 0 ? "every one on its frame" : "latest \(summary.maxCueLatenessFrames) frames late (audio lost)")
-        lines.append(timingLine)
+        let cuesLine = "  cues \(summary.cuesPlayed), " + (summary.maxCueLatenessFrames == 0 ? "every one on its frame" : "latest \(summary.maxCueLatenessFrames) frames late (audio lost)")
+        lines.append(cuesLine)
         if timing.intervalsMeasured > 0 {
             let count = timing.intervalsMeasured
             var heard = "  heard (device clock): \(count) interval\(count == 1 ? "" : "s") between cues, "
