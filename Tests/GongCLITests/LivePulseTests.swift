@@ -178,6 +178,22 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         #expect(threads["gong"]?.nice == 0, "the control thread is back at its own priority")
     }
 
+    /// The latency asked for is the latency granted, though PulseAudio's plugin takes no fewer
+    /// than three periods to a buffer (two periods of half the latency would give 1.5 times it).
+    @Test(arguments: [10.0, 100.0, 500.0])
+    func theLatencyAskedForIsGrantedThroughASoundServer(milliseconds: Double) throws {
+        try PulseServer.require()
+        let scratch = try ScratchDirectory()
+        let pattern = scratch.file("blip.toml")
+        try "warmup = \"0s\"\ncycles = 1\n[[phases]]\nname = \"blip\"\nlength = \"250ms\"\n".write(toFile: pattern, atomically: true, encoding: .utf8)
+        let result = try runGong(["run", pattern, "--device", "pulse", "--json", "--latency", String(format: "%g", milliseconds)],
+                                 home: ProcessInfo.processInfo.environment["HOME"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let started = try #require(result.stdout.split(separator: "\n").first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        let granted = try #require(started["latencyMs"] as? Double, "\(started)")
+        #expect(abs(granted - milliseconds) <= milliseconds * 0.05, "asked for \(milliseconds) ms, granted \(granted) ms")
+    }
+
     /// SIGTERM (systemd stopping a unit) stops gracefully: the summary is printed.
     @Test func sigtermStopsGracefullyWithTheSummary() throws {
         try PulseServer.require()

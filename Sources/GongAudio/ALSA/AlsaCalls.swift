@@ -50,6 +50,11 @@ func alsaSetPeriodSizeNear(_ pcm: OpaquePointer, _ params: OpaquePointer, _ fram
     var direction: Int32 = 0
     return snd_pcm_hw_params_set_period_size_near(pcm, params, &frames, &direction)
 }
+/// The fewest periods the device's buffer may hold (a sound server's plugin may insist on 3).
+func alsaPeriodsMin(_ params: OpaquePointer) -> Int {
+    var periods: UInt32 = 0, direction: Int32 = 0
+    return snd_pcm_hw_params_get_periods_min(params, &periods, &direction) == 0 ? Int(periods) : 2
+}
 func alsaSetBufferSizeNear(_ pcm: OpaquePointer, _ params: OpaquePointer, _ frames: inout UInt) -> Int32 {
     snd_pcm_hw_params_set_buffer_size_near(pcm, params, &frames)
 }

@@ -56,15 +56,18 @@ public final class AlsaPCM: PCM {
         result = alsaSetRateNear(pcm, hw, &rate)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_rate_near", "cannot play at \(request.rate) Hz: \(alsaErrorText(result))") }
 
-        // Two periods to the buffer unless told otherwise: each wake-up refills half of it, so a
-        // longer latency also means fewer wake-ups (CPU time goes mostly to waking up).
+        // As few periods to the buffer as the device allows (two for a sound card; PulseAudio's
+        // plugin insists on three): each wake-up refills a period, so a longer latency also means
+        // fewer wake-ups (CPU time goes mostly to waking up), and the latency asked for is the
+        // latency granted.
+        let periodsPerBuffer = max(2, alsaPeriodsMin(hw))
         let requestedLatencyFrames = request.latencyMs.map { Int($0 / 1000 * Double(rate)) }
-        let period = request.periodFrames ?? requestedLatencyFrames.map { max(16, $0 / 2) } ?? max(64, Int(rate) * 256 / 48000)
+        let period = request.periodFrames ?? requestedLatencyFrames.map { max(16, $0 / periodsPerBuffer) } ?? max(64, Int(rate) * 256 / 48000)
         var periodFrames = UInt(period)
         result = alsaSetPeriodSizeNear(pcm, hw, &periodFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_period_size_near") }
-        let latencyFrames = requestedLatencyFrames ?? 2 * Int(periodFrames)
-        var bufferFrames = UInt(max(2 * Int(periodFrames), latencyFrames))
+        let latencyFrames = requestedLatencyFrames ?? periodsPerBuffer * Int(periodFrames)
+        var bufferFrames = UInt(max(periodsPerBuffer * Int(periodFrames), latencyFrames))
         result = alsaSetBufferSizeNear(pcm, hw, &bufferFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_buffer_size_near") }
         result = alsaApplyHardwareParameters(pcm, hw)
