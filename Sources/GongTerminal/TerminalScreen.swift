@@ -9,7 +9,7 @@ public final class TerminalScreen {
     private let output: Int32
     private let input: Int32
     /// False when only the keys are read: nothing is ever written to `output`.
-    private let drawsView: Bool
+    public let drawsView: Bool
     private var saved = termios()
     private var isRaw = false
     private var drawn: [String] = []

@@ -163,11 +163,8 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
             threads = [:]
             let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")) ?? []
             for task in tasks {
-                guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(task)/stat", encoding: .utf8),
-                      let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
-                let name = String(stat[stat.index(after: open)..<close])
-                let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
-                // After the name: field 19 of stat (nice) is the 17th, field 41 (policy) the 39th.
+                guard let (name, fields) = procStat("/proc/\(process.processIdentifier)/task/\(task)") else { continue }
+                // Field 19 of stat is nice, field 41 the policy.
                 if fields.count > 38, let nice = Int(fields[16]), let policy = Int(fields[38]) { threads[name] = (policy, nice) }
             }
         }

@@ -228,8 +228,12 @@ extension LivePulseTests {
         // before the device clock is known, and is placed in time by its first report. (Audio
         // lost on a machine too busy to play starts a new chain of intervals, and then fewer
         // are measured.)
-        let lostAudio = summary["xruns"] as? Int != 0
-        #expect(timing["intervals"] as? Int == 8 || lostAudio, "\(timing) \(summary)")
+        let intervals = timing["intervals"] as? Int ?? 0
+        if summary["xruns"] as? Int == 0 {
+            #expect(intervals == 8, "\(timing) \(summary)")
+        } else {
+            #expect((1..<8).contains(intervals), "\(timing) \(summary)")
+        }
         #expect(abs(timing["deviceClockPPM"] as? Double ?? .infinity) < 2000, "\(timing)")
         #expect((timing["maxJitterMs"] as? Double ?? .infinity) < 5, "\(timing)")
         #expect(onsets(in: recording, quietFrames: 24000).count == 9, "eight woodblocks and the end click were heard")
@@ -246,17 +250,21 @@ extension LivePulseTests {
     }
 }
 
-/// CPU time a process has used so far, in clock ticks (1/100 s).
+/// A process's or thread's /proc `stat` line: its name, and the fields after it (the first is
+/// the state, field 3 of the whole line; field N is at N − 3).
+func procStat(_ path: String) -> (name: String, fields: [Substring])? {
+    guard let stat = try? String(contentsOfFile: path + "/stat", encoding: .utf8),
+          let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
+    return (String(stat[stat.index(after: open)..<close]), stat[stat.index(close, offsetBy: 2)...].split(separator: " "))
+}
+
+/// CPU time a process has used so far, in clock ticks (1/100 s): utime and stime, fields 14, 15.
 func cpuTicks(_ pid: Int32) -> Int {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")") else { return 0 }
-    let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+    guard let fields = procStat("/proc/\(pid)")?.fields, fields.count > 12 else { return 0 }
     return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
 }
 
 /// The one-letter state of a process from /proc (R, S, T, …).
 func processState(_ pid: Int32) -> String {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")") else { return "?" }
-    return String(stat[stat.index(close, offsetBy: 2)])
+    procStat("/proc/\(pid)")?.fields.first.map(String.init) ?? "?"
 }

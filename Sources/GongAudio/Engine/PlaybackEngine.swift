@@ -170,8 +170,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         /// The device is gone: the session will carry on from the renderer's frame, and the
         /// silence begins when what was written to the device runs out.
         func lost(_ code: Int32) -> Outcome {
-            let silenceBegins = MonotonicTime(nanoseconds: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0)
-            return .deviceLost(code: code, at: SessionMoment(sessionFrame: renderer.pointee.sessionFrame, audible: silenceBegins))
+            .deviceLost(code: code, at: moment(heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0))
         }
 
         while true {
@@ -293,7 +292,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             return .underrun
         case ESTRPIPE:
             guard device.recover(error) >= 0 else { return .lost(code: error) }
-            _ = events.tryPush(.suspendRecovered(at: SessionMoment(sessionFrame: renderer.pointee.sessionFrame, audible: .now())))
+            _ = events.tryPush(.suspendRecovered(at: moment(heard: MonotonicTime.now().nanoseconds)))
             return .retry
         default:
             return .lost(code: error)
@@ -305,8 +304,12 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     private func reportUnderrun(lostFrames: Int64, heard: Int64, renderEvents: inout RenderEventBuffer) {
         let silent = renderer.pointee.lifecycle != .playing
         renderer.pointee.apply(.advance(frames: lostFrames), events: &renderEvents)
-        let at = SessionMoment(sessionFrame: renderer.pointee.sessionFrame, audible: MonotonicTime(nanoseconds: heard))
-        _ = events.tryPush(.underrun(lostFrames: lostFrames, silent: silent, at: at))
+        _ = events.tryPush(.underrun(lostFrames: lostFrames, silent: silent, at: moment(heard: heard)))
+    }
+
+    /// Where the session stands now, heard at `heard` (CLOCK_MONOTONIC nanoseconds, 0 if unknown).
+    private func moment(heard: Int64) -> SessionMoment {
+        SessionMoment(sessionFrame: renderer.pointee.sessionFrame, audible: MonotonicTime(nanoseconds: heard))
     }
 
     /// A lost device pauses the session where it is: complete the short fade-out unheard, so
@@ -346,7 +349,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             }
             attempts += 1
             if let device = try? reopen(), device.configuration.rate == rate, device.configuration.channels == channels {
-                _ = events.tryPush(.deviceBack(attempts: attempts, at: SessionMoment(sessionFrame: renderer.pointee.sessionFrame, audible: .now())))
+                _ = events.tryPush(.deviceBack(attempts: attempts, at: moment(heard: MonotonicTime.now().nanoseconds)))
                 return device
             }
             delay = min(PlaybackEngine.maxRetryMilliseconds, delay * 2)

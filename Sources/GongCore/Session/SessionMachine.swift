@@ -52,12 +52,18 @@ public struct SessionMachine: Sendable {
         case (.preparing, .start):
             state = .active(phase: 0, cycle: 0)
 
-        case (.preparing, .phaseBegan(let phase, let cycle)), (.active, .phaseBegan(let phase, let cycle)):
-            if case .active = state, (phase, cycle) != (lastPhase.phase, lastPhase.cycle) {
+        case (.preparing, .phaseBegan(let phase, let cycle)), (.active, .phaseBegan(let phase, let cycle)),
+             (.paused, .phaseBegan(let phase, let cycle)):
+            if state.kind != .preparing, (phase, cycle) != (lastPhase.phase, lastPhase.cycle) {
                 countCompletedPhase()
             }
             lastPhase = (phase, cycle)
-            state = .active(phase: phase, cycle: cycle)
+            // A phase crossed just before a pause took hold: still paused, resuming in it.
+            if case .paused = state {
+                state = .paused(resumePhase: phase, cycle: cycle)
+            } else {
+                state = .active(phase: phase, cycle: cycle)
+            }
 
         case (.preparing, .pause):
             summary.pauses += 1
@@ -71,11 +77,6 @@ public struct SessionMachine: Sendable {
             // Tails keep ringing out: a pause this late would only hold the session open.
             break
 
-        case (.paused, .phaseBegan(let phase, let cycle)):
-            // Crossed just before the pause took hold: the session resumes in the new phase.
-            if (phase, cycle) != (lastPhase.phase, lastPhase.cycle) { countCompletedPhase() }
-            lastPhase = (phase, cycle)
-            state = .paused(resumePhase: phase, cycle: cycle)
         case (.paused, .sessionEnded):
             // The end came before the pause took hold. As in `completing`, a pause this late is
             // let go: the tails ring out and the session finishes.

@@ -67,8 +67,8 @@ public final class LiveSession<Device: PCM> {
     /// time when the clock's first report comes, since until the first pause, skip or lost audio
     /// session frame f is the device's frame f.
     private var unplacedCueFrame: Int64?
-    /// When the session's first frame was heard; nil until the device clock is first known.
-    private var firstFrameAudible: MonotonicTime?
+    /// The device clock has been known since the session's first frame.
+    private var deviceClockKnown = false
     private var finishedNotified = false
     private var skippedFrames: Int64 = 0
     /// Where the last tail ends when the session runs its course.
@@ -194,8 +194,8 @@ public final class LiveSession<Device: PCM> {
         case .started(let audible):
             // A device reopened after a loss starts its own clock; the session's first frame
             // was heard long before.
-            guard firstFrameAudible == nil else { return [] }
-            firstFrameAudible = audible
+            guard !deviceClockKnown else { return [] }
+            deviceClockKnown = true
             if anchor == nil { anchor = (0, audible) }
             if let frame = unplacedCueFrame, previousCue == nil {
                 previousCue = (frame, MonotonicTime(nanoseconds: audible.nanoseconds + frame * 1_000_000_000 / Int64(configuration.rate)))
@@ -285,7 +285,7 @@ public final class LiveSession<Device: PCM> {
 
     private func measureTiming(sessionFrame: Int64, audible: MonotonicTime) {
         guard audible.nanoseconds > 0 else {
-            if firstFrameAudible == nil { unplacedCueFrame = sessionFrame }
+            if !deviceClockKnown { unplacedCueFrame = sessionFrame }
             return
         }
         defer { previousCue = (sessionFrame, audible) }

@@ -12,23 +12,23 @@ enum LivePlayer {
         let request = try options.request()
         // Keys need a terminal on stdin; the view needs one on both ends (its last line offers
         // the keys). Anything else gets one line per event.
-        var interactive = TerminalScreen.isTerminal(STDIN_FILENO)
-        var showView = interactive && TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json
+        let interactive = TerminalScreen.isTerminal(STDIN_FILENO)
         let session = try LiveSession<AlsaPCM>(pattern: pattern, bank: bank, masterGainDB: volume, interactive: interactive) {
             () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request)
         }
         let signals = SignalWatcher()
         defer { signals.uninstall() }
-        var screen = interactive ? TerminalScreen(drawsView: showView) : nil
+        // While there is a terminal there is a screen; `view` is it when it also draws.
+        var screen = interactive
+            ? TerminalScreen(drawsView: TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json) : nil
+        var view: TerminalScreen? { screen?.drawsView == true ? screen : nil }
         screen?.enter()
         defer { screen?.restore() }
         /// The terminal is gone (an SSH connection dropped, the window closed): the session goes
         /// on to its end — the bell still rings for the person sitting by the speaker — headless,
         /// and writing to a closed pipe no longer ends the process.
         func detachFromTerminal() {
-            guard interactive else { return }
-            interactive = false
-            showView = false
+            guard screen != nil else { return }
             screen = nil
             session.interactive = false
             signal(SIGPIPE, SIG_IGN)
@@ -39,10 +39,10 @@ enum LivePlayer {
                 if options.json {
                     print(NoticeFormat.json(notice, pattern: pattern.name))
                 } else if !options.quiet, let line = NoticeFormat.line(notice, pattern: pattern.name) {
-                    if showView {
+                    if let view {
                         if case .phaseBegan = notice { continue }   // the view shows phases
                         if case .cue = notice { continue }
-                        screen?.log(line)
+                        view.log(line)
                     } else {
                         print(line)
                     }
@@ -55,11 +55,12 @@ enum LivePlayer {
         var interrupts = 0
         while !session.isOver {
             var descriptors = [pollfd(fd: signals.wakeFileDescriptor, events: Int16(POLLIN), revents: 0)]
-            if interactive { descriptors.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
-            _ = poll(&descriptors, nfds_t(descriptors.count), wakeAfterMilliseconds(session, view: showView ? screen : nil))
-            if interactive, descriptors.count > 1, descriptors[1].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+            if screen != nil { descriptors.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
+            _ = poll(&descriptors, nfds_t(descriptors.count), wakeAfterMilliseconds(session, view: view))
+            let keys = descriptors.count > 1 ? descriptors[1].revents : 0
+            if keys & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
                 detachFromTerminal()
-            } else if interactive, descriptors.count > 1, descriptors[1].revents & Int16(POLLIN) != 0 {
+            } else if keys & Int16(POLLIN) != 0 {
                 for key in KeyInput.read() {
                     switch key {
                     case .togglePause: report(session.togglePause())
@@ -103,7 +104,7 @@ enum LivePlayer {
                 }
             }
             report(session.poll())
-            if showView, let screen { screen.draw(StatusLines.render(status(of: session), width: screen.width)) }
+            if let view { view.draw(StatusLines.render(status(of: session), width: view.width)) }
         }
         session.waitUntilDone()
         report(session.poll())
