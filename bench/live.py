@@ -6,12 +6,12 @@ PulseAudio null sink (paced by a real clock like a sound card):
    first frame's audible time gong reports from the device's timestamps), over several runs,
    with the sink running as a sound card runs, and once from an idle sink.
 2. CPU for a live 10-minute two-phase session at 48 kHz against `aplay` playing the same session
-   rendered to a WAV file, on the same device, at equal latency: aplay's default (500 ms) and
-   gong's default (10 ms). Each pair plays side by side, alone, so both share the machine's
+   rendered to a WAV file, on the same device, with the same buffer and period: aplay's default
+   (500 ms) and gong's default (16 ms through pulse). Each pair plays side by side, alone, so both share the machine's
    state; CPU is user + system time from the kernel, which counts the exact time on the CPU.
 
-Usage: bench/live.py [--minutes N] [--rounds R]   (defaults: 10 minutes, 1 round of two pairs,
-about 22 minutes; with more rounds the median ratio is reported)
+Usage: bench/live.py [--minutes N] [--rounds R] [--pair 500|16]   (defaults: 10 minutes, 1 round
+of both pairs, about 22 minutes; with more rounds the median ratio is reported)
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 
@@ -60,12 +60,17 @@ try:
     # so both share its state and nothing else competes.
     wav = os.path.join(scratch, "session.wav")
     subprocess.run([GONG, "render", *SESSION, "--quiet", "-o", wav], check=True)
+    # Equal means the same buffer and period on both sides (wake-ups are what cost): aplay's
+    # default through pulse is 24000 frames in periods of 6000; gong's default through pulse is
+    # 768 in periods of 256 (the plugin takes no fewer than three periods).
     pairs = {
         "500 ms, aplay's default": (["aplay", "-q", "-D", "pulse", wav],
-                                    [GONG, "run", *SESSION, "--device", "pulse", "--quiet", "--latency", "500"]),
-        "10 ms, gong's default": (["aplay", "-q", "-D", "pulse", "--buffer-time=10000", "--period-time=5000", wav],
+                                    [GONG, "run", *SESSION, "--device", "pulse", "--quiet", "--latency", "500", "--period", "6000"]),
+        "16 ms, gong's default": (["aplay", "-q", "-D", "pulse", "--buffer-size=768", "--period-size=256", wav],
                                   [GONG, "run", *SESSION, "--device", "pulse", "--quiet"]),
     }
+    if "--pair" in sys.argv:  # one pair only: "500" or "16"
+        pairs = {label: commands for label, commands in pairs.items() if label.startswith(sys.argv[sys.argv.index("--pair") + 1])}
     ratios = {label: [] for label in pairs}
 
     def cpu_side_by_side(commands):

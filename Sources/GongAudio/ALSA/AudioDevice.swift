@@ -43,10 +43,11 @@ public struct PCMRequest: Sendable, Equatable {
     public var rate: Int
     public var channels: Int
     public var format: SampleFormat?
-    /// Frames per period; default: half the latency, or about 5 ms (256 at 48 kHz) when no
-    /// latency is asked for either.
+    /// Frames per period; default: the latency over as few periods as the device takes, or
+    /// about 5 ms (256 at 48 kHz) when no latency is asked for either.
     public var periodFrames: Int?
-    /// Total buffered latency in milliseconds; default: two periods (about 10 ms).
+    /// Total buffered latency in milliseconds; default: as few periods as the device takes (two
+    /// on a sound card, about 10 ms).
     public var latencyMs: Double?
 
     public init(device: String = "default", rate: Int = 48000, channels: Int = 2, format: SampleFormat? = nil,
