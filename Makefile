@@ -27,13 +27,13 @@ demo: build
 # timing to the frame through a sound server, which a CPU-bound test suite beside them would
 # disturb as it would a sound card); then the lock-free ring and the real-time engine again under
 # the thread sanitizer.
-REALTIME_TESTS = LivePulseTests
+REALTIME_TESTS = LivePulseTests|PulseClientTests
 test:
 	@scripts/install-deps.sh test
 	@scripts/test-pulse.sh
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)'
-	$(SWIFT) test --skip-build --filter '$(REALTIME_TESTS)'
+	$(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)'
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'SPSCRingTests|PlaybackEngineTests|LiveSessionDeviceLossTests'
 
 install: build

@@ -7,11 +7,12 @@ PulseAudio null sink (paced by a real clock like a sound card):
    with the sink running as a sound card runs, and once from an idle sink.
 2. CPU for a live 10-minute two-phase session at 48 kHz against `aplay` playing the same session
    rendered to a WAV file, on the same device, with the same buffer and period: aplay's default
-   (500 ms) and gong's default (16 ms through pulse). Each pair plays side by side, alone, so both share the machine's
+   (500 ms) and gong's default (16 ms through pulse), the latter on gong's own PulseAudio client and
+   through ALSA's plugin as aplay plays. Each pair plays side by side, alone, so both share the machine's
    state; CPU is user + system time from the kernel, which counts the exact time on the CPU.
 
-Usage: bench/live.py [--minutes N] [--rounds R] [--pair 500|16]   (defaults: 10 minutes, 1 round
-of both pairs, about 22 minutes; with more rounds the median ratio is reported)
+Usage: bench/live.py [--minutes N] [--rounds R] [--pair LABEL-PREFIX]   (defaults: 10 minutes, 1
+round of the three pairs, about 33 minutes; with more rounds the median ratio is reported)
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 
@@ -62,12 +63,15 @@ try:
     subprocess.run([GONG, "render", *SESSION, "--quiet", "-o", wav], check=True)
     # Equal means the same buffer and period on both sides (wake-ups are what cost): aplay's
     # default through pulse is 24000 frames in periods of 6000; gong's default through pulse is
-    # 768 in periods of 256 (the plugin takes no fewer than three periods).
+    # 768 in periods of 256, on its own PulseAudio client (`--device pulse`) and through ALSA's
+    # plugin (`--device default`, the route aplay takes; the plugin takes no fewer than three
+    # periods).
+    aplay16 = ["aplay", "-q", "-D", "pulse", "--buffer-size=768", "--period-size=256", wav]
     pairs = {
         "500 ms, aplay's default": (["aplay", "-q", "-D", "pulse", wav],
                                     [GONG, "run", *SESSION, "--device", "pulse", "--quiet", "--latency", "500", "--period", "6000"]),
-        "16 ms, gong's default": (["aplay", "-q", "-D", "pulse", "--buffer-size=768", "--period-size=256", wav],
-                                  [GONG, "run", *SESSION, "--device", "pulse", "--quiet"]),
+        "16 ms, gong's default": (aplay16, [GONG, "run", *SESSION, "--device", "pulse", "--quiet"]),
+        "16 ms, gong via ALSA's plugin": (aplay16, [GONG, "run", *SESSION, "--device", "default", "--quiet"]),
     }
     if "--pair" in sys.argv:  # one pair only: "500" or "16"
         pairs = {label: commands for label, commands in pairs.items() if label.startswith(sys.argv[sys.argv.index("--pair") + 1])}

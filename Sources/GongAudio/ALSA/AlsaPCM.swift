@@ -162,8 +162,13 @@ public final class AlsaPCM: PCM {
         case SND_PCM_STATE_DISCONNECTED: .disconnected
         default: .other
         }
+        // The timestamp is when `delay` was measured. Some plugins (PulseAudio's) report a
+        // stale one; then the moment of the status call stands in for it.
+        let now = MonotonicTime.now()
+        let stamped = MonotonicTime(alsaStatusTimestamp(statusBuffer))
+        let measured = stamped.nanoseconds > 0 && abs(now.nanoseconds - stamped.nanoseconds) < 2_000_000 ? stamped : now
         return PCMStatus(state: state, delayFrames: alsaStatusDelay(statusBuffer), availableFrames: alsaStatusAvailable(statusBuffer),
-                         timestamp: MonotonicTime(alsaStatusTimestamp(statusBuffer)),
+                         timestamp: measured,
                          triggerTimestamp: MonotonicTime(alsaStatusTriggerTimestamp(statusBuffer)))
     }
 
@@ -180,9 +185,16 @@ public struct AudioDeviceInfo: Sendable, Equatable {
     public var description: String
 }
 
-/// Every PCM that can play: ALSA's name hints, less the capture-only ones.
+/// Every device gong can play on: ALSA's name hints, less the capture-only ones (its `pulse`
+/// is played by gong's own PulseAudio client, see `OutputRoute`), then a running PulseAudio
+/// server's sinks as `pulse:SINK`.
 public func listPlaybackDevices() -> [AudioDeviceInfo] {
     alsaDeviceHints()
         .filter { $0.io == nil || $0.io == "Output" }
-        .map { AudioDeviceInfo(name: $0.name, description: $0.description.split(separator: "\n").joined(separator: " — ")) }
+        .map { hint in
+            var description = hint.description.split(separator: "\n").joined(separator: " — ")
+            if OutputRoute(device: hint.name) != .alsa { description += " (gong plays it as a PulseAudio client, not through ALSA)" }
+            return AudioDeviceInfo(name: hint.name, description: description)
+        }
+        + PulsePCM.sinks()
 }

@@ -148,3 +148,23 @@ public protocol PCM: AnyObject, SendableMetatype {
     func status() -> PCMStatus?
     func close()
 }
+
+/// Which way a device name leads: the one place that decides.
+public enum OutputRoute: Equatable, Sendable {
+    /// gong's own PulseAudio client (`PulsePCM`): `pulse` plays on the server's default sink,
+    /// `pulse:SINK` on the sink of that name. The names are the ones ALSA's plugin answers to,
+    /// and they reach the same server, one thread and one lock fewer.
+    case pulseAudio(sink: String?)
+    /// Any other name is an ALSA PCM (`AlsaPCM`), ALSA's `default` included.
+    case alsa
+
+    public init(device: String) {
+        if device == "pulse" {
+            self = .pulseAudio(sink: nil)
+        } else if device.hasPrefix("pulse:"), device.count > "pulse:".count {
+            self = .pulseAudio(sink: String(device.dropFirst("pulse:".count)))
+        } else {
+            self = .alsa
+        }
+    }
+}

@@ -248,13 +248,14 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             let consuming = writtenFrames >= Int64(configuration.bufferFrames + 2 * periodFrames)
             // The device clock is read every period until it is known, then every 0.2 s.
             let statusDue = writtenFrames % statusInterval == 0 || clock.originNanoseconds == nil
+            // A report may be a little old (a sound server's is its last timing reply): what it
+            // says is still to be heard now must be no more than the buffer could hold.
             if paced, consuming, statusDue, let status = device.status(), status.state == .running, status.timestamp.nanoseconds > 0,
-               status.delayFrames >= 0, status.delayFrames <= 4 * configuration.bufferFrames + rate / 10 {
-                // The status timestamp is when `delay` was measured. Some plugins (PulseAudio's)
-                // report a stale one; then the moment of the status call stands in for it.
-                let now = MonotonicTime.now().nanoseconds
-                let measured = abs(now - status.timestamp.nanoseconds) < 2_000_000 ? status.timestamp.nanoseconds : now
-                if let lostFrames = clock.observe(writtenFrames: writtenFrames, delayFrames: status.delayFrames, measuredAt: measured) {
+               case let age = MonotonicTime.now().nanoseconds - status.timestamp.nanoseconds, age >= 0, age < 1_000_000_000,
+               status.delayFrames >= 0,
+               Int64(status.delayFrames) - age * Int64(rate) / 1_000_000_000 <= Int64(4 * configuration.bufferFrames + rate / 10) {
+                if let lostFrames = clock.observe(writtenFrames: writtenFrames, delayFrames: status.delayFrames,
+                                                  measuredAt: status.timestamp.nanoseconds) {
                     reportUnderrun(lostFrames: lostFrames, heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0,
                                    renderEvents: &renderEvents)
                 }

@@ -14,6 +14,8 @@ import Glibc
 /// `whileOpening`). Not raising at all, as the server's other clients do, saves about a tenth of
 /// the CPU of an idle machine's 10 ms session, but with twelve busy loops on two cores 17 of 27
 /// heard intervals were off (by up to 24 ms) against 5 of 27 (at most 2 ms) at nice −10.
+/// gong's own PulseAudio client (`PulsePCM`) has no plugin thread: there the audio thread is the
+/// server's client and takes the same raised nice value.
 public enum ThreadPriority: Equatable, Sendable, BitwiseCopyable {
     /// SCHED_FIFO at `realtimeLevel`.
     case realtime

@@ -81,7 +81,7 @@ struct BreatheCommand: ParsableCommand {
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List the ALSA devices gong can play on, like aplay -L.")
+        abstract: "List the devices gong can play on: ALSA's, like aplay -L, and PulseAudio's sinks.")
 
     func run() throws {
         let devices = listPlaybackDevices()

@@ -6,7 +6,7 @@ import GongKit
 
 /// Options for playing on an audio device, shared by `run` and `breathe`.
 struct LiveOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("ALSA playback device: default, pulse, hw:0,0, plughw:1, null, … (see gong devices).", valueName: "NAME"))
+    @Option(help: ArgumentHelp("Playback device: an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a PulseAudio sink played directly: pulse (the server's default sink) or pulse:SINK. See gong devices.", valueName: "NAME"))
     var device = "default"
 
     @Option(help: "Sample rate in Hz (the device may grant a nearby one).")

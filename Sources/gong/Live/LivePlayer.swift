@@ -10,12 +10,24 @@ import GongTerminal
 enum LivePlayer {
     static func play(_ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double) throws(GongError) -> Int32 {
         let request = try options.request()
+        switch OutputRoute(device: request.device) {
+        case .pulseAudio(let sink):
+            return try play(pattern, options: options, bank: bank, volume: volume) {
+                () throws(AudioDeviceError) -> PulsePCM in try PulsePCM(request, sink: sink)
+            }
+        case .alsa:
+            return try play(pattern, options: options, bank: bank, volume: volume) {
+                () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request)
+            }
+        }
+    }
+
+    private static func play<Device: PCM>(_ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double,
+                                          open: @escaping @Sendable () throws(AudioDeviceError) -> Device) throws(GongError) -> Int32 {
         // Keys need a terminal on stdin; the view needs one on both ends (its last line offers
         // the keys). Anything else gets one line per event.
         let interactive = TerminalScreen.isTerminal(STDIN_FILENO)
-        let session = try LiveSession<AlsaPCM>(pattern: pattern, bank: bank, masterGainDB: volume, interactive: interactive) {
-            () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request)
-        }
+        let session = try LiveSession<Device>(pattern: pattern, bank: bank, masterGainDB: volume, interactive: interactive, open: open)
         let signals = SignalWatcher()
         defer { signals.uninstall() }
         // While there is a terminal there is a screen; `view` is it when it also draws.
@@ -121,14 +133,14 @@ enum LivePlayer {
     /// something new, or a second has passed (what the audio thread reports unannounced — an
     /// underrun, a lost device — waits at most that long). Keys and signals wake the loop at once.
     /// Waking costs more CPU than anything done once awake, so a quiet session wakes rarely.
-    static func wakeAfterMilliseconds(_ session: LiveSession<AlsaPCM>, view screen: TerminalScreen?) -> Int32 {
+    static func wakeAfterMilliseconds<Device>(_ session: LiveSession<Device>, view screen: TerminalScreen?) -> Int32 {
         var seconds = 1.0
         if let untilEvent = session.secondsUntilNextScheduledEvent() { seconds = min(seconds, untilEvent + 0.002) }
         if let screen { seconds = min(seconds, StatusLines.secondsUntilChange(status(of: session), width: screen.width)) }
         return Int32(max(5, (seconds * 1000).rounded(.up)))
     }
 
-    static func status(of session: LiveSession<AlsaPCM>) -> LiveStatus {
+    static func status<Device>(of session: LiveSession<Device>) -> LiveStatus {
         let pattern = session.plan.timeline.pattern
         let position = session.position
         let phase = pattern.phases[min(position.phase, pattern.phases.count - 1)]

@@ -1,0 +1,83 @@
+import Foundation
+import Glibc
+import GongAudio
+import Testing
+
+/// gong's own PulseAudio client (`PulsePCM`) against the project's null sink: what it grants,
+/// that it is paced by the server's clock and reports it exactly, and how it says no.
+@Suite(.serialized) struct PulseClientTests {
+    @Test func deviceNamesChooseTheRoute() {
+        #expect(OutputRoute(device: "pulse") == .pulseAudio(sink: nil))
+        #expect(OutputRoute(device: "pulse:gong_test") == .pulseAudio(sink: "gong_test"))
+        for alsa in ["default", "null", "hw:0,0", "plughw:1", "pulse:", "pulsex", "sysdefault:CARD=x"] {
+            #expect(OutputRoute(device: alsa) == .alsa, "\(alsa)")
+        }
+    }
+
+    @Test func theDefaultIsThreePeriodsOfAbout5ms() throws {
+        try PulseServer.require()
+        let pcm = try PulsePCM(PCMRequest(device: "pulse:gong_test"), sink: "gong_test")
+        let configuration = pcm.configuration
+        #expect(configuration.rate == 48000 && configuration.channels == 2 && configuration.format == .float32)
+        #expect(configuration.periodFrames == 256, "\(configuration)")
+        // The server fits the sink's own buffer into what is left after two periods, in steps
+        // of its own: the whole is at most the three periods asked for.
+        #expect((512...768).contains(configuration.bufferFrames), "\(configuration)")
+        #expect(configuration.soundServer && ThreadPriority.suited(to: configuration) == .raised)
+    }
+
+    /// Three seconds written as fast as the stream takes them take three seconds, and every
+    /// report places device frame 0 at the same moment, to well under a millisecond.
+    @Test func itIsPacedByTheServerAndReportsWhenFramesAreHeard() throws {
+        try PulseServer.require()
+        let pcm = try PulsePCM(PCMRequest(device: "pulse:gong_test", channels: 1), sink: "gong_test")
+        let period = pcm.configuration.periodFrames
+        let silence = [Float](repeating: 0, count: period)
+        var written: Int64 = 0
+        var origins: [Int64] = []
+        let start = MonotonicTime.now()
+        while written < 3 * 48000 {
+            #expect(pcm.wait(timeoutMs: 1000) == 1)
+            let count = silence.withUnsafeBytes { pcm.writeInterleaved($0.baseAddress!, frames: period) }
+            #expect(count > 0)
+            written += Int64(max(0, count))
+            // Reports from the second second on: the stream is playing by then.
+            if written > 48000, written % 4800 < Int64(period), let status = pcm.status(), status.state == .running {
+                origins.append(status.timestamp.nanoseconds + (Int64(status.delayFrames) - written) * 1_000_000_000 / 48000)
+            }
+        }
+        let elapsed = MonotonicTime.now().seconds - start.seconds
+        #expect(elapsed > 2.9 && elapsed < 3.2, "3 s of frames took \(elapsed) s")
+        #expect(origins.count >= 8)
+        let spread = Double((origins.max() ?? 0) - (origins.min() ?? 0)) / 1e6
+        #expect(spread < 1.0, "frame 0 placed within \(spread) ms")
+        #expect(pcm.drain() == 0)
+    }
+
+    @Test func aSinkThatDoesNotExistIsOneClearLine() throws {
+        try PulseServer.require()
+        #expect(throws: AudioDeviceError.self) { try PulsePCM(PCMRequest(device: "pulse:nosuch"), sink: "nosuch") }
+        do {
+            _ = try PulsePCM(PCMRequest(device: "pulse:nosuch"), sink: "nosuch")
+        } catch {
+            #expect(error.description == "audio device 'pulse:nosuch': no such sink 'nosuch'; 'gong devices' lists them (pa_stream_connect_playback)")
+        }
+    }
+
+    @Test func noServerIsOneClearLineAndExitStatus69() throws {
+        let result = try runGong(["run", "box", "--device", "pulse"], environment: ["PULSE_SERVER": "unix:/nonexistent/gong-test"])
+        #expect(result.status == 69)
+        #expect(result.stderr == "gong: audio device 'pulse': no PulseAudio server to play through (Connection refused); start one, or choose an ALSA device with --device ('gong devices' lists them) (pa_context_connect)\n",
+                "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func devicesListTheServersSinks() throws {
+        try PulseServer.require()
+        let result = try runGong(["devices"], home: ProcessInfo.processInfo.environment["HOME"])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.contains("pulse:gong_test"), "\(result.stdout)")
+        #expect(result.stdout.contains("PulseAudio sink: "))
+    }
+}
