@@ -54,6 +54,31 @@ import Testing
         #expect(pcm.drain() == 0)
     }
 
+    /// The server runs dry while nothing is written: the next wait or write says so once, as
+    /// ALSA's `-EPIPE`, however short the gap (the server would otherwise hide it).
+    @Test func anUnderrunTheServerReportsIsToldOnceAsEPIPE() throws {
+        try PulseServer.require()
+        let pcm = try PulsePCM(PCMRequest(device: "pulse:gong_test", channels: 1), sink: "gong_test")
+        let period = pcm.configuration.periodFrames
+        let silence = [Float](repeating: 0, count: period)
+        func play(seconds: Double) -> [Int32] {
+            var errors: [Int32] = []
+            var written = 0
+            while written < Int(seconds * 48000), errors.count < 10 {
+                let ready = pcm.wait(timeoutMs: 1000)
+                guard ready == 1 else { errors.append(ready); continue }
+                let count = silence.withUnsafeBytes { pcm.writeInterleaved($0.baseAddress!, frames: period) }
+                if count < 0 { errors.append(Int32(count)) } else { written += count }
+            }
+            return errors
+        }
+        #expect(play(seconds: 0.5) == [])
+        usleep(100_000)
+        #expect(play(seconds: 0.5) == [-EPIPE])
+        #expect(pcm.recover(-EPIPE) == 0)
+        #expect(play(seconds: 0.5) == [])
+    }
+
     @Test func aSinkThatDoesNotExistIsOneClearLine() throws {
         try PulseServer.require()
         #expect(throws: AudioDeviceError.self) { try PulsePCM(PCMRequest(device: "pulse:nosuch"), sink: "nosuch") }

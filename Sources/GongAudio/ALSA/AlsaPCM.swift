@@ -163,10 +163,11 @@ public final class AlsaPCM: PCM {
         default: .other
         }
         // The timestamp is when `delay` was measured. Some plugins (PulseAudio's) report a
-        // stale one; then the moment of the status call stands in for it.
+        // stale one; then the moment of the status call stands in for it. None at all (0)
+        // stays none.
         let now = MonotonicTime.now()
         let stamped = MonotonicTime(alsaStatusTimestamp(statusBuffer))
-        let measured = stamped.nanoseconds > 0 && abs(now.nanoseconds - stamped.nanoseconds) < 2_000_000 ? stamped : now
+        let measured = stamped.nanoseconds == 0 || abs(now.nanoseconds - stamped.nanoseconds) < 2_000_000 ? stamped : now
         return PCMStatus(state: state, delayFrames: alsaStatusDelay(statusBuffer), availableFrames: alsaStatusAvailable(statusBuffer),
                          timestamp: measured,
                          triggerTimestamp: MonotonicTime(alsaStatusTriggerTimestamp(statusBuffer)))

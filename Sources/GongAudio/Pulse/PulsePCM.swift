@@ -7,8 +7,9 @@ import Glibc
 /// Why: the plugin runs a client thread of its own next to the thread that writes, and every
 /// period crosses between the two under the plugin's lock. Here the audio thread is the whole
 /// client: one non-threaded main loop that it drives itself while it waits for room, so a period
-/// costs one wake-up, no lock and no second thread. Measured on PulseAudio's null sink with a
-/// 16 ms buffer, `pacat` (built the same way) used 0.40× the CPU of `aplay` through the plugin.
+/// costs one wake-up, no lock and no second thread. Measured on PulseAudio's null sink with
+/// 768-frame buffers in 256-frame periods: a 10-minute session took 0.56× the CPU time of `aplay`
+/// playing it through the plugin (`bench/live.py`), where gong through the plugin took 1.18×.
 ///
 /// The stream asks for the latency as a whole (`PA_STREAM_ADJUST_LATENCY`): `tlength` is the
 /// buffer, `minreq` the period. Playback starts once the buffer is full (`prebuf` = `tlength`),
@@ -23,6 +24,14 @@ public final class PulsePCM: PCM {
     private var stream: OpaquePointer?
     /// The timing report asked for and not yet answered.
     private var timingRequest: OpaquePointer?
+    /// Underruns the server has told of (its callback counts them here), and how many of them
+    /// the real-time loop has been told of as `-EPIPE`. A short one the server hides in its own
+    /// buffer is still silence heard: this is how the session clock learns of it, however short.
+    private let underflows: UnsafeMutablePointer<Int>
+    private var underflowsReported = 0
+    /// Reports measured before the last underrun was told of say nothing of the silence it left
+    /// (system clock, nanoseconds).
+    private var reportsValidFrom: Int64 = 0
     private let frameBytes: Int
     private let periodBytes: Int
 
@@ -95,6 +104,11 @@ public final class PulsePCM: PCM {
                 : String(cString: pa_strerror(code))
             throw failure(-PulsePCM.errnoValue(code), "pa_stream_connect_playback", message)
         }
+        underflows = .allocate(capacity: 1)
+        underflows.initialize(to: 0)
+        pa_stream_set_underflow_callback(playback, { _, counter in
+            counter?.assumingMemoryBound(to: Int.self).pointee += 1
+        }, underflows)
         let granted = pa_stream_get_buffer_attr(playback)?.pointee ?? attributes
         let grantedSpec = pa_stream_get_sample_spec(playback)?.pointee ?? spec
         mainLoop = loop
@@ -108,7 +122,18 @@ public final class PulsePCM: PCM {
         opened = true
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        underflows.deallocate()
+    }
+
+    /// `-EPIPE` once for each underrun the server told of, as ALSA reports one.
+    private var underrun: Int32 {
+        guard underflows.pointee > underflowsReported else { return 0 }
+        underflowsReported = underflows.pointee
+        reportsValidFrom = PulsePCM.systemClockNanoseconds()
+        return -EPIPE
+    }
 
     /// The server's sinks as devices gong can name (`pulse:SINK`); none when no server answers
     /// within a second.
@@ -154,14 +179,17 @@ public final class PulsePCM: PCM {
     }
 
     /// One pass of the main loop: poll its descriptors (the server's socket, its timers) for at
-    /// most the timeout, then dispatch what arrived. Negative when the loop cannot go on.
+    /// most the timeout, then dispatch what arrived. Negative when the loop cannot go on (a
+    /// signal that interrupts the poll is not that: the library counts it as nothing arrived).
     private static func runOnce(_ loop: OpaquePointer, timeoutMicroseconds: Int64) -> Int32 {
-        guard pa_mainloop_prepare(loop, Int32(clamping: timeoutMicroseconds)) >= 0 else { return -1 }
-        if pa_mainloop_poll(loop) < 0 {
-            // A signal interrupted the poll: nothing to dispatch, and the caller tries again.
-            return errno == EINTR ? 0 : -1
-        }
+        guard pa_mainloop_prepare(loop, Int32(clamping: timeoutMicroseconds)) >= 0, pa_mainloop_poll(loop) >= 0 else { return -1 }
         return pa_mainloop_dispatch(loop)
+    }
+
+    private static func systemClockNanoseconds() -> Int64 {
+        var wall = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        return Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec)
     }
 
     /// PulseAudio's error codes, as the errno the real-time loop knows.
@@ -185,6 +213,8 @@ public final class PulsePCM: PCM {
 
     public func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int {
         guard broken == 0, let stream else { return Int(-ENODEV) }
+        let failure = underrun
+        guard failure == 0 else { return Int(failure) }
         let writable = pa_stream_writable_size(stream)  // (size_t)-1 on error
         guard writable >= 0 else { return Int(-ENODEV) }
         let count = min(frames, writable / frameBytes)
@@ -198,7 +228,7 @@ public final class PulsePCM: PCM {
         guard let loop = mainLoop else { return -EBADFD }
         let deadline = MonotonicTime.now().nanoseconds + Int64(timeoutMs) * 1_000_000
         while true {
-            let failure = broken
+            let failure = broken != 0 ? broken : underrun
             guard failure == 0, let stream else { return failure }
             if pa_stream_writable_size(stream) >= periodBytes { return 1 }
             let remaining = deadline - MonotonicTime.now().nanoseconds
@@ -208,7 +238,7 @@ public final class PulsePCM: PCM {
     }
 
     /// The server recovers from underruns by itself (it plays silence and waits for a full
-    /// buffer again), so there is nothing to re-prepare.
+    /// buffer again), so there is nothing to re-prepare: the `-EPIPE` only told the loop.
     public func recover(_ error: Int32) -> Int32 { error == -EPIPE || error == -ESTRPIPE ? broken : error }
 
     public func prepare() -> Int32 { broken }
@@ -240,17 +270,16 @@ public final class PulsePCM: PCM {
             timingRequest = nil
         }
         if timingRequest == nil { timingRequest = pa_stream_update_timing_info(stream, nil, nil) }
-        guard let report = pa_stream_get_timing_info(stream)?.pointee, report.read_index_corrupt == 0, report.write_index_corrupt == 0 else {
-            let now = MonotonicTime.now()
-            return PCMStatus(state: .prepared, delayFrames: 0, availableFrames: 0, timestamp: now, triggerTimestamp: now)
-        }
         // The report's moment is on the system clock (the server's gettimeofday): move it to
         // CLOCK_MONOTONIC by the two clocks' present offset.
-        var wall = timespec()
-        clock_gettime(CLOCK_REALTIME, &wall)
+        let wallNanoseconds = PulsePCM.systemClockNanoseconds()
         let now = MonotonicTime.now()
-        let wallNanoseconds = Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec)
-        let measuredWall = Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1000
+        guard let report = pa_stream_get_timing_info(stream)?.pointee, report.read_index_corrupt == 0, report.write_index_corrupt == 0,
+              case let measuredWall = Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1000,
+              measuredWall >= reportsValidFrom
+        else {
+            return PCMStatus(state: .prepared, delayFrames: 0, availableFrames: 0, timestamp: now, triggerTimestamp: now)
+        }
         let measured = MonotonicTime(nanoseconds: measuredWall - (wallNanoseconds - now.nanoseconds))
         let queuedFrames = Int(report.write_index - report.read_index) / frameBytes
         let sinkFrames = Int(report.sink_usec * UInt64(configuration.rate) / 1_000_000)

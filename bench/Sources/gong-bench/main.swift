@@ -9,6 +9,7 @@ import MallocInterposerSwift
 //    must stay under 5% of the period's duration (5.33 ms).
 // 2. Allocations on the audio thread in steady state: the engine plays on ALSA's null device
 //    and every malloc in the process is counted over thousands of periods. Must be 0.
+// 3. The same count through PulseAudio in real time, both routes: libpulse's, reported.
 //
 // Exit status 1 when a bar is missed, so a script or CI can use it as a check.
 
@@ -90,6 +91,34 @@ do {
     if control < 1 { print("gong-bench: the malloc counter saw no allocation in the control; the count above means nothing"); failed = true }
     print("audio thread on null, steady state: \(periods) periods, \(statistics.mallocCount) allocations, \(statistics.freeCount) frees (bar: 0)")
     if statistics.mallocCount != 0 || periods < 1000 { failed = true }
+
+    // 3. The same count while the engine plays in real time through PulseAudio (the project's
+    // null sink), on gong's own client and through ALSA's plugin. What is counted here is
+    // libpulse's: gong's own path is the one measured on null above. Reported, no bar.
+    func countWhilePlaying<Device: PCM>(_ label: String, _ device: Device) throws {
+        let engine = PlaybackEngine(renderer: SessionRenderer(timeline: engineTimeline, sounds: longSounds, channels: channels),
+                                    device: device, reopen: { () throws(AudioDeviceError) -> Device in
+                                        throw AudioDeviceError(code: -19, operation: "", device: label, message: "") })
+        engine.start()
+        usleep(1_000_000)
+        MallocInterposerSwift.reset()
+        MallocInterposerSwift.hook()
+        let before = engine.periodsPlayed
+        usleep(5_000_000)
+        MallocInterposerSwift.unhook()
+        let periods = engine.periodsPlayed - before
+        let counted = MallocInterposerSwift.getStatistics()
+        _ = engine.commands.tryPush(.halt)
+        engine.join()
+        print("  \(label): \(periods) periods in 5 s, \(counted.mallocCount) allocations (\(String(format: "%.2f", Double(counted.mallocCount) / Double(max(1, periods)))) a period), \(counted.freeCount) frees")
+    }
+    print("whole process while playing through PulseAudio in real time (libpulse's allocations; no bar):")
+    do {
+        try countWhilePlaying("gong's own client (pulse:gong_test)", PulsePCM(PCMRequest(device: "pulse:gong_test", rate: rate, channels: channels), sink: "gong_test"))
+        try countWhilePlaying("ALSA's pulse plugin", AlsaPCM(PCMRequest(device: "pulse", rate: rate, channels: channels)))
+    } catch {
+        print("  skipped: \(error) (scripts/test-pulse.sh starts the sink)")
+    }
 } catch {
     print("gong-bench: \(error)")
     exit(2)
