@@ -74,6 +74,23 @@ import Testing
         #expect(lost == 240)
     }
 
+    @Test func aReportedUnderrunThatLostNoTimeIsNotReported() {
+        var clock = DeviceClock(rate: 48000, periodFrames: 256)
+        var written: Int64 = 0
+        for _ in 0..<100 {
+            written += Self.step
+            _ = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written))
+        }
+        // The server said it ran dry, but every frame is still heard when it was due.
+        clock.noteReportedUnderrun()
+        written += Self.step
+        #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written)) == nil)
+        // The underrun is settled: a later, real one is measured on its own.
+        clock.noteReportedUnderrun()
+        written += Self.step
+        #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: Self.start + 2_000_000)) == 96)
+    }
+
     @Test func slowDriftIsFollowedWithoutAGap() {
         // The device clock runs 50 ppm slow: frame 0 seems to move later by 50 µs a second.
         var clock = DeviceClock(rate: 48000, periodFrames: 256)

@@ -20,9 +20,7 @@ import Testing
         let configuration = pcm.configuration
         #expect(configuration.rate == 48000 && configuration.channels == 2 && configuration.format == .float32)
         #expect(configuration.periodFrames == 256, "\(configuration)")
-        // The server fits the sink's own buffer into what is left after two periods, in steps
-        // of its own: the whole is at most the three periods asked for.
-        #expect((512...768).contains(configuration.bufferFrames), "\(configuration)")
+        #expect(configuration.bufferFrames == 768, "\(configuration)")
         #expect(configuration.soundServer && ThreadPriority.suited(to: configuration) == .raised)
     }
 

@@ -25,8 +25,10 @@ struct DeviceClock {
 
     init(rate: Int, periodFrames: Int) {
         self.rate = Int64(rate)
-        // PulseAudio's reports jitter by about 2 ms; a gap must stand well clear of that.
-        gapThresholdNanoseconds = max(4 * Int64(periodFrames) * 1_000_000_000 / Int64(rate), 30_000_000)
+        // PulseAudio's reports through ALSA's plugin jitter by about 2 ms; a gap must stand well
+        // clear of that. 10 ms, not more: the plugin hides the server's underruns, and a 27 ms
+        // one slipped under the 30 ms this used to be (a live run's recording showed it).
+        gapThresholdNanoseconds = max(4 * Int64(periodFrames) * 1_000_000_000 / Int64(rate), 10_000_000)
     }
 
     /// The device reported an underrun (`-EPIPE`) and was recovered: the next report measures
@@ -37,7 +39,7 @@ struct DeviceClock {
 
     /// Takes one status report: `writtenFrames` handed to the device so far, the next of which
     /// is heard `delayFrames` after `measuredAt`. Returns the frames lost, when the report shows
-    /// (or confirms) a gap or measures a reported underrun.
+    /// (or confirms) a gap or measures a reported underrun that lost any.
     mutating func observe(writtenFrames: Int64, delayFrames: Int, measuredAt: Int64) -> Int64? {
         let origin = measuredAt + (Int64(delayFrames) - writtenFrames) * 1_000_000_000 / rate
         if writtenFrames >= windowEndFrame {
@@ -58,7 +60,10 @@ struct DeviceClock {
         } else {
             pendingGap = 0
             if reportedUnderruns > 0, let expected = originNanoseconds {
-                lost = frames(max(0, origin - expected))
+                // An underrun that cost not a frame of time (a sound server that ran dry only
+                // for an instant, before its sink needed the frames) left nothing to report.
+                let measured = frames(max(0, origin - expected))
+                lost = measured > 0 ? measured : nil
                 restart(at: origin)
             }
             currentWindowMinimum = min(currentWindowMinimum, origin)
