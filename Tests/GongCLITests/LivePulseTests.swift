@@ -149,12 +149,16 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(output.contains("cycles 5 of 5"), "\(output)")
-        let xrunLine = try #require(output.split(separator: "\n").first { $0.contains("xrun:") }, "\(output)")
         // At least most of the 300 ms was lost; a sound server may take longer to resume the
         // stream (an idle PulseAudio null sink wakes up in about 2 s), which is lost too.
-        let lost = Int(xrunLine.split(separator: " ").first { Int($0) != nil } ?? "") ?? 0
-        #expect((12_000...150_000).contains(lost), "\(xrunLine)")
-        #expect(output.contains("xruns 1 · recoveries 1"), "\(output)")
+        let lost = output.split(separator: "\n").filter { $0.contains("xrun:") }
+            .compactMap { line in line.split(separator: " ").first { Int($0) != nil }.flatMap { Int($0) } }
+        #expect(lost.contains { (12_000...150_000).contains($0) }, "\(output)")
+        // Each xrun recovered. A busy machine may add one of its own (a sound server now says
+        // so), which is counted too; the stop is the one measured above.
+        let counts = output.split(separator: "\n").first { $0.contains(" · xruns ") } ?? ""
+        let xruns = counts.components(separatedBy: " · ").first { $0.hasPrefix("xruns ") }.flatMap { Int($0.dropFirst(6)) } ?? 0
+        #expect(xruns >= 1 && counts.contains("xruns \(xruns) · recoveries \(xruns)"), "\(output)")
     }
 
     /// The sound server itself goes away mid-session and comes back: the session pauses, gong
