@@ -60,13 +60,19 @@ import Testing
         #expect(clock.originNanoseconds == Self.start)
     }
 
-    @Test func aReportedUnderrunIsMeasuredHoweverSmall() {
+    /// A clock that has taken `reports` steady reports, and the frames written by then.
+    static func steadyClock(reports: Int) -> (DeviceClock, Int64) {
         var clock = DeviceClock(rate: 48000, periodFrames: 256)
         var written: Int64 = 0
-        for _ in 0..<10 {
-            written += Self.step
-            _ = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written))
+        for _ in 0..<reports {
+            written += step
+            _ = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: moment(written: written))
         }
+        return (clock, written)
+    }
+
+    @Test func aReportedUnderrunIsMeasuredHoweverSmall() {
+        var (clock, written) = Self.steadyClock(reports: 10)
         // -EPIPE: 5 ms of audio were lost, well below the gap threshold.
         clock.noteReportedUnderrun()
         written += Self.step
@@ -75,12 +81,7 @@ import Testing
     }
 
     @Test func aReportedUnderrunThatLostNoTimeIsNotReported() {
-        var clock = DeviceClock(rate: 48000, periodFrames: 256)
-        var written: Int64 = 0
-        for _ in 0..<100 {
-            written += Self.step
-            _ = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written))
-        }
+        var (clock, written) = Self.steadyClock(reports: 100)
         // The server said it ran dry, but every frame is still heard when it was due.
         clock.noteReportedUnderrun()
         written += Self.step

@@ -37,6 +37,30 @@ enum SoundServerRoute: String, CaseIterable, CustomTestStringConvertible {
 
 }
 
+/// Starts gong in the background with its standard output on a pipe (standard error dropped).
+func startGong(_ arguments: [String]) throws -> (process: Process, output: Pipe) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: gongExecutable)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = Pipe()
+    try process.run()
+    return (process, output)
+}
+
+/// Runs a tool to its end, its output dropped; its exit status.
+func runTool(_ path: String, _ arguments: [String]) throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    process.standardOutput = Pipe()
+    process.standardError = Pipe()
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
+}
+
 /// Records the null sink's monitor: exactly what was played, sample for sample.
 final class MonitorRecorder {
     let path: String
@@ -134,13 +158,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         try PulseServer.require()
         let scratch = try ScratchDirectory()
         let pattern = try Self.pattern(in: scratch, duration: "15s")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: gongExecutable)
-        process.arguments = ["run", pattern, "--device", route.device, "--channels", "1"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = Pipe()
-        try process.run()
+        let (process, out) = try startGong(["run", pattern, "--device", route.device, "--channels", "1"])
         usleep(6_000_000)
         kill(process.processIdentifier, SIGSTOP)
         usleep(300_000)
@@ -167,36 +185,16 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     func aSoundServerThatRestartsIsALostDeviceThatComesBack(route: SoundServerRoute) throws {
         try PulseServer.require()
         // Only the server scripts/test-pulse.sh started may be stopped, never a desktop's own.
-        let ours = Process()
-        ours.executableURL = URL(fileURLWithPath: "/usr/bin/pgrep")
-        ours.arguments = ["-f", "pulseaudio .*sink_name=gong_test"]
-        ours.standardOutput = Pipe()
-        try ours.run()
-        ours.waitUntilExit()
-        if ours.terminationStatus != 0 { try Test.cancel("the PulseAudio server running is not the test's own: not stopping it") }
+        if try runTool("/usr/bin/pgrep", ["-f", "pulseaudio .*sink_name=gong_test"]) != 0 {
+            try Test.cancel("the PulseAudio server running is not the test's own: not stopping it")
+        }
         let scratch = try ScratchDirectory()
         let pattern = try Self.pattern(in: scratch, duration: "12s")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: gongExecutable)
-        process.arguments = ["run", pattern, "--device", route.device, "--channels", "1"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = Pipe()
-        try process.run()
+        let (process, out) = try startGong(["run", pattern, "--device", route.device, "--channels", "1"])
         usleep(4_000_000)
-        let stopServer = Process()
-        stopServer.executableURL = URL(fileURLWithPath: "/usr/bin/pulseaudio")
-        stopServer.arguments = ["-k"]
-        try stopServer.run()
-        stopServer.waitUntilExit()
+        _ = try runTool("/usr/bin/pulseaudio", ["-k"])
         usleep(1_500_000)
-        let restart = Process()
-        restart.executableURL = URL(fileURLWithPath: "/bin/bash")
-        restart.arguments = [PulseServer.scriptPath]
-        restart.standardOutput = Pipe()
-        try restart.run()
-        restart.waitUntilExit()
-        #expect(restart.terminationStatus == 0, "the test's server started again")
+        #expect(try runTool("/bin/bash", [PulseServer.scriptPath]) == 0, "the test's server started again")
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(output)")
@@ -213,12 +211,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     func aSoundServerIsFedAtRaisedPriority(route: SoundServerRoute) throws {
         try PulseServer.require()
         if geteuid() != 0 { try Test.cancel("only root may raise priorities here") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: gongExecutable)
-        process.arguments = ["run", "box", "--cycles", "1", "--cue", "end=click", "--device", route.device, "--quiet"]
-        process.standardOutput = Pipe()
-        process.standardError = Pipe()
-        try process.run()
+        let (process, _) = try startGong(["run", "box", "--cycles", "1", "--cue", "end=click", "--device", route.device, "--quiet"])
         defer { process.terminate(); process.waitUntilExit() }
         var threads: [String: (policy: Int, nice: Int)] = [:]
         for _ in 0..<100 where threads["gong audio"] == nil || (route == .alsaPlugin && threads["threaded-ml"] == nil) {
@@ -262,13 +255,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     /// SIGTERM (systemd stopping a unit) stops gracefully: the summary is printed.
     @Test func sigtermStopsGracefullyWithTheSummary() throws {
         try PulseServer.require()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: gongExecutable)
-        process.arguments = ["run", "box", "--cycles", "3", "--cue", "end=click", "--device", "pulse"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = Pipe()
-        try process.run()
+        let (process, out) = try startGong(["run", "box", "--cycles", "3", "--cue", "end=click", "--device", "pulse"])
         usleep(3_000_000)
         process.terminate()
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -60,14 +60,7 @@ public final class PulsePCM: PCM {
             throw failure(-ENOMEM, "pa_context_new", "out of memory")
         }
         context = client
-        // No autospawn: a server that is not running is an error to report, not one to start.
-        guard pa_context_connect(client, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0,
-              PulsePCM.iterate(loop, timeoutMs: PulsePCM.openTimeoutMs, until: {
-                  let state = pa_context_get_state(client)
-                  return state == PA_CONTEXT_READY || PA_CONTEXT_IS_GOOD(state) == 0
-              }),
-              pa_context_get_state(client) == PA_CONTEXT_READY
-        else {
+        guard PulsePCM.connect(client, on: loop, timeoutMs: PulsePCM.openTimeoutMs) else {
             let code = pa_context_errno(client)
             throw failure(-PulsePCM.errnoValue(code), "pa_context_connect",
                           "no PulseAudio server to play through (\(String(cString: pa_strerror(code))))"
@@ -145,10 +138,7 @@ public final class PulsePCM: PCM {
         guard let loop = pa_mainloop_new() else { return [] }
         let context = pa_context_new(pa_mainloop_get_api(loop), "gong")
         defer { release(loop: loop, context: context, stream: nil) }
-        guard let context, pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0,
-              iterate(loop, timeoutMs: 1000, until: { PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) == 0 || pa_context_get_state(context) == PA_CONTEXT_READY }),
-              pa_context_get_state(context) == PA_CONTEXT_READY
-        else { return [] }
+        guard let context, connect(context, on: loop, timeoutMs: 1000) else { return [] }
         /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
         final class Listing {
             var sinks: [AudioDeviceInfo] = []
@@ -170,6 +160,17 @@ public final class PulsePCM: PCM {
         defer { pa_operation_unref(operation) }
         _ = iterate(loop, timeoutMs: 1000, until: { listing.complete })
         return listing.sinks
+    }
+
+    /// Connects a client to the server, waiting at most the timeout; true once it is ready. No
+    /// autospawn: a server that is not running is an error to report, not one to start.
+    private static func connect(_ context: OpaquePointer, on loop: OpaquePointer, timeoutMs: Int64) -> Bool {
+        pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0
+            && iterate(loop, timeoutMs: timeoutMs, until: {
+                let state = pa_context_get_state(context)
+                return state == PA_CONTEXT_READY || PA_CONTEXT_IS_GOOD(state) == 0
+            })
+            && pa_context_get_state(context) == PA_CONTEXT_READY
     }
 
     /// Runs the main loop until `done` or the timeout; false on timeout or a loop that quit.
