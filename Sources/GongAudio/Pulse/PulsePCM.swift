@@ -290,7 +290,9 @@ public final class PulsePCM: PCM {
         }
         let measured = MonotonicTime(nanoseconds: measuredWall - (wallNanoseconds - now.nanoseconds))
         let queuedFrames = Int(report.write_index - report.read_index) / frameBytes
-        let sinkFrames = Int(report.sink_usec * UInt64(configuration.rate) / 1_000_000)
+        // An unknown sink latency comes as PA_USEC_INVALID: a report that says more than ten
+        // seconds is out of bounds for the loop anyway, and must not overflow here.
+        let sinkFrames = Int(min(report.sink_usec, 10_000_000) * UInt64(configuration.rate) / 1_000_000)
         let writable = max(0, pa_stream_writable_size(stream))
         return PCMStatus(state: report.playing != 0 ? .running : .prepared, delayFrames: queuedFrames + sinkFrames,
                          availableFrames: writable / frameBytes, timestamp: measured, triggerTimestamp: measured)
