@@ -34,7 +34,6 @@ enum SoundServerRoute: String, CaseIterable, CustomTestStringConvertible {
 
     var device: String { self == .pulseClient ? "pulse" : "default" }
     var testDescription: String { device }
-
 }
 
 /// Starts gong in the background with its standard output on a pipe (standard error dropped).

@@ -57,17 +57,12 @@ public final class AlsaPCM: PCM {
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_rate_near", "cannot play at \(request.rate) Hz: \(alsaErrorText(result))") }
 
         // As few periods to the buffer as the device allows (two for a sound card; PulseAudio's
-        // plugin insists on three): each wake-up refills a period, so a longer latency also means
-        // fewer wake-ups (CPU time goes mostly to waking up), and the latency asked for is the
-        // latency granted.
+        // plugin insists on three), so that the latency asked for is the latency granted.
         let periodsPerBuffer = max(2, alsaPeriodsMin(hw))
-        let requestedLatencyFrames = request.latencyMs.map { Int($0 / 1000 * Double(rate)) }
-        let period = request.periodFrames ?? requestedLatencyFrames.map { max(16, $0 / periodsPerBuffer) } ?? max(64, Int(rate) * 256 / 48000)
-        var periodFrames = UInt(period)
+        var periodFrames = UInt(request.periodFrames(at: Int(rate), periodsPerBuffer: periodsPerBuffer))
         result = alsaSetPeriodSizeNear(pcm, hw, &periodFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_period_size_near") }
-        let latencyFrames = requestedLatencyFrames ?? periodsPerBuffer * Int(periodFrames)
-        var bufferFrames = UInt(max(periodsPerBuffer * Int(periodFrames), latencyFrames))
+        var bufferFrames = UInt(request.bufferFrames(at: Int(rate), period: Int(periodFrames), periodsPerBuffer: periodsPerBuffer))
         result = alsaSetBufferSizeNear(pcm, hw, &bufferFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_buffer_size_near") }
         result = alsaApplyHardwareParameters(pcm, hw)

@@ -61,6 +61,25 @@ public struct PCMRequest: Sendable, Equatable {
     }
 }
 
+extension PCMRequest {
+    /// Frames per period to ask for at `rate`: as asked, else the latency asked for over
+    /// `periodsPerBuffer` periods, else about 5 ms (256 frames at 48 kHz). Each wake-up refills a
+    /// period, so a longer latency also means fewer wake-ups.
+    func periodFrames(at rate: Int, periodsPerBuffer: Int) -> Int {
+        periodFrames ?? latencyFrames(at: rate).map { max(16, $0 / periodsPerBuffer) } ?? max(64, rate * 256 / 48000)
+    }
+
+    /// Frames of buffer around the period the device granted: the latency asked for, and at
+    /// least `periodsPerBuffer` periods.
+    func bufferFrames(at rate: Int, period: Int, periodsPerBuffer: Int) -> Int {
+        max(periodsPerBuffer * period, latencyFrames(at: rate) ?? 0)
+    }
+
+    private func latencyFrames(at rate: Int) -> Int? {
+        latencyMs.map { Int($0 / 1000 * Double(rate)) }
+    }
+}
+
 /// What the device granted.
 public struct PCMConfiguration: Sendable, Equatable {
     public var device: String

@@ -25,10 +25,11 @@ struct DeviceClock {
 
     init(rate: Int, periodFrames: Int) {
         self.rate = Int64(rate)
-        // PulseAudio's reports through ALSA's plugin jitter by about 2 ms; a gap must stand well
-        // clear of that. 10 ms, not more: the plugin hides the server's underruns, and a 27 ms
-        // one slipped under the 30 ms this used to be (a live run's recording showed it).
-        gapThresholdNanoseconds = max(4 * Int64(periodFrames) * 1_000_000_000 / Int64(rate), 10_000_000)
+        // PulseAudio's reports through ALSA's plugin jitter by about 2 ms, and by more on a busy
+        // machine; a gap must stand well clear of that. (At 10 ms, live runs through the plugin
+        // saw gaps that were not there and moved the session clock; gong's own PulseAudio
+        // client hears of every underrun from the server instead.)
+        gapThresholdNanoseconds = max(4 * Int64(periodFrames) * 1_000_000_000 / Int64(rate), 30_000_000)
     }
 
     /// The device reported an underrun (`-EPIPE`) and was recovered: the next report measures

@@ -83,9 +83,8 @@ public final class PulsePCM: PCM {
         // same 16 ms. (Two periods left the server a fraction of a millisecond between asking
         // for a period and running dry.)
         let frameBytes = format.bytesPerSample * request.channels
-        let latencyFrames = request.latencyMs.map { Int($0 / 1000 * Double(request.rate)) }
-        let period = request.periodFrames ?? latencyFrames.map { max(16, $0 / PulsePCM.periodsPerBuffer) } ?? max(64, request.rate * 256 / 48000)
-        let buffer = max(PulsePCM.periodsPerBuffer * period, latencyFrames ?? 0)
+        let period = request.periodFrames(at: request.rate, periodsPerBuffer: PulsePCM.periodsPerBuffer)
+        let buffer = request.bufferFrames(at: request.rate, period: period, periodsPerBuffer: PulsePCM.periodsPerBuffer)
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(buffer * frameBytes), prebuf: UInt32.max,
                                         minreq: UInt32(period * frameBytes), fragsize: UInt32.max)
         guard pa_stream_connect_playback(playback, sink, &attributes, PA_STREAM_EARLY_REQUESTS, nil, nil) >= 0,

@@ -67,20 +67,27 @@ do {
     var longPattern = longTimeline.pattern
     longPattern.length = .cycles(20_000)  // ~83 min of session: the null device takes it at full speed
     let engineTimeline = try Timeline(pattern: longPattern, sampleRate: rate)
-    let engine = PlaybackEngine(renderer: SessionRenderer(timeline: engineTimeline, sounds: longSounds, channels: channels),
-                                device: device, reopen: { () throws(AudioDeviceError) -> AlsaPCM in throw AudioDeviceError(code: -19, operation: "", device: "null", message: "") })
-    engine.start()
-    usleep(300_000)   // past start-up
-    MallocInterposerSwift.reset()
-    MallocInterposerSwift.hook()
-    let before = engine.periodsPlayed
-    usleep(1_000_000)
-    MallocInterposerSwift.unhook()
-    let after = engine.periodsPlayed
-    let statistics = MallocInterposerSwift.getStatistics()
-    _ = engine.commands.tryPush(.halt)
-    engine.join()
-    let periods = after - before
+    /// Plays the long session on `device`, and counts every malloc and free in the process over
+    /// `seconds` once `warmUp` seconds of start-up are past.
+    func countAllocations<Device: PCM>(on device: Device, warmUp: Double, seconds: Double) -> (periods: Int, statistics: MallocInterposerSwift.Statistics) {
+        let name = device.configuration.device
+        let engine = PlaybackEngine(renderer: SessionRenderer(timeline: engineTimeline, sounds: longSounds, channels: channels),
+                                    device: device, reopen: { () throws(AudioDeviceError) -> Device in
+                                        throw AudioDeviceError(code: -ENODEV, operation: "", device: name, message: "not reopened in the benchmark") })
+        engine.start()
+        usleep(UInt32(warmUp * 1e6))
+        MallocInterposerSwift.reset()
+        MallocInterposerSwift.hook()
+        let before = engine.periodsPlayed
+        usleep(UInt32(seconds * 1e6))
+        MallocInterposerSwift.unhook()
+        let periods = engine.periodsPlayed - before
+        let statistics = MallocInterposerSwift.getStatistics()
+        _ = engine.commands.tryPush(.halt)
+        engine.join()
+        return (periods, statistics)
+    }
+    let (periods, statistics) = countAllocations(on: device, warmUp: 0.3, seconds: 1)
     // The counter itself must work: the same hook around a known allocation counts it.
     MallocInterposerSwift.reset()
     MallocInterposerSwift.hook()
@@ -96,20 +103,7 @@ do {
     // null sink), on gong's own client and through ALSA's plugin. What is counted here is
     // libpulse's: gong's own path is the one measured on null above. Reported, no bar.
     func countWhilePlaying<Device: PCM>(_ label: String, _ device: Device) throws {
-        let engine = PlaybackEngine(renderer: SessionRenderer(timeline: engineTimeline, sounds: longSounds, channels: channels),
-                                    device: device, reopen: { () throws(AudioDeviceError) -> Device in
-                                        throw AudioDeviceError(code: -19, operation: "", device: label, message: "") })
-        engine.start()
-        usleep(1_000_000)
-        MallocInterposerSwift.reset()
-        MallocInterposerSwift.hook()
-        let before = engine.periodsPlayed
-        usleep(5_000_000)
-        MallocInterposerSwift.unhook()
-        let periods = engine.periodsPlayed - before
-        let counted = MallocInterposerSwift.getStatistics()
-        _ = engine.commands.tryPush(.halt)
-        engine.join()
+        let (periods, counted) = countAllocations(on: device, warmUp: 1, seconds: 5)
         print("  \(label): \(periods) periods in 5 s, \(counted.mallocCount) allocations (\(String(format: "%.2f", Double(counted.mallocCount) / Double(max(1, periods)))) a period), \(counted.freeCount) frees")
     }
     print("whole process while playing through PulseAudio in real time (libpulse's allocations; no bar):")
