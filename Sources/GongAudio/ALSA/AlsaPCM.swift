@@ -56,9 +56,9 @@ public final class AlsaPCM: PCM {
         result = alsaSetRateNear(pcm, hw, &rate)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_rate_near", "cannot play at \(request.rate) Hz: \(alsaErrorText(result))") }
 
-        // As few periods to the buffer as the device allows (two for a sound card; PulseAudio's
-        // plugin insists on three), so that the latency asked for is the latency granted.
-        let periodsPerBuffer = max(2, alsaPeriodsMin(hw))
+        // Three periods to the buffer, or as many as the device insists on, so that the latency
+        // asked for is the latency granted.
+        let periodsPerBuffer = max(PCMRequest.defaultPeriodsPerBuffer, alsaPeriodsMin(hw))
         var periodFrames = UInt(request.periodFrames(at: Int(rate), periodsPerBuffer: periodsPerBuffer))
         result = alsaSetPeriodSizeNear(pcm, hw, &periodFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_period_size_near") }

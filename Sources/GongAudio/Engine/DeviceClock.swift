@@ -1,3 +1,5 @@
+import GongCore
+
 /// The device's clock against CLOCK_MONOTONIC: the moment device frame 0 was (or would have
 /// been) heard, learnt from status reports, and the gaps in which the device played nothing of
 /// ours.
@@ -42,7 +44,7 @@ struct DeviceClock {
     /// is heard `delayFrames` after `measuredAt`. Returns the frames lost, when the report shows
     /// (or confirms) a gap or measures a reported underrun that lost any.
     mutating func observe(writtenFrames: Int64, delayFrames: Int, measuredAt: Int64) -> Int64? {
-        let origin = measuredAt + (Int64(delayFrames) - writtenFrames) * 1_000_000_000 / rate
+        let origin = measuredAt + FrameTime.nanoseconds(ofFrames: Int64(delayFrames) - writtenFrames, rate: rate)
         if writtenFrames >= windowEndFrame {
             previousWindowMinimum = currentWindowMinimum
             currentWindowMinimum = .max
@@ -75,7 +77,7 @@ struct DeviceClock {
 
     /// When device frame `frame` is heard, or nil before the first report.
     func audibleNanoseconds(ofDeviceFrame frame: Int64) -> Int64? {
-        originNanoseconds.map { $0 + frame * 1_000_000_000 / rate }
+        originNanoseconds.map { $0 + FrameTime.nanoseconds(ofFrames: frame, rate: rate) }
     }
 
     private mutating func restart(at origin: Int64) {
@@ -86,6 +88,6 @@ struct DeviceClock {
     }
 
     private func frames(_ nanoseconds: Int64) -> Int64 {
-        nanoseconds * rate / 1_000_000_000
+        FrameTime.frames(inNanoseconds: nanoseconds, rate: rate)
     }
 }

@@ -151,7 +151,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         var convertedSilence = false        // the device buffer already holds a silent period
         let configuration = device.configuration
         let frameBytes = channels * configuration.format.bytesPerSample
-        let bufferNanoseconds = Int64(configuration.bufferFrames) * 1_000_000_000 / Int64(rate)
+        let bufferNanoseconds = FrameTime.nanoseconds(ofFrames: Int64(configuration.bufferFrames), rate: Int64(rate))
         let playStart = MonotonicTime.now()
         let block = converter.renderBuffer
         let statusPeriods = max(1, Int((PlaybackEngine.statusIntervalSeconds * Double(rate) / Double(periodFrames)).rounded()))
@@ -241,7 +241,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             // A device that takes frames faster than real time (ALSA's null) has no clock to
             // learn: its events carry no time.
             let elapsed = MonotonicTime.now().nanoseconds - playStart.nanoseconds
-            let paced = writtenFrames * 1_000_000_000 / Int64(rate) <= elapsed + bufferNanoseconds + 500_000_000
+            let paced = FrameTime.nanoseconds(ofFrames: writtenFrames, rate: Int64(rate)) <= elapsed + bufferNanoseconds + 500_000_000
             // Until the device has consumed a couple of periods beyond its first full buffer it
             // may not really be playing yet (PulseAudio's null sink wakes up to 2 s late), so
             // its timestamps only count from then on.
@@ -253,7 +253,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             if paced, consuming, statusDue, let status = device.status(), status.state == .running, status.timestamp.nanoseconds > 0,
                case let age = MonotonicTime.now().nanoseconds - status.timestamp.nanoseconds, age >= 0, age < 1_000_000_000,
                status.delayFrames >= 0,
-               Int64(status.delayFrames) - age * Int64(rate) / 1_000_000_000 <= Int64(4 * configuration.bufferFrames + rate / 10) {
+               Int64(status.delayFrames) - FrameTime.frames(inNanoseconds: age, rate: Int64(rate)) <= Int64(4 * configuration.bufferFrames + rate / 10) {
                 if let lostFrames = clock.observe(writtenFrames: writtenFrames, delayFrames: status.delayFrames,
                                                   measuredAt: status.timestamp.nanoseconds) {
                     reportUnderrun(lostFrames: lostFrames, heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0,

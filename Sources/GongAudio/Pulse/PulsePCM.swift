@@ -1,5 +1,6 @@
 import CPulse
 import Glibc
+import GongCore
 
 /// Plays through a PulseAudio server (or PipeWire's, which speaks the same protocol) as the
 /// server's own clients do, rather than through ALSA's `pulse` plugin.
@@ -7,9 +8,7 @@ import Glibc
 /// Why: the plugin runs a client thread of its own next to the thread that writes, and every
 /// period crosses between the two under the plugin's lock. Here the audio thread is the whole
 /// client: one non-threaded main loop that it drives itself while it waits for room, so a period
-/// costs one wake-up, no lock and no second thread. Measured on PulseAudio's null sink with
-/// 768-frame buffers in 256-frame periods: a 10-minute session took 0.56× the CPU time of `aplay`
-/// playing it through the plugin (`bench/live.py`), where gong through the plugin took 1.18×.
+/// costs a wake-up or two, no lock and no second thread.
 ///
 /// The stream's buffer is the latency asked for (`tlength`), refilled a period at a time
 /// (`minreq`, with `PA_STREAM_EARLY_REQUESTS` so the server asks for each period as soon as
@@ -40,7 +39,7 @@ public final class PulsePCM: PCM {
     private let frameBytes: Int
     private let periodBytes: Int
 
-    static let periodsPerBuffer = 3
+    static let periodsPerBuffer = PCMRequest.defaultPeriodsPerBuffer
     /// How long opening may wait for the server (a stuck server must not hang the command).
     static let openTimeoutMs: Int64 = 5000
 
@@ -62,8 +61,10 @@ public final class PulsePCM: PCM {
         context = client
         guard PulsePCM.connect(client, on: loop, timeoutMs: PulsePCM.openTimeoutMs) else {
             let code = pa_context_errno(client)
-            throw failure(-PulsePCM.errnoValue(code), "pa_context_connect",
-                          "no PulseAudio server to play through (\(String(cString: pa_strerror(code))))"
+            // A server that never answers leaves no error code: the library's text for 0 is "OK".
+            let why = code == 0 ? "it did not answer within \(PulsePCM.openTimeoutMs / 1000) s" : String(cString: pa_strerror(code))
+            throw failure(code == 0 ? -ETIMEDOUT : -PulsePCM.errnoValue(code), "pa_context_connect",
+                          "no PulseAudio server to play through at \(PulsePCM.serverName(client)) (\(why))"
                           + "; start one, or choose an ALSA device with --device ('gong devices' lists them)")
         }
 
@@ -78,10 +79,10 @@ public final class PulsePCM: PCM {
             throw failure(-PulsePCM.errnoValue(code), "pa_stream_new", String(cString: pa_strerror(code)))
         }
         stream = playback
-        // Periods of about 5 ms, three to the buffer, or the latency asked for over three
-        // periods: what ALSA's plugin insists on, so both routes to the server default to the
-        // same 16 ms. (Two periods left the server a fraction of a millisecond between asking
-        // for a period and running dry.)
+        // The latency asked for (default `PCMRequest.defaultLatencyMs`) over three periods: what
+        // ALSA's plugin insists on, so both routes to the server get the same buffer. (Two
+        // periods left the server a fraction of a millisecond between asking for a period and
+        // running dry.)
         let frameBytes = format.bytesPerSample * request.channels
         let period = request.periodFrames(at: request.rate, periodsPerBuffer: PulsePCM.periodsPerBuffer)
         let buffer = request.bufferFrames(at: request.rate, period: period, periodsPerBuffer: PulsePCM.periodsPerBuffer)
@@ -95,10 +96,18 @@ public final class PulsePCM: PCM {
               pa_stream_get_state(playback) == PA_STREAM_READY
         else {
             let code = pa_context_errno(client)
-            let message = code == Int32(PA_ERR_NOENTITY.rawValue)
-                ? "no such sink '\(sink ?? "")'; 'gong devices' lists them"
-                : String(cString: pa_strerror(code))
-            throw failure(-PulsePCM.errnoValue(code), "pa_stream_connect_playback", message)
+            let message: String
+            if code == Int32(PA_ERR_NOENTITY.rawValue) {
+                message = "no such sink '\(sink ?? "")'; 'gong devices' lists them"
+            } else if code == 0 {
+                // The server is there but started no stream: typically PipeWire without its
+                // session manager, which links streams to sinks.
+                message = "the sound server at \(PulsePCM.serverName(client)) took no stream within \(PulsePCM.openTimeoutMs / 1000) s;"
+                    + " is its session manager running (PipeWire needs wireplumber)? 'pactl info' shows the server"
+            } else {
+                message = String(cString: pa_strerror(code))
+            }
+            throw failure(code == 0 ? -ETIMEDOUT : -PulsePCM.errnoValue(code), "pa_stream_connect_playback", message)
         }
         underflows = .allocate(capacity: 1)
         underflows.initialize(to: 0)
@@ -190,6 +199,13 @@ public final class PulsePCM: PCM {
         return pa_mainloop_dispatch(loop)
     }
 
+    /// The server a client reached or tried to reach, as a person would name it.
+    private static func serverName(_ context: OpaquePointer) -> String {
+        if let server = pa_context_get_server(context) { return String(cString: server) }
+        if let server = getenv("PULSE_SERVER") { return String(cString: server) }
+        return "the default address"
+    }
+
     private static func systemClockNanoseconds() -> Int64 {
         var wall = timespec()
         clock_gettime(CLOCK_REALTIME, &wall)
@@ -228,17 +244,40 @@ public final class PulsePCM: PCM {
         return count
     }
 
+    /// Waits for a period of room. The server frees room as its sink plays, and tells of it in
+    /// messages that come as often as the sink wakes (every few milliseconds beside a
+    /// low-latency stream): waking for each of them cost four wake-ups a period. So the thread
+    /// first sleeps for as long as the sink takes to play the period it lacks, then takes every
+    /// message that has arrived in one pass, and waits on the server only if that was not yet
+    /// enough. Underruns and a lost server are seen at the latest one period later.
     public func wait(timeoutMs: Int32) -> Int32 {
         guard let loop = mainLoop else { return -EBADFD }
         let deadline = MonotonicTime.now().nanoseconds + Int64(timeoutMs) * 1_000_000
+        var napped = false
         while true {
             let failure = broken != 0 ? broken : underrun
             guard failure == 0, let stream else { return failure }
-            if pa_stream_writable_size(stream) >= periodBytes { return 1 }
+            let writable = pa_stream_writable_size(stream)
+            if writable >= periodBytes { return 1 }
             let remaining = deadline - MonotonicTime.now().nanoseconds
             guard remaining > 0 else { return 0 }
+            if !napped {
+                napped = true
+                let missingFrames = Int64((periodBytes - max(0, writable)) / frameBytes)
+                PulsePCM.sleep(nanoseconds: min(remaining, FrameTime.nanoseconds(ofFrames: missingFrames, rate: Int64(configuration.rate))))
+                guard PulsePCM.runOnce(loop, timeoutMicroseconds: 0) >= 0 else { return -ENODEV }
+                continue
+            }
             guard PulsePCM.runOnce(loop, timeoutMicroseconds: remaining / 1000) >= 0 else { return -ENODEV }
         }
+    }
+
+    private static func sleep(nanoseconds: Int64) {
+        guard nanoseconds > 0 else { return }
+        var interval = timespec(tv_sec: Int(nanoseconds / FrameTime.nanosecondsPerSecond),
+                                tv_nsec: Int(nanoseconds % FrameTime.nanosecondsPerSecond))
+        var left = timespec()
+        while clock_nanosleep(CLOCK_MONOTONIC, 0, &interval, &left) == EINTR { interval = left }
     }
 
     /// The server recovers from underruns by itself (it plays silence and waits for a full

@@ -198,7 +198,7 @@ public final class LiveSession<Device: PCM> {
             deviceClockKnown = true
             if anchor == nil { anchor = (0, audible) }
             if let frame = unplacedCueFrame, previousCue == nil {
-                previousCue = (frame, MonotonicTime(nanoseconds: audible.nanoseconds + frame * 1_000_000_000 / Int64(configuration.rate)))
+                previousCue = (frame, MonotonicTime(nanoseconds: audible.nanoseconds + FrameTime.nanoseconds(ofFrames: frame, rate: Int64(configuration.rate))))
             }
             unplacedCueFrame = nil
             return [.firstFrameAudible(monotonicSeconds: audible.seconds)]

@@ -15,10 +15,10 @@ struct LiveOptions: ParsableArguments {
     @Option(help: "Channels: 1 or 2.")
     var channels = 2
 
-    @Option(help: ArgumentHelp("Output latency in milliseconds (default: as few 256-frame periods as the device takes; about 10 ms on a sound card).", valueName: "MS"))
+    @Option(help: ArgumentHelp("Output latency in milliseconds (default: 150, in three periods). Cues land on their frame at any latency; a longer buffer only delays key presses and survives a busier machine.", valueName: "MS"))
     var latency: Double?
 
-    @Option(help: ArgumentHelp("Frames per period (default: the latency over as few periods as the device takes; 256 at 48 kHz).", valueName: "FRAMES"))
+    @Option(help: ArgumentHelp("Frames per period (default: a third of the latency; 2400 at 48 kHz).", valueName: "FRAMES"))
     var period: Int?
 
     @Option(help: "Sample format: float32, int32 or int16 (default: the best the device takes).")

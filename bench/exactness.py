@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Does a live session hold at a given buffer? The measurement behind gong's default latencies.
+
+Plays a woodblock every 3 s live through a sound server's null sink and records the sink's
+monitor with parec (sample for sample what was played). For each run it reports what gong said
+(underruns from its `finished` JSON event) and what was heard: every interval between onsets in
+the recording against the scheduled 144 000 frames, and gong's CPU time.
+
+Usage: bench/exactness.py [--server pulseaudio|pipewire] [--device pulse|default]
+                          [--latency MS[,MS...]|default] [--seconds N] [--load N] [--runs R]
+
+--load N runs N busy loops (`yes > /dev/null`) beside each run. The servers are the test rig's:
+scripts/test-pulse.sh and scripts/test-pipewire.sh start them.
+"""
+import json, os, resource, subprocess, sys, tempfile, time
+from array import array
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GONG = os.path.join(ROOT, ".build/release/gong")
+PIPEWIRE_RUNTIME = os.environ.get("GONG_PIPEWIRE_RUNTIME", "/tmp/gong-test-pipewire")
+
+
+def option(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+server = option("--server", "pulseaudio")
+device = option("--device", "pulse")
+latencies = option("--latency", "default").split(",")
+seconds = int(option("--seconds", "60"))
+load = int(option("--load", "0"))
+runs = int(option("--runs", "1"))
+
+env = dict(os.environ)
+if server == "pipewire":
+    env["PULSE_SERVER"] = f"unix:{PIPEWIRE_RUNTIME}/pulse/native"
+scratch = tempfile.mkdtemp()
+pattern = os.path.join(scratch, "ticks.toml")
+with open(pattern, "w") as f:
+    f.write(f'warmup = "1s"\nduration = "{seconds}s"\n[[phases]]\nname = "tick"\nlength = "3s"\ncue = "woodblock"\n')
+
+
+def onsets(samples, threshold=0.01, quiet=48000):
+    found, last = [], -quiet - 1
+    for index, sample in enumerate(samples):
+        if abs(sample) > threshold:
+            if index - last > quiet:
+                found.append(index)
+            last = index
+    return found
+
+
+def run_once(latency):
+    raw = os.path.join(scratch, "monitor.raw")
+    recorder = subprocess.Popen(["chrt", "-f", "60", "parec", "-d", "gong_test.monitor", "--format=float32le", "--rate=48000",
+                                 "--channels=1", "--raw", raw], env=env)
+    time.sleep(0.3)
+    command = [GONG, "run", pattern, "--device", device, "--channels", option("--channels", "2"), "--json"]
+    if latency != "default":
+        command += ["--latency", latency]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = subprocess.run(command, env=env, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    time.sleep(0.3)
+    recorder.kill()
+    recorder.wait()
+    samples = array("f")
+    with open(raw, "rb") as f:
+        samples.frombytes(f.read())
+    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    finished = next((e for e in events if e["type"] == "finished"), {})
+    started = next((e for e in events if e["type"] == "started"), {})
+    heard = onsets(samples)
+    intervals = [b - a for a, b in zip(heard, heard[1:])]
+    off = [i - 144000 for i in intervals if i != 144000]
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"latencyMs": started.get("latencyMs"), "status": result.returncode, "xruns": finished.get("xruns"),
+            "cues": len(heard), "intervals": len(intervals), "off": off, "cpu": cpu, "stderr": result.stderr.strip()}
+
+
+busy = [subprocess.Popen(["sh", "-c", "exec yes > /dev/null"]) for _ in range(load)]
+try:
+    print(f"server {server}, device {device}, {seconds} s a run, {load} busy loops")
+    for latency in latencies:
+        for run in range(runs):
+            r = run_once(latency)
+            print(f"  latency {latency:>7} (granted {r['latencyMs']} ms): exit {r['status']}, xruns reported {r['xruns']}, "
+                  f"cues heard {r['cues']}, intervals off {len(r['off'])}/{r['intervals']} {r['off'][:8]}, cpu {r['cpu']:.2f} s"
+                  + (f", stderr: {r['stderr']}" if r["stderr"] else ""), flush=True)
+finally:
+    for process in busy:
+        process.kill()
