@@ -203,9 +203,14 @@ import Testing
         switch fault {
         case .deviceLost:
             Poll.poll(session, into: &notices, seconds: 10) { $0[before...].contains { if case .deviceBack = $0 { true } else { false } } }
-        case .underrun, .suspend:
-            // Long enough for the audio thread's report to arrive (it writes every 5 ms).
-            Poll.poll(session, into: &notices, seconds: 0.3)
+        case .suspend:
+            Poll.poll(session, into: &notices, seconds: 10) { $0[before...].contains { if case .suspendRecovered = $0 { true } else { false } } }
+        case .underrun where state == .paused:
+            // Silence lost says nothing: give the audio thread's report time to arrive, had it
+            // anything to say (it writes every 5 ms).
+            Poll.poll(session, into: &notices, seconds: 0.5)
+        case .underrun:
+            Poll.poll(session, into: &notices, seconds: 10) { $0[before...].contains { if case .underrun = $0 { true } else { false } } }
         }
         return (session, notices)
     }

@@ -16,6 +16,8 @@ import Synchronization
 /// session clock moved on by the frames lost, so later cues stay on schedule; a suspend is
 /// recovered; a device that is gone (`-ENODEV`, `-EIO`, endless `-EAGAIN` or timeouts) pauses the
 /// session, closes the device and retries opening it with backoff — sleeping, never spinning.
+/// What follows (resume, wait for the person, ring out) is the session state machine's to
+/// decide: it sends the commands.
 public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     public typealias DeviceOpener = @Sendable () throws(AudioDeviceError) -> Device
 

@@ -3,6 +3,10 @@
 ///
 /// The machine never performs effects itself, so it runs the same under a live audio engine, an
 /// offline render and a test.
+///
+/// It owns what follows a fault: an underrun is counted; a suspend is counted and pauses an
+/// interactive session that was playing; a lost device moves to `failed`, which keeps the state
+/// it interrupted so that the device's return carries on from there (a ring-out rings out).
 public struct SessionMachine: Sendable {
     public private(set) var state: SessionState = .idle
     /// Counters for the summary, kept up to date as inputs arrive.

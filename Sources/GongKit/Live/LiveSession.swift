@@ -242,6 +242,8 @@ public final class LiveSession<Device: PCM> {
             return handle(renderEvent, audible: audible)
         case .underrun(let lost, let silent, let at):
             breakTimingChain()
+            // Silence lost while paused was nothing anyone was to hear: not an xrun of the
+            // session's (the paused clock did not move).
             guard !silent else { return [] }
             return feed(.underrun(lostFrames: lost), from: .audio) + [.underrun(lostFrames: lost, at: at)]
         case .suspendRecovered(let at):
