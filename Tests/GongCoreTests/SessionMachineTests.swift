@@ -40,21 +40,47 @@ import Testing
         case .fail: .fail(SessionFailure(.fatal, "broken"))
         case .deviceLost: .fail(SessionFailure(.deviceLost, "unplugged"))
         case .deviceReturned: .deviceReturned(resume: false)
+        case .suspended: .suspended(resume: false)
         }
     }
 
-    @Test func everyInputIsAcceptedExactlyWhereTheTableSays() throws {
+    /// Every transition the session is meant to make, written out by hand from the design — not
+    /// derived from `SessionMachine.table` — for the sample inputs above (an interactive session:
+    /// `resume: false`; `failed` reached by a device lost while active). Any pair missing here
+    /// must be rejected. A change to the table that nobody meant fails against this list.
+    static let expectedTransitions: [SessionState.Kind: [SessionInput.Kind: SessionState.Kind]] = [
+        .idle: [.prepare: .preparing, .fail: .failed],
+        .preparing: [.start: .active, .phaseBegan: .active, .pause: .paused, .stop: .completing, .fail: .failed,
+                     .deviceLost: .failed, .underrun: .preparing, .cuePlayed: .preparing, .suspended: .paused],
+        .active: [.phaseBegan: .active, .pause: .paused, .skip: .active, .stop: .completing, .sessionEnded: .completing,
+                  .underrun: .active, .cuePlayed: .active, .fail: .failed, .deviceLost: .failed, .suspended: .paused],
+        .paused: [.resume: .active, .skip: .paused, .stop: .completing, .phaseBegan: .paused, .cuePlayed: .paused,
+                  .sessionEnded: .completing, .underrun: .paused, .fail: .failed, .deviceLost: .failed, .suspended: .paused],
+        .completing: [.finished: .completed, .cuePlayed: .completing, .underrun: .completing, .fail: .failed,
+                      .deviceLost: .failed, .suspended: .completing],
+        .completed: [:],
+        .failed: [.deviceReturned: .paused, .stop: .failed, .finished: .completed],
+    ]
+
+    @Test func everyStateTakesExactlyTheInputsTheDesignListsAndGoesWhereItSays() throws {
         for state in SessionState.Kind.allCases {
+            let expected = try #require(Self.expectedTransitions[state], "the list covers \(state)")
             for input in SessionInput.Kind.allCases {
                 var machine = try Self.machine(in: state)
-                if SessionMachine.accepts(input, in: state) {
+                let before = (machine.state, machine.summary)
+                if let next = expected[input] {
                     #expect(throws: Never.self, "\(input) in \(state)") { try machine.handle(Self.sample(input)) }
+                    #expect(machine.state.kind == next, "\(input) in \(state) goes to \(next), not \(machine.state.kind)")
                 } else {
                     #expect(throws: InvalidTransition(from: state, input: input), "\(input) in \(state)") { try machine.handle(Self.sample(input)) }
-                    #expect(machine.state.kind == state, "a rejected input changes nothing")
+                    #expect(machine.state == before.0 && machine.summary == before.1, "a rejected \(input) in \(state) changes nothing")
                 }
             }
         }
+    }
+
+    @Test func anInvalidTransitionSaysWhatWasRefusedWhere() {
+        #expect(InvalidTransition(from: .completing, input: .pause).description == "cannot pause a session that is completing")
     }
 
     @Test func aWholeSessionCountsPhasesCyclesAndPauses() throws {
@@ -115,23 +141,139 @@ import Testing
         #expect(summary.stoppedEarly)
     }
 
-    @Test func aLostDeviceComesBackPausedForAPersonAndPlayingWhenHeadless() throws {
-        var interactive = try Self.machine(in: .failed)
-        try interactive.handle(.deviceReturned(resume: false))
-        #expect(interactive.state == .paused(resumePhase: 0, cycle: 0))
-        var headless = try Self.machine(in: .failed)
-        let effects = try headless.handle(.deviceReturned(resume: true))
-        #expect(headless.state == .active(phase: 0, cycle: 0))
-        #expect(effects.contains(.sendToAudio(.resume)))
-        #expect(headless.summary.deviceLosses == 1)
+    static let lostDevice = SessionInput.fail(SessionFailure(.deviceLost, "unplugged"))
+
+    /// A machine in `active` at phase 2 of cycle 1, `paused` there, or `completing`.
+    static func machine(at kind: SessionState.Kind) throws -> SessionMachine {
+        var machine = try Self.machine(in: .active)
+        try machine.handle(.phaseBegan(phase: 2, cycle: 1))
+        switch kind {
+        case .active: break
+        case .paused: try machine.handle(.pause)
+        case .completing: try machine.handle(.sessionEnded)
+        default: Issue.record("faults are tested in active, paused and completing")
+        }
+        return machine
     }
 
-    @Test func stoppingWhileTheDeviceIsLostEndsTheSessionAndTheRetries() throws {
-        var machine = try Self.machine(in: .failed)
+    // MARK: Faults: a device lost, an underrun, a suspend — in each state they can arrive in
+
+    @Test func aFailureRemembersTheStateItInterrupted() throws {
+        for kind in [SessionState.Kind.active, .paused, .completing] {
+            var machine = try Self.machine(at: kind)
+            let interrupted = machine.state
+            let effects = try machine.handle(Self.lostDevice)
+            #expect(machine.state == .failed(SessionFailure(.deviceLost, "unplugged"), interrupted: interrupted))
+            #expect(effects.contains(.closeDevice) && effects.contains(.reopenDevice))
+            #expect(machine.summary.deviceLosses == 1)
+        }
+    }
+
+    @Test func aDeviceLostWhilePlayingComesBackPausedForAPersonAndPlayingWhenHeadless() throws {
+        var interactive = try Self.machine(at: .active)
+        try interactive.handle(Self.lostDevice)
+        let waiting = try interactive.handle(.deviceReturned(resume: false))
+        #expect(interactive.state == .paused(resumePhase: 2, cycle: 1))
+        #expect(!waiting.contains(.sendToAudio(.resume)), "the renderer stays paused until the person resumes")
+
+        var headless = try Self.machine(at: .active)
+        try headless.handle(Self.lostDevice)
+        let effects = try headless.handle(.deviceReturned(resume: true))
+        #expect(headless.state == .active(phase: 2, cycle: 1))
+        #expect(effects.contains(.sendToAudio(.resume)))
+    }
+
+    @Test func aDeviceLostWhilePausedComesBackStillPaused() throws {
+        for resume in [false, true] {
+            var machine = try Self.machine(at: .paused)
+            try machine.handle(Self.lostDevice)
+            let effects = try machine.handle(.deviceReturned(resume: resume))
+            #expect(machine.state == .paused(resumePhase: 2, cycle: 1), "resume: \(resume)")
+            #expect(!effects.contains(.sendToAudio(.resume)), "the person paused it: only they resume it")
+            #expect(machine.summary.pauses == 1, "the loss is not a pause of the person's")
+        }
+    }
+
+    @Test func aDeviceLostDuringTheRingOutResumesTheRingOutAndTheSessionEnds() throws {
+        for resume in [false, true] {
+            var machine = try Self.machine(at: .completing)
+            try machine.handle(Self.lostDevice)
+            let effects = try machine.handle(.deviceReturned(resume: resume))
+            #expect(machine.state == .completing, "resume: \(resume)")
+            #expect(effects.contains(.sendToAudio(.resume)), "the renderer was paused by the loss; the tails must ring out")
+            try machine.handle(.finished(playedFrames: 48000 * 40))
+            guard case .completed(let summary) = machine.state else { Issue.record("not completed: \(machine.state)"); continue }
+            #expect(summary.deviceLosses == 1 && !summary.stoppedEarly && summary.playedFrames == 48000 * 40)
+        }
+    }
+
+    @Test func anUnderrunIsCountedAndChangesNoState() throws {
+        for kind in [SessionState.Kind.active, .paused, .completing] {
+            var machine = try Self.machine(at: kind)
+            let before = machine.state
+            let effects = try machine.handle(.underrun(lostFrames: 480))
+            #expect(effects.isEmpty && machine.state == before, "in \(kind)")
+            #expect(machine.summary.xruns == 1 && machine.summary.framesLost == 480)
+        }
+        var ringingOut = try Self.machine(at: .completing)
+        try ringingOut.handle(.underrun(lostFrames: 480))
+        try ringingOut.handle(.finished(playedFrames: 10))
+        #expect(ringingOut.state.kind == .completed, "an underrun in the ring-out still lets the session end")
+    }
+
+    @Test func aSuspendPausesAnInteractiveSessionThatWasPlayingAndNothingElse() throws {
+        var interactive = try Self.machine(at: .active)
+        let effects = try interactive.handle(.suspended(resume: false))
+        #expect(interactive.state == .paused(resumePhase: 2, cycle: 1))
+        #expect(effects == [.announce(.paused(resumePhase: 2, cycle: 1)), .sendToAudio(.pause)])
+        #expect(interactive.summary.suspends == 1 && interactive.summary.pauses == 0)
+
+        var headless = try Self.machine(at: .active)
+        let carriedOn = try headless.handle(.suspended(resume: true))
+        #expect(carriedOn.isEmpty)
+        #expect(headless.state == .active(phase: 2, cycle: 1))
+
+        for resume in [false, true] {
+            var paused = try Self.machine(at: .paused)
+            let stillPaused = try paused.handle(.suspended(resume: resume))
+            #expect(stillPaused.isEmpty)
+            #expect(paused.state == .paused(resumePhase: 2, cycle: 1))
+
+            var ringingOut = try Self.machine(at: .completing)
+            let ringingOn = try ringingOut.handle(.suspended(resume: resume))
+            #expect(ringingOn.isEmpty, "a ring-out is not paused")
+            #expect(ringingOut.state == .completing)
+            try ringingOut.handle(.finished(playedFrames: 10))
+            #expect(ringingOut.state.kind == .completed && ringingOut.summary.suspends == 1)
+        }
+    }
+
+    @Test func theRendererFinishingWhileTheDeviceIsLostAfterAStopEndsTheSession() throws {
+        var machine = try Self.machine(at: .active)
+        try machine.handle(Self.lostDevice)
         let effects = try machine.handle(.stop)
         #expect(effects.contains(.sendToAudio(.stop)), "the audio side must stop retrying the device")
-        guard case .completed(let summary) = machine.state else { Issue.record("not completed"); return }
-        #expect(summary.stoppedEarly)
+        #expect(machine.state == .failed(SessionFailure(.deviceLost, "unplugged"), interrupted: .completing))
+        try machine.handle(.finished(playedFrames: 4800))
+        guard case .completed(let summary) = machine.state else { Issue.record("not completed: \(machine.state)"); return }
+        #expect(summary.stoppedEarly && summary.playedFrames == 4800 && summary.deviceLosses == 1)
+    }
+
+    @Test func aStopWhileTheDeviceIsLostDuringTheRingOutIsNotAnEarlyEnd() throws {
+        var machine = try Self.machine(at: .completing)
+        try machine.handle(Self.lostDevice)
+        try machine.handle(.stop)
+        try machine.handle(.finished(playedFrames: 10))
+        guard case .completed(let summary) = machine.state else { Issue.record("not completed: \(machine.state)"); return }
+        #expect(!summary.stoppedEarly, "the planned session was over before the stop")
+    }
+
+    @Test func aDeviceThatComesBackAfterAStopRingsOutTheEndCue() throws {
+        var machine = try Self.machine(at: .active)
+        try machine.handle(Self.lostDevice)
+        try machine.handle(.stop)
+        let effects = try machine.handle(.deviceReturned(resume: false))
+        #expect(machine.state == .completing && effects.contains(.sendToAudio(.resume)))
     }
 
     @Test func aFatalFailureCannotBeResumedByADeviceReturn() throws {

@@ -126,3 +126,235 @@ import Testing
         #expect(summary.stoppedEarly && summary.deviceLosses == 1)
     }
 }
+
+/// Each fault — a lost device, an underrun, a suspend — injected into a live session on ALSA's
+/// `null` device (paced in real time) while it plays, while it is paused and while its end cue
+/// rings out, and what the session does next: carry on, stay paused, or ring out and complete.
+@Suite(.serialized) struct LiveSessionFaultTests {
+    /// A click every quarter second for one second, then a 4.5 s chime rings out: long enough to
+    /// inject a fault into the ring-out and still hear it end.
+    static let pattern = Pattern(name: "ring-out", phases: (0..<4).map { Phase("p\($0)", length: Rational(1, 4)!, cue: Cue("click")) },
+                                 length: .cycles(1), endCue: Cue("chime"))
+
+    enum Fault: CaseIterable, CustomStringConvertible {
+        case deviceLost, underrun, suspend
+        var injected: FaultInjectingPCM.Fault {
+            switch self {
+            case .deviceLost: .error(-ENODEV)
+            case .underrun: .error(-EPIPE)
+            case .suspend: .error(-ESTRPIPE)
+            }
+        }
+        var description: String { "\(injected)" }
+    }
+
+    /// Opens a healthy device each time (a lost one is back at the first retry), and keeps the
+    /// latest so that a test can inject a fault into it.
+    final class Devices: Sendable {
+        let opens = Atomic<Int>(0)
+        let latest = Mutex<FaultInjectingPCM?>(nil)
+
+        func open() throws(AudioDeviceError) -> FaultInjectingPCM {
+            opens.add(1, ordering: .relaxed)
+            do {
+                let device = try FaultInjectingPCM(realTime: true)
+                latest.withLock { $0 = device }
+                return device
+            } catch {
+                throw AudioDeviceError(code: -EIO, operation: "snd_pcm_open", device: "null", message: "\(error)")
+            }
+        }
+
+        /// Injects `fault` into the open device's next write and waits until it has fired.
+        func inject(_ fault: FaultInjectingPCM.Fault) throws {
+            let device = try #require(latest.withLock { $0 })
+            device.injectOnNextWrite(fault)
+            let deadline = Date().addingTimeInterval(10)
+            while !device.requestedFaultFired, Date() < deadline { usleep(2000) }
+            #expect(device.requestedFaultFired, "the device took a write after the fault was asked for")
+        }
+    }
+
+    /// A session driven into `state` (`active`, `paused` or `completing`) with the fault injected
+    /// there; returns the notices up to the moment the session has dealt with it.
+    static func session(in state: SessionState.Kind, fault: Fault, interactive: Bool, devices: Devices) throws
+        -> (LiveSession<FaultInjectingPCM>, [LiveNotice]) {
+        let session = try LiveSession<FaultInjectingPCM>(pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: interactive) {
+            () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
+        }
+        var notices = session.start()
+        typealias Poll = LiveSessionDeviceLossTests
+        switch state {
+        case .active:
+            // Into the second phase: well inside the session.
+            Poll.poll(session, into: &notices, seconds: 10) { $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } } }
+        case .paused:
+            Poll.poll(session, into: &notices, seconds: 10) { $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } } }
+            notices += session.send(.pause)
+            Poll.poll(session, into: &notices, seconds: 10) { $0.contains(where: \.isPaused) }
+        case .completing:
+            Poll.poll(session, into: &notices, seconds: 10) { _ in session.state == .completing }
+        default:
+            Issue.record("faults are injected while active, paused or completing")
+        }
+        #expect(session.state.kind == state, "\(notices)")
+        let before = notices.count
+        try devices.inject(fault.injected)
+        switch fault {
+        case .deviceLost:
+            Poll.poll(session, into: &notices, seconds: 10) { $0[before...].contains { if case .deviceBack = $0 { true } else { false } } }
+        case .suspend:
+            Poll.poll(session, into: &notices, seconds: 10) { $0[before...].contains { if case .suspendRecovered = $0 { true } else { false } } }
+        case .underrun where state == .paused:
+            // Silence lost says nothing: give the audio thread's report time to arrive, had it
+            // anything to say (it writes every 5 ms).
+            Poll.poll(session, into: &notices, seconds: 0.5)
+        case .underrun:
+            Poll.poll(session, into: &notices, seconds: 10) { $0[before...].contains { if case .underrun = $0 { true } else { false } } }
+        }
+        return (session, notices)
+    }
+
+    /// Plays the session to its end (resuming it if it waits) and returns its summary.
+    static func finish(_ session: LiveSession<FaultInjectingPCM>, _ notices: inout [LiveNotice]) throws -> SessionSummary {
+        if session.state.kind == .paused { notices += session.send(.resume) }
+        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
+        session.waitUntilDone()
+        notices += session.poll()
+        #expect(!notices.contains { if case .internalError = $0 { true } else { false } }, "\(notices)")
+        return try #require(LiveSessionDeviceLossTests.summary(notices), "the session completed: \(notices)")
+    }
+
+    static func count(_ notices: [LiveNotice], _ matches: (LiveNotice) -> Bool) -> Int { notices.filter(matches).count }
+
+    /// Every phase and the end cue were heard: nothing was skipped, and the ring-out ran.
+    static func expectWhole(_ summary: SessionSummary, _ context: String) {
+        #expect(summary.phasesCompleted == 4 && summary.cyclesCompleted == 1 && !summary.stoppedEarly, "\(context): \(summary)")
+        #expect(summary.cuesPlayed == 5, "four clicks and the chime: \(context): \(summary)")
+        #expect(summary.playedFrames > summary.plannedFrames, "the chime rang out past the planned end: \(context): \(summary)")
+    }
+
+    // MARK: A lost device
+
+    @Test func aDeviceLostWhilePlayingComesBackPausedAndThePersonResumesIt() throws {
+        let devices = Devices()
+        var (session, notices) = try Self.session(in: .active, fault: .deviceLost, interactive: true, devices: devices)
+        #expect(notices.contains { if case .deviceBack(resumed: false, _) = $0 { true } else { false } }, "\(notices)")
+        #expect(session.state.kind == .paused)
+        let summary = try Self.finish(session, &notices)
+        Self.expectWhole(summary, "lost while playing")
+        #expect(summary.deviceLosses == 1 && devices.opens.load(ordering: .relaxed) == 2)
+    }
+
+    @Test(arguments: [false, true])
+    func aDeviceLostWhilePausedComesBackStillPaused(interactive: Bool) throws {
+        let devices = Devices()
+        var (session, notices) = try Self.session(in: .paused, fault: .deviceLost, interactive: interactive, devices: devices)
+        #expect(notices.contains { if case .deviceBack(resumed: false, _) = $0 { true } else { false } }, "\(notices)")
+        #expect(session.state.kind == .paused, "paused by the person, it stays paused (interactive: \(interactive))")
+        // Half a second later it still waits: no phase began, no cue played.
+        let waited = notices.count
+        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 0.5)
+        #expect(session.state.kind == .paused)
+        #expect(!notices[waited...].contains { if case .phaseBegan = $0 { true } else if case .cue = $0 { true } else { false } })
+        let summary = try Self.finish(session, &notices)
+        Self.expectWhole(summary, "lost while paused")
+        #expect(summary.deviceLosses == 1 && summary.pauses == 1)
+    }
+
+    @Test(arguments: [false, true])
+    func aDeviceLostDuringTheRingOutComesBackRingingOutAndTheSessionCompletes(interactive: Bool) throws {
+        let devices = Devices()
+        var (session, notices) = try Self.session(in: .completing, fault: .deviceLost, interactive: interactive, devices: devices)
+        #expect(notices.contains { if case .deviceBack(resumed: true, _) = $0 { true } else { false } },
+                "nothing is left but the tail: it rings out without a key (interactive: \(interactive)): \(notices)")
+        #expect(session.state == .completing)
+        // No resume is sent: the session ends by itself.
+        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
+        #expect(session.isOver, "the ring-out ended the session: \(notices)")
+        let summary = try Self.finish(session, &notices)
+        Self.expectWhole(summary, "lost during the ring-out")
+        #expect(summary.deviceLosses == 1)
+    }
+
+    // MARK: An underrun
+
+    @Test func anUnderrunWhilePlayingIsCountedAndTheSessionCarriesOn() throws {
+        var (session, notices) = try Self.session(in: .active, fault: .underrun, interactive: true, devices: Devices())
+        #expect(session.state.kind == .active)
+        let summary = try Self.finish(session, &notices)
+        Self.expectWhole(summary, "underrun while playing")
+        let reported = Self.count(notices) { if case .underrun = $0 { true } else { false } }
+        #expect(summary.xruns == 1 && reported == 1, "\(notices)")
+    }
+
+    @Test func anUnderrunWhilePausedLosesNothingAndTheSessionStaysPaused() throws {
+        var (session, notices) = try Self.session(in: .paused, fault: .underrun, interactive: true, devices: Devices())
+        #expect(session.state.kind == .paused)
+        let summary = try Self.finish(session, &notices)
+        Self.expectWhole(summary, "underrun while paused")
+        #expect(summary.xruns == 0 && summary.framesLost == 0, "silence lost is not audio lost: \(summary)")
+        #expect(Self.count(notices) { if case .underrun = $0 { true } else { false } } == 0)
+    }
+
+    @Test func anUnderrunDuringTheRingOutIsCountedAndTheSessionCompletes() throws {
+        var (session, notices) = try Self.session(in: .completing, fault: .underrun, interactive: true, devices: Devices())
+        #expect(session.state == .completing)
+        let summary = try Self.finish(session, &notices)
+        Self.expectWhole(summary, "underrun during the ring-out")
+        #expect(summary.xruns == 1 && Self.count(notices) { if case .underrun = $0 { true } else { false } } == 1, "\(notices)")
+    }
+
+    // MARK: A suspend
+
+    @Test func aSuspendWhilePlayingPausesAnInteractiveSessionAndNotAHeadlessOne() throws {
+        var (interactive, notices) = try Self.session(in: .active, fault: .suspend, interactive: true, devices: Devices())
+        #expect(notices.contains { if case .suspendRecovered(paused: true, _) = $0 { true } else { false } }, "\(notices)")
+        #expect(interactive.state.kind == .paused)
+        let summary = try Self.finish(interactive, &notices)
+        Self.expectWhole(summary, "suspended while playing")
+        #expect(summary.suspends == 1 && summary.pauses == 0)
+
+        var (headless, heard) = try Self.session(in: .active, fault: .suspend, interactive: false, devices: Devices())
+        #expect(heard.contains { if case .suspendRecovered(paused: false, _) = $0 { true } else { false } }, "\(heard)")
+        #expect(headless.state.kind == .active)
+        #expect(try Self.finish(headless, &heard).suspends == 1)
+    }
+
+    @Test func aSuspendWhilePausedStaysPaused() throws {
+        var (session, notices) = try Self.session(in: .paused, fault: .suspend, interactive: true, devices: Devices())
+        #expect(notices.contains { if case .suspendRecovered(paused: false, _) = $0 { true } else { false } }, "\(notices)")
+        #expect(session.state.kind == .paused)
+        let summary = try Self.finish(session, &notices)
+        Self.expectWhole(summary, "suspended while paused")
+        #expect(summary.suspends == 1 && summary.pauses == 1)
+    }
+
+    @Test func aSuspendDuringTheRingOutStillCompletes() throws {
+        var (session, notices) = try Self.session(in: .completing, fault: .suspend, interactive: true, devices: Devices())
+        #expect(notices.contains { if case .suspendRecovered(paused: false, _) = $0 { true } else { false } }, "\(notices)")
+        #expect(session.state == .completing)
+        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
+        #expect(session.isOver, "no key was needed: \(notices)")
+        let summary = try Self.finish(session, &notices)
+        Self.expectWhole(summary, "suspended during the ring-out")
+        #expect(summary.suspends == 1)
+    }
+
+    // MARK: Commands that do not apply
+
+    @Test func aCommandTheSessionDoesNotTakeIsReportedNotDropped() throws {
+        let devices = Devices()
+        let session = try LiveSession<FaultInjectingPCM>(pattern: Self.pattern, bank: shippedBank, masterGainDB: 0, interactive: true) {
+            () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
+        }
+        var notices = session.start()
+        #expect(session.send(.resume) == [.ignored(InvalidTransition(from: .active, input: .resume))])
+        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 10) { _ in session.state == .completing }
+        #expect(session.togglePause() == [.ignored(InvalidTransition(from: .completing, input: .pause))], "the ring-out is not paused")
+        #expect(session.send(.stop) == [.ignored(InvalidTransition(from: .completing, input: .stop))], "and not a stop either: no `stopping`")
+        #expect(session.state == .completing)
+        let summary = try Self.finish(session, &notices)
+        #expect(!summary.stoppedEarly && summary.pauses == 0)
+    }
+}

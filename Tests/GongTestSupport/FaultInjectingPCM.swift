@@ -23,6 +23,9 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
     public private(set) var framesWritten = 0
     public private(set) var recoveries: [Int32] = []
     private var stuck = false
+    /// A fault the test asks for at a moment of its choosing (while paused, during the ring-out),
+    /// fired by the next write; and whether it has fired. Set from the test's thread.
+    private let requested = Mutex<(fault: Fault?, fired: Bool)>((nil, false))
     /// Pace writes like a sound card would (sleeping), so time passes as in a real session.
     public let realTime: Bool
 
@@ -36,10 +39,23 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
 
     public var configuration: PCMConfiguration { real.configuration }
 
+    /// Makes the next write fail with `fault`; safe to call from any thread.
+    public func injectOnNextWrite(_ fault: Fault) {
+        requested.withLock { $0 = (fault, false) }
+    }
+
+    /// True once the fault asked for with `injectOnNextWrite` has been returned by a write.
+    public var requestedFaultFired: Bool { requested.withLock { $0.fired } }
+
     public func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int {
         writeCalls += 1
         if stuck { return Int(-EAGAIN) }
-        if let fault = writeFaults.removeValue(forKey: writeCalls) {
+        let asked = requested.withLock { request -> Fault? in
+            guard let fault = request.fault else { return nil }
+            request = (nil, true)
+            return fault
+        }
+        if let fault = asked ?? writeFaults.removeValue(forKey: writeCalls) {
             switch fault {
             case .error(let code): return Int(code)
             case .shortWrite(let count):

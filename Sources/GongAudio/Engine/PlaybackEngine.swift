@@ -16,6 +16,8 @@ import Synchronization
 /// session clock moved on by the frames lost, so later cues stay on schedule; a suspend is
 /// recovered; a device that is gone (`-ENODEV`, `-EIO`, endless `-EAGAIN` or timeouts) pauses the
 /// session, closes the device and retries opening it with backoff — sleeping, never spinning.
+/// What follows (resume, wait for the person, ring out) is the session state machine's to
+/// decide: it sends the commands.
 public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     public typealias DeviceOpener = @Sendable () throws(AudioDeviceError) -> Device
 
@@ -168,9 +170,14 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             }
         }
         /// The device is gone: the session will carry on from the renderer's frame, and the
-        /// silence begins when what was written to the device runs out.
-        func lost(_ code: Int32) -> Outcome {
-            .deviceLost(code: code, at: moment(heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0))
+        /// silence begins when what was written to the device runs out. What the renderer did
+        /// in the period that never reached the device (a phase, a cue, the session's end) is
+        /// still reported, unheard, so the control side's state follows the renderer's.
+        func lost(_ code: Int32, _ renderEvents: borrowing RenderEventBuffer) -> Outcome {
+            for index in 0..<renderEvents.count where !events.tryPush(.render(renderEvents[index], audible: MonotonicTime(nanoseconds: 0))) {
+                _ = events.tryPush(.eventsDropped(count: 1))
+            }
+            return .deviceLost(code: code, at: moment(heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0))
         }
 
         while true {
@@ -193,12 +200,12 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 case .underrun:
                     noteRecoveredUnderrun(&renderEvents)
                     continue
-                case .lost(let code): return lost(code)
+                case .lost(let code): return lost(code, renderEvents)
                 }
             }
             if ready == 0 {
                 if let since = stalledSince, MonotonicTime.now().seconds - since.seconds > PlaybackEngine.stallSeconds {
-                    return lost(-EAGAIN)
+                    return lost(-EAGAIN, renderEvents)
                 }
                 if stalledSince == nil { stalledSince = .now() }
                 continue
@@ -221,7 +228,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 if Int32(written) == -EAGAIN {
                     if stalledSince == nil { stalledSince = .now() }
                     if let since = stalledSince, MonotonicTime.now().seconds - since.seconds > PlaybackEngine.stallSeconds {
-                        return lost(-EAGAIN)
+                        return lost(-EAGAIN, renderEvents)
                     }
                     _ = device.wait(timeoutMs: 50)
                     continue
@@ -232,7 +239,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 case .underrun:
                     noteRecoveredUnderrun(&renderEvents)
                     continue
-                case .lost(let code): return lost(code)
+                case .lost(let code): return lost(code, renderEvents)
                 }
             }
             writtenFrames += Int64(periodFrames)

@@ -3,6 +3,10 @@
 ///
 /// The machine never performs effects itself, so it runs the same under a live audio engine, an
 /// offline render and a test.
+///
+/// It owns what follows a fault: an underrun is counted; a suspend is counted and pauses an
+/// interactive session that was playing; a lost device moves to `failed`, which keeps the state
+/// it interrupted so that the device's return carries on from there (a ring-out rings out).
 public struct SessionMachine: Sendable {
     public private(set) var state: SessionState = .idle
     /// Counters for the summary, kept up to date as inputs arrive.
@@ -23,14 +27,18 @@ public struct SessionMachine: Sendable {
     /// Which inputs each state accepts. `handle` rejects everything else with `InvalidTransition`.
     public static let table: [SessionState.Kind: Set<SessionInput.Kind>] = [
         .idle: [.prepare, .fail],
-        .preparing: [.start, .phaseBegan, .pause, .stop, .fail, .deviceLost, .underrun, .cuePlayed],
-        .active: [.phaseBegan, .pause, .skip, .stop, .sessionEnded, .underrun, .cuePlayed, .fail, .deviceLost],
+        .preparing: [.start, .phaseBegan, .pause, .stop, .fail, .deviceLost, .underrun, .cuePlayed, .suspended],
+        .active: [.phaseBegan, .pause, .skip, .stop, .sessionEnded, .underrun, .cuePlayed, .fail, .deviceLost, .suspended],
         // The audio side pauses a few milliseconds after the person asks: what it rendered in
         // between (a phase, a cue, the session's end) still arrives, and still happened.
-        .paused: [.resume, .skip, .stop, .phaseBegan, .cuePlayed, .sessionEnded, .underrun, .fail, .deviceLost],
-        .completing: [.finished, .cuePlayed, .underrun, .pause, .resume, .fail, .deviceLost],
+        .paused: [.resume, .skip, .stop, .phaseBegan, .cuePlayed, .sessionEnded, .underrun, .fail, .deviceLost, .suspended],
+        // Nothing is left but the end cue and the tails: a pause, resume, skip or stop this late
+        // would only hold the session open or cut what it is for, so the person is told it was
+        // not taken (a halt still cuts the tails).
+        .completing: [.finished, .cuePlayed, .underrun, .fail, .deviceLost, .suspended],
         .completed: [],
-        .failed: [.deviceReturned, .stop],
+        // Waiting for the device: it comes back, or the person stops, or the audio side ends.
+        .failed: [.deviceReturned, .stop, .finished],
     ]
 
     public static func accepts(_ input: SessionInput.Kind, in state: SessionState.Kind) -> Bool {
@@ -73,10 +81,6 @@ public struct SessionMachine: Sendable {
             summary.pauses += 1
             state = .paused(resumePhase: phase, cycle: cycle)
             effects.append(.sendToAudio(.pause))
-        case (.completing, .pause), (.completing, .resume):
-            // Tails keep ringing out: a pause this late would only hold the session open.
-            break
-
         case (.paused, .sessionEnded):
             // The end came before the pause took hold. As in `completing`, a pause this late is
             // let go: the tails ring out and the session finishes.
@@ -96,18 +100,20 @@ public struct SessionMachine: Sendable {
             summary.stoppedEarly = true
             state = .completing
             effects.append(.sendToAudio(.stop))
-        case (.failed, .stop):
-            // Nothing can ring out without a device; the audio side stops retrying and ends.
-            summary.stoppedEarly = true
-            state = .completed(summary)
+        case (.failed(let failure, let interrupted), .stop):
+            // Nothing can ring out without a device: the audio side stops retrying and ends, and
+            // its `finished` completes the session. Should the device come back first, the end
+            // cue rings out there. A stop during the ring-out does not make the session early.
+            if interrupted.kind != .completing { summary.stoppedEarly = true }
+            state = .failed(failure, interrupted: .completing)
             effects.append(.sendToAudio(.stop))
-            effects.append(.persist)
 
         case (.active, .sessionEnded):
             countCompletedPhase()
             state = .completing
 
-        case (.completing, .finished(let played)):
+        case (.completing, .finished(let played)), (.failed, .finished(let played)):
+            // From `failed`: the audio side ended while the device was gone (after a stop).
             summary.playedFrames = played
             state = .completed(summary)
             effects.append(.closeDevice)
@@ -117,12 +123,27 @@ public struct SessionMachine: Sendable {
             // The audio thread has already moved the session clock on by `lost` (it cannot wait
             // for a round trip through the control side); here it is only counted.
             summary.xruns += 1
-            summary.recoveries += 1
             summary.framesLost += lost
 
         case (_, .cuePlayed(let late)):
             summary.cuesPlayed += 1
             summary.maxCueLatenessFrames = max(summary.maxCueLatenessFrames, late)
+
+        case (_, .suspended(let resume)):
+            // The device plays on after a suspend; an interactive session that was playing pauses
+            // and waits for the person, as after any interruption. Paused stays paused, and a
+            // ring-out rings on: a pause there would only hold the session open.
+            summary.suspends += 1
+            switch state {
+            case .active(let phase, let cycle) where !resume:
+                state = .paused(resumePhase: phase, cycle: cycle)
+                effects.append(.sendToAudio(.pause))
+            case .preparing where !resume:
+                state = .paused(resumePhase: 0, cycle: 0)
+                effects.append(.sendToAudio(.pause))
+            default:
+                break
+            }
 
         case (_, .fail(let failure)):
             if failure.reason == .deviceLost {
@@ -132,18 +153,34 @@ public struct SessionMachine: Sendable {
             } else {
                 effects.append(.closeDevice)
             }
-            state = .failed(failure)
+            state = .failed(failure, interrupted: state)
             effects.append(.persist)
 
-        case (.failed(let failure), .deviceReturned(let resume)):
+        case (.failed(let failure, let interrupted), .deviceReturned(let resume)):
             guard failure.reason == .deviceLost else {
                 throw InvalidTransition(from: state.kind, input: input.kind)
             }
-            summary.recoveries += 1
-            // The session was paused by the loss; interactive sessions wait for the person.
-            state = resume ? .active(phase: lastPhase.phase, cycle: lastPhase.cycle)
-                           : .paused(resumePhase: lastPhase.phase, cycle: lastPhase.cycle)
-            if resume { effects.append(.sendToAudio(.resume)) }
+            // The engine paused the renderer when the device went (`silenceAfterLoss`). The
+            // session carries on from what the loss interrupted.
+            switch interrupted {
+            case .completing:
+                // Nothing is left to hear but the tails: they ring out, interactive or not, and
+                // the session ends — waiting for a key would only hold it open.
+                state = .completing
+                effects.append(.sendToAudio(.resume))
+            case .paused:
+                state = interrupted
+            case .active(let phase, let cycle):
+                // Interactive sessions wait for the person; headless ones carry on by themselves.
+                state = resume ? interrupted : .paused(resumePhase: phase, cycle: cycle)
+                if resume { effects.append(.sendToAudio(.resume)) }
+            case .preparing:
+                state = resume ? .preparing : .paused(resumePhase: 0, cycle: 0)
+                if resume { effects.append(.sendToAudio(.resume)) }
+            case .idle, .completed, .failed:
+                // A device is lost only while there is a session to play.
+                throw InvalidTransition(from: state.kind, input: input.kind)
+            }
 
         default:
             throw InvalidTransition(from: state.kind, input: input.kind)

@@ -9,7 +9,12 @@ public enum SessionState: Equatable, Sendable {
     /// The last cycle is over (or the person stopped): the end cue and tails ring out.
     case completing
     case completed(SessionSummary)
-    case failed(SessionFailure)
+    /// The session cannot go on for now (the device is gone) or for good (`reason == .fatal`).
+    /// `interrupted` is the state it was in, so that it carries on from there: a device lost
+    /// while paused comes back paused, one lost during the ring-out resumes the ring-out. A stop
+    /// while waiting for the device makes it `completing`, so the session ends when the audio
+    /// side does.
+    indirect case failed(SessionFailure, interrupted: SessionState)
 
     /// The state's name without its payload, for the transition table and messages.
     public var kind: Kind {
@@ -73,6 +78,9 @@ public enum SessionInput: Equatable, Sendable {
     /// The device is back after a loss. `resume` is false for interactive sessions, which wait
     /// for the person; headless ones carry on by themselves.
     case deviceReturned(resume: Bool)
+    /// The system suspended the device (a laptop's sleep) and it was recovered. `resume` is false
+    /// for interactive sessions, which pause and wait for the person; headless ones play on.
+    case suspended(resume: Bool)
 
     public var kind: Kind {
         switch self {
@@ -89,12 +97,13 @@ public enum SessionInput: Equatable, Sendable {
         case .cuePlayed: .cuePlayed
         case .fail(let failure): failure.reason == .deviceLost ? .deviceLost : .fail
         case .deviceReturned: .deviceReturned
+        case .suspended: .suspended
         }
     }
 
     public enum Kind: String, CaseIterable, Sendable {
         case prepare, start, phaseBegan, pause, resume, skip, stop, sessionEnded, finished
-        case underrun, cuePlayed, fail, deviceLost, deviceReturned
+        case underrun, cuePlayed, fail, deviceLost, deviceReturned, suspended
     }
 }
 
@@ -141,7 +150,8 @@ public struct SessionSummary: Equatable, Sendable, Codable {
     public var xruns = 0
     public var framesLost: Int64 = 0
     public var deviceLosses = 0
-    public var recoveries = 0
+    /// Times the system suspended the device (a laptop's sleep) and it was recovered.
+    public var suspends = 0
     public var cuesPlayed = 0
     /// The worst lateness of any cue, in frames (0 means every cue on its frame).
     public var maxCueLatenessFrames: Int64 = 0

@@ -18,9 +18,11 @@ public enum LiveNotice: Equatable, Sendable {
     /// A stop was asked for: the end cue plays and the tails ring out.
     case stopping
     case underrun(lostFrames: Int64, at: SessionMoment)
-    /// The system suspended the device (a laptop's sleep) and it was brought back.
-    case suspendRecovered(at: SessionMoment)
+    /// The system suspended the device (a laptop's sleep) and it was brought back. `paused`:
+    /// an interactive session that was playing pauses and waits for the person.
+    case suspendRecovered(paused: Bool, at: SessionMoment)
     case deviceLost(message: String, at: SessionMoment)
+    /// `resumed`: the session plays on (a headless one, or a ring-out); false: it waits paused.
     case deviceBack(resumed: Bool, at: SessionMoment)
     /// The audio thread could not get the priority it asked for (`realtime`: SCHED_FIFO, else a
     /// raised nice value for a sound server's client).
@@ -28,6 +30,12 @@ public enum LiveNotice: Equatable, Sendable {
     /// The session is over: its summary, and how exactly its cues were heard.
     case finished(SessionSummary, CueTiming)
     case failed(message: String)
+    /// A command of the person's that the session does not take now (resume while playing,
+    /// skip during the ring-out): what was asked and the state it was refused in.
+    case ignored(InvalidTransition)
+    /// The audio side reported something the state machine does not accept in its state: a
+    /// bug, said rather than dropped.
+    case internalError(InvalidTransition)
 
     /// True for `paused`, whatever its moment.
     public var isPaused: Bool { if case .paused = self { true } else { false } }
@@ -71,6 +79,9 @@ public final class LiveSession<Device: PCM> {
     private var deviceClockKnown = false
     private var finishedNotified = false
     private var skippedFrames: Int64 = 0
+    /// The session frame of the audio side's latest event: where the session stands if the
+    /// audio thread ends without its renderer saying so.
+    private var latestSessionFrame: Int64 = 0
     /// Where the last tail ends when the session runs its course.
     private let ringOutEndFrame: Int64
 
@@ -99,28 +110,29 @@ public final class LiveSession<Device: PCM> {
     public var isOver: Bool {
         switch machine.state {
         case .completed: !engine.isRunning
-        case .failed(let failure): failure.reason == .fatal && !engine.isRunning
+        case .failed(let failure, _): failure.reason == .fatal && !engine.isRunning
         default: false
         }
     }
 
     /// Starts playback; the first notice reports what the device granted.
     public func start() -> [LiveNotice] {
-        var notices = feed(.prepare)
+        var notices = feed(.prepare, from: .control)
         engine.start()
-        notices += feed(.start)
+        notices += feed(.start, from: .control)
         clockRunning = true
         notices.insert(.started(device: configuration.device, rate: configuration.rate, channels: configuration.channels,
                                 format: configuration.format.rawValue, latencyMs: configuration.latencySeconds * 1000), at: 0)
         return notices
     }
 
-    /// The person's commands: `.pause`, `.resume`, `.skip`, `.stop`. Commands the current state
-    /// does not accept (resume while playing) are ignored.
+    /// The person's commands: `.pause`, `.resume`, `.skip`, `.stop`. A command the current state
+    /// does not accept (resume while playing) changes nothing and comes back as `.ignored`.
     @discardableResult
     public func send(_ input: SessionInput) -> [LiveNotice] {
-        var notices = feed(input)
-        if input == .stop, case .completing = machine.state { notices.append(.stopping) }
+        let before = machine.state
+        var notices = feed(input, from: .person)
+        if input == .stop, machine.state != before { notices.append(.stopping) }
         return notices
     }
 
@@ -130,10 +142,13 @@ public final class LiveSession<Device: PCM> {
         return send(.pause)
     }
 
-    /// Stops at once, cutting tails (a second Ctrl-C).
-    public func halt() {
-        _ = feed(.stop)
+    /// Stops at once, cutting tails (a second Ctrl-C). A session already ringing out needs no
+    /// stop first: the halt cuts its tails and it completes.
+    @discardableResult
+    public func halt() -> [LiveNotice] {
+        let notices = SessionMachine.accepts(.stop, in: machine.state.kind) ? feed(.stop, from: .person) : []
         _ = engine.commands.tryPush(.halt)
+        return notices
     }
 
     /// Waits until the audio thread has finished.
@@ -169,8 +184,22 @@ public final class LiveSession<Device: PCM> {
 
     // MARK: Private
 
-    private func feed(_ input: SessionInput) -> [LiveNotice] {
-        guard SessionMachine.accepts(input.kind, in: machine.state.kind), let effects = try? machine.handle(input) else { return [] }
+    /// Where an input comes from decides what a rejected one becomes.
+    private enum Origin {
+        /// The person: a command that does not apply now is ignored, and they are told.
+        case person
+        /// This session's own sequencing (prepare, start) or the audio side: the machine should
+        /// never reject these, and if it does the notice says it is a bug.
+        case control, audio
+    }
+
+    private func feed(_ input: SessionInput, from origin: Origin) -> [LiveNotice] {
+        let effects: [SessionEffect]
+        do {
+            effects = try machine.handle(input)
+        } catch {
+            return [origin == .person ? .ignored(error) : .internalError(error)]
+        }
         var notices: [LiveNotice] = []
         for effect in effects {
             switch effect {
@@ -191,6 +220,12 @@ public final class LiveSession<Device: PCM> {
 
     private func handle(_ event: EngineEvent) -> [LiveNotice] {
         switch event {
+        case .render(let renderEvent, _): latestSessionFrame = renderEvent.sessionFrame
+        case .underrun(_, _, let at), .suspendRecovered(let at), .deviceLost(_, let at), .deviceBack(_, let at):
+            latestSessionFrame = at.sessionFrame
+        case .started, .priorityRefused, .finished, .eventsDropped: break
+        }
+        switch event {
         case .started(let audible):
             // A device reopened after a loss starts its own clock; the session's first frame
             // was heard long before.
@@ -207,27 +242,43 @@ public final class LiveSession<Device: PCM> {
             return handle(renderEvent, audible: audible)
         case .underrun(let lost, let silent, let at):
             breakTimingChain()
+            // Silence lost while paused was nothing anyone was to hear: not an xrun of the
+            // session's (the paused clock did not move).
             guard !silent else { return [] }
-            return feed(.underrun(lostFrames: lost)) + [.underrun(lostFrames: lost, at: at)]
+            return feed(.underrun(lostFrames: lost), from: .audio) + [.underrun(lostFrames: lost, at: at)]
         case .suspendRecovered(let at):
-            return [.suspendRecovered(at: at)]
+            let wasPaused = machine.state.kind == .paused
+            let notices = feed(.suspended(resume: !interactive), from: .audio)
+            return notices + [.suspendRecovered(paused: !wasPaused && machine.state.kind == .paused, at: at)]
         case .deviceLost(let code, let at):
             clockRunning = false
             breakTimingChain()
             let message = "\(configuration.device): \(String(cString: strerror(-code)))"
-            return feed(.fail(SessionFailure(.deviceLost, message))) + [.deviceLost(message: message, at: at)]
+            return feed(.fail(SessionFailure(.deviceLost, message)), from: .audio) + [.deviceLost(message: message, at: at)]
         case .deviceBack(_, let at):
-            let resume = !interactive
-            let notices = feed(.deviceReturned(resume: resume))
-            if resume { clockRunning = true }
-            return notices + [.deviceBack(resumed: resume, at: at)]
+            let notices = feed(.deviceReturned(resume: !interactive), from: .audio)
+            // The machine decides: a ring-out resumes whoever listens, a pause stays a pause.
+            let resumed = switch machine.state {
+            case .active, .completing, .preparing: true
+            default: false
+            }
+            if resumed { clockRunning = true }
+            return notices + [.deviceBack(resumed: resumed, at: at)]
         case .priorityRefused(let priority, let code):
             return [.priorityRefused(realtime: priority == .realtime, message: String(cString: strerror(code)))]
         case .finished:
-            // The device has played the last frame. A session stopped while its device was
-            // lost ends here.
-            if case .failed = machine.state { return feed(.stop) }
-            return []
+            // The audio thread has ended: the device played its last frame, or a stop ended the
+            // wait for a lost device. The renderer's own `finished` has normally completed the
+            // session already; if it has not (a stop while the device was gone, or its event lost
+            // to a full ring), the session ends here. Anywhere else the audio ended before the
+            // session could: it fails, and says so, rather than waiting forever.
+            if case .completed = machine.state { return [] }
+            if SessionMachine.accepts(.finished, in: machine.state.kind) {
+                return feed(.finished(playedFrames: latestSessionFrame - skippedFrames), from: .audio)
+            }
+            let stranded = InvalidTransition(from: machine.state.kind, input: .finished)
+            let message = "the audio stopped while the session was \(machine.state.kind.rawValue)"
+            return [.internalError(stranded)] + feed(.fail(SessionFailure(.fatal, message)), from: .audio) + [.failed(message: message)]
         case .eventsDropped:
             return []
         }
@@ -239,7 +290,7 @@ public final class LiveSession<Device: PCM> {
         switch event.kind {
         case .phaseBegan(let phase, let cycle):
             phaseStartFrame = event.sessionFrame
-            let notices = feed(.phaseBegan(phase: Int(phase), cycle: Int(cycle)))
+            let notices = feed(.phaseBegan(phase: Int(phase), cycle: Int(cycle)), from: .audio)
             let length = phaseLength(phase: Int(phase), cycle: Int(cycle), from: event.sessionFrame)
             position.phase = Int(phase)
             position.cycle = Int(cycle)
@@ -249,13 +300,13 @@ public final class LiveSession<Device: PCM> {
         case .cueStarted(let sound, let scheduled):
             let late = event.sessionFrame - scheduled
             measureTiming(sessionFrame: event.sessionFrame, audible: audible)
-            return feed(.cuePlayed(lateFrames: late))
+            return feed(.cuePlayed(lateFrames: late), from: .audio)
                 + [.cue(sound: timeline.sounds[Int(sound)], lateFrames: late, at: at)]
         case .sessionEnded:
-            return feed(.sessionEnded)
+            return feed(.sessionEnded, from: .audio)
         case .finished:
             // Played time is the session clock less the stretches skipped over.
-            return feed(.finished(playedFrames: event.sessionFrame - skippedFrames))
+            return feed(.finished(playedFrames: event.sessionFrame - skippedFrames), from: .audio)
         case .paused:
             clockRunning = false
             breakTimingChain()

@@ -88,14 +88,14 @@ enum LivePlayer {
                     if interrupts == 1 {
                         report(session.send(.stop))
                     } else {
-                        session.halt()
+                        report(session.halt())
                     }
                 case .terminate:
                     interrupts += 1
                     if interrupts == 1 {
                         report(session.send(.stop))
                     } else {
-                        session.halt()
+                        report(session.halt())
                     }
                 case .stopRequested:
                     report(session.send(.pause))
@@ -122,7 +122,7 @@ enum LivePlayer {
         report(session.poll())
         screen?.finish()
         if !options.json { print(NoticeFormat.summary(session.summary, timing: session.timing)) }
-        if case .failed(let failure) = session.state {
+        if case .failed(let failure, _) = session.state {
             printError(failure.message)
             return ExitStatus.unavailable
         }
@@ -150,7 +150,7 @@ enum LivePlayer {
         case .active: .playing
         case .paused: .paused
         case .completing, .completed: .completing
-        case .failed(let failure): .waitingForDevice(message: failure.message)
+        case .failed(let failure, _): .waitingForDevice(message: failure.message)
         }
         return LiveStatus(patternName: pattern.name, phaseName: phase.name, phaseIndex: position.phase, phaseCount: pattern.phases.count,
                           cycle: position.cycle + 1, cycleCount: session.plan.timeline.cycleCount,

@@ -23,13 +23,17 @@ enum NoticeFormat {
         case .skipped(let seconds, _): text = "skipped \(DurationText.format(seconds: seconds))"
         case .stopping: text = "stopping: the end cue rings out"
         case .underrun(let lost, _): text = "xrun: \(lost) frames lost, recovered; later cues stay on schedule"
-        case .suspendRecovered: text = "device suspended by the system; recovered"
+        case .suspendRecovered(let paused, _):
+            text = paused ? "device suspended by the system; recovered, paused — press space to resume" : "device suspended by the system; recovered"
         case .deviceLost(let message, _): text = "device lost (\(message)); paused, retrying"
         case .deviceBack(let resumed, _): text = resumed ? "device back; resumed" : "device back; paused — press space to resume"
         case .priorityRefused(let realtime, let message):
             text = "\(realtime ? "real-time" : "raised") priority refused (\(message)); playing at normal priority"
         case .finished: return nil
         case .failed(let message): text = "failed: \(message)"
+        case .ignored(let refusal): text = "\(refusal.input.rawValue) ignored: \(situation(refusal.from))"
+        case .internalError(let refusal):
+            text = "internal error: the audio reported \(refusal.input.rawValue) while the session was \(refusal.from.rawValue), which it does not accept (please report this)"
         }
         return "\(time) \(pattern): \(text)"
     }
@@ -57,17 +61,24 @@ enum NoticeFormat {
         case .skipped(let seconds, let at): object["type"] = "skipped"; object["seconds"] = seconds; place(at)
         case .stopping: object["type"] = "stopping"
         case .underrun(let lost, let at): object["type"] = "xrun"; object["lostFrames"] = lost; place(at)
-        case .suspendRecovered(let at): object["type"] = "suspendRecovered"; place(at)
+        case .suspendRecovered(let paused, let at): object["type"] = "suspendRecovered"; object["paused"] = paused; place(at)
         case .deviceLost(let message, let at): object["type"] = "deviceLost"; object["message"] = message; place(at)
         case .deviceBack(let resumed, let at): object["type"] = "deviceBack"; object["resumed"] = resumed; place(at)
         case .priorityRefused(let realtime, let message):
             object["type"] = "priorityRefused"; object["priority"] = realtime ? "realtime" : "raised"; object["message"] = message
         case .failed(let message): object["type"] = "failed"; object["message"] = message
+        case .ignored(let refusal):
+            object["type"] = "ignored"; object["command"] = refusal.input.rawValue; object["state"] = refusal.from.rawValue
+            object["message"] = situation(refusal.from)
+        case .internalError(let refusal):
+            object["type"] = "internalError"; object["input"] = refusal.input.rawValue; object["state"] = refusal.from.rawValue
+            object["message"] = refusal.description
         case .finished(let summary, let timing):
             object["type"] = "finished"
             object["plannedSeconds"] = summary.plannedSeconds; object["playedSeconds"] = summary.playedSeconds
             object["cycles"] = summary.cyclesCompleted; object["phases"] = summary.phasesCompleted
             object["pauses"] = summary.pauses; object["skips"] = summary.skips; object["xruns"] = summary.xruns
+            object["suspends"] = summary.suspends
             object["deviceLosses"] = summary.deviceLosses; object["cues"] = summary.cuesPlayed
             object["maxCueLatenessFrames"] = summary.maxCueLatenessFrames; object["stoppedEarly"] = summary.stoppedEarly
             if timing.intervalsMeasured > 0 {
@@ -88,7 +99,7 @@ enum NoticeFormat {
         var lines = ["\(summary.patternName) \(summary.stoppedEarly ? "stopped" : "finished"): played \(DurationText.format(seconds: summary.playedSeconds)) "
                      + "(planned \(DurationText.format(seconds: summary.plannedSeconds))\(summary.stoppedEarly ? "" : ", then \(DurationText.format(seconds: ringOut)) ring-out"))"]
         lines.append("  cycles \(summary.cyclesCompleted) of \(summary.plannedCycles) · phases \(summary.phasesCompleted) · pauses \(summary.pauses) · skips \(summary.skips)"
-                     + " · xruns \(summary.xruns) · recoveries \(summary.recoveries) · device losses \(summary.deviceLosses)")
+                     + " · xruns \(summary.xruns) · suspends \(summary.suspends) · device losses \(summary.deviceLosses)")
         let cuesLine = "  cues \(summary.cuesPlayed), " + (summary.maxCueLatenessFrames == 0 ? "every one on its frame" : "latest \(summary.maxCueLatenessFrames) frames late (audio lost)")
         lines.append(cuesLine)
         if timing.intervalsMeasured > 0 {
@@ -101,6 +112,19 @@ enum NoticeFormat {
             lines.append(heard)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Why a command is not taken in this state, in the person's words.
+    static func situation(_ state: SessionState.Kind) -> String {
+        switch state {
+        case .idle: "the session has not started"
+        case .preparing: "the session is starting"
+        case .active: "the session is playing"
+        case .paused: "the session is paused"
+        case .completing: "the end cue is ringing out (a second Ctrl-C cuts it)"
+        case .completed: "the session is over"
+        case .failed: "waiting for the device to come back (a stop ends the session)"
+        }
     }
 
     private static func timestamp(_ date: Date) -> String {
