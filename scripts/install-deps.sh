@@ -8,7 +8,9 @@ set -eu
 # (with its session manager and PulseAudio server, run under a D-Bus session of its own); sox
 # inspects audio; klick is the benchmark's reference renderer. PipeWire installs beside
 # PulseAudio (Debian 12: neither package conflicts with the other; pipewire-alsa, which would, is
-# not needed: ALSA's pulse plugin reaches either server).
+# not needed: ALSA's pulse plugin reaches either server). On a desktop that runs PulseAudio,
+# note that pipewire-pulse enables its systemd user socket beside PulseAudio's; the two conflict,
+# and one of them is started at login (root, as on CI, has neither).
 BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libsndfile1-dev libsamplerate0-dev"
 TEST_PACKAGES="alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus"
 BENCH_PACKAGES="klick hyperfine"

@@ -244,8 +244,8 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         print("\(server.testDescription) \(route.device): heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
     }
 
-    /// The process is stopped for 300 ms mid-session: the session recovers, counts the xrun,
-    /// moves its clock on and completes.
+    /// The process is stopped for a second mid-session, longer than its buffer: the session
+    /// recovers, counts the xrun, moves its clock on and completes.
     @Test(arguments: SoundServer.allCases, SoundServerRoute.allCases)
     func aStoppedProcessRecoversCountsTheXrunAndCompletes(server: SoundServer, route: SoundServerRoute) throws {
         try server.require()
@@ -253,9 +253,10 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         let pattern = try Self.pattern(in: scratch, duration: "15s")
         let (process, out) = try startGong(["run", pattern, "--device", route.device, "--channels", "1", "--json"] + latencyUntilTheDefaultLands,
                                            environment: server.environment)
+        let stopSeconds = 1.0
         usleep(6_000_000)
         kill(process.processIdentifier, SIGSTOP)
-        usleep(300_000)
+        usleep(UInt32(stopSeconds * 1_000_000))
         kill(process.processIdentifier, SIGCONT)
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
@@ -263,11 +264,15 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         let events = GongEvents(output)
         let finished = try #require(events.finished, "\(output)")
         #expect(finished["cycles"] as? Int == 5 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
-        // At least most of the 300 ms was lost; a sound server may take longer to resume the
-        // stream, which is lost too. A busy machine may add an xrun of its own, which is
-        // counted too; the stop is the one measured here, and every one reported is counted.
+        // What the buffer held played on; at least most of the rest of the stop was lost. A
+        // sound server may take longer to resume the stream, which is lost too. A busy machine
+        // may add an xrun of its own, which is counted too; the stop is the one measured here,
+        // and every one reported is counted.
+        let latency = try #require(events.all("started").first?["latencyMs"] as? Double, "\(output)")
+        let unbuffered = Int((stopSeconds - latency / 1000) * 48000)
         let lost = events.all("xrun").compactMap { $0["lostFrames"] as? Int }
-        #expect(lost.contains { (12_000...150_000).contains($0) }, "xruns lost \(lost) frames: \(output)")
+        #expect(lost.contains { (unbuffered * 8 / 10...unbuffered + 100_000).contains($0) },
+                "a \(stopSeconds) s stop with a \(latency) ms buffer: xruns lost \(lost) frames: \(output)")
         #expect(finished["xruns"] as? Int == lost.count, "\(finished), xrun events losing \(lost)")
         print("\(server.testDescription) \(route.device): xruns lost \(lost) frames; gong's account \(finished)")
     }
@@ -346,6 +351,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
 
     /// The latency asked for is the latency granted, though PulseAudio's plugin takes no fewer
     /// than three periods to a buffer (two periods of half the latency would give 1.5 times it).
+    /// PipeWire's PulseAudio server asks for no less than 256 frames at a time (its
+    /// `pulse.min.req`): three periods of it, 16 ms, are the least gong's own client is granted
+    /// there, and gong says so.
     @Test(arguments: SoundServer.allCases, SoundServerRoute.allCases)
     func theLatencyAskedForIsGrantedThroughASoundServer(server: SoundServer, route: SoundServerRoute) throws {
         try server.require()
@@ -358,7 +366,8 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
             #expect(result.status == 0, "\(result.stderr)")
             let started = try #require(GongEvents(result.stdout).all("started").first, "\(result.stdout)")
             let granted = try #require(started["latencyMs"] as? Double, "\(started)")
-            #expect(abs(granted - milliseconds) <= milliseconds * 0.05, "asked for \(milliseconds) ms, granted \(granted) ms")
+            let grantable = server == .pipeWire && route == .pulseClient ? max(milliseconds, 16) : milliseconds
+            #expect(abs(granted - grantable) <= grantable * 0.05, "asked for \(milliseconds) ms, granted \(granted) ms")
         }
     }
 
