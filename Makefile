@@ -23,14 +23,16 @@ demo: build
 	  echo "gong: nothing could play on '$(DEVICE)' here (no sound card?); rendering the session to $(DEMO_FILE) instead"; \
 	  .build/release/gong render $(DEMO_SESSION) -o $(DEMO_FILE) && echo "Listen with: aplay $(DEMO_FILE)"; }
 
-# Everything but the real-time tests, side by side; then the real-time tests alone (they measure
-# timing to the frame through a sound server, which a CPU-bound test suite beside them would
-# disturb as it would a sound card); then the lock-free ring and the real-time engine again under
-# the thread sanitizer.
+# The two test sound servers with their null sinks (PulseAudio, and PipeWire in a private runtime
+# directory); everything but the real-time tests, side by side; then the real-time tests alone
+# (they measure timing to the frame through a sound server, which a CPU-bound test suite beside
+# them would disturb as it would a sound card); then the lock-free ring and the real-time engine
+# again under the thread sanitizer.
 REALTIME_TESTS = LivePulseTests|PulseClientTests
 test:
 	@scripts/install-deps.sh test
 	@scripts/test-pulse.sh
+	@scripts/test-pipewire.sh >/dev/null
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)'
 	$(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)'

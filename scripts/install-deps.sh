@@ -4,10 +4,15 @@
 set -eu
 
 # C libraries (with headers) the package links against, and the tools the tests drive:
-# PulseAudio with a null sink and its ALSA plugin stand in for a sound card; sox inspects audio;
-# klick is the benchmark's reference renderer.
+# PulseAudio with a null sink and its ALSA plugin stand in for a sound card, and so does PipeWire
+# (with its session manager and PulseAudio server, run under a D-Bus session of its own); sox
+# inspects audio; klick is the benchmark's reference renderer. PipeWire installs beside
+# PulseAudio (Debian 12: neither package conflicts with the other; pipewire-alsa, which would, is
+# not needed: ALSA's pulse plugin reaches either server). On a desktop that runs PulseAudio,
+# note that pipewire-pulse enables its systemd user socket beside PulseAudio's; the two conflict,
+# and one of them is started at login (root, as on CI, has neither).
 BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libsndfile1-dev libsamplerate0-dev"
-TEST_PACKAGES="alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox"
+TEST_PACKAGES="alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus"
 BENCH_PACKAGES="klick hyperfine"
 
 want="$BUILD_PACKAGES"

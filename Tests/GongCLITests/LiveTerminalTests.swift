@@ -133,7 +133,7 @@ extension LivePulseTests {
     }
 
     @Test func keysAndCtrlZPauseSkipAndStopAndAPauseIsSilent() throws {
-        try PulseServer.require()
+        try SoundServer.pulseAudio.require()
         let run = try TerminalRun(cycles: 40)  // long enough for everything below
         let (process, terminal, events) = (run.process, run.terminal, run.events)
         defer { run.end() }
@@ -203,7 +203,7 @@ extension LivePulseTests {
     /// the end — the bell still rings for the person by the speaker — without spinning on the
     /// dead terminal.
     @Test func aDroppedTerminalLeavesTheSessionPlayingToItsEnd() throws {
-        try PulseServer.require()
+        try SoundServer.pulseAudio.require()
         let run = try TerminalRun(cycles: 8)
         let (process, terminal, events) = (run.process, run.terminal, run.events)
         defer { run.end() }

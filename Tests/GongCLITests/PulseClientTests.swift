@@ -3,8 +3,9 @@ import Glibc
 import GongAudio
 import Testing
 
-/// gong's own PulseAudio client (`PulsePCM`) against the project's null sink: what it grants,
-/// that it is paced by the server's clock and reports it exactly, and how it says no.
+/// gong's own PulseAudio client (`PulsePCM`) against the project's null sink, on PulseAudio and on
+/// PipeWire's PulseAudio server: what it grants, that it is paced by the server's clock and
+/// reports it exactly, and how it says no.
 @Suite(.serialized) struct PulseClientTests {
     @Test func deviceNamesChooseTheRoute() {
         #expect(OutputRoute(device: "pulse") == .pulseAudio(sink: nil))
@@ -14,21 +15,23 @@ import Testing
         }
     }
 
-    @Test func theDefaultIsThreePeriodsOfAbout5ms() throws {
-        try PulseServer.require()
-        let pcm = try PulsePCM(PCMRequest(device: "pulse:gong_test"), sink: "gong_test")
+    @Test(arguments: SoundServer.allCases)
+    func theDefaultIs150msInThreePeriods(server: SoundServer) throws {
+        try server.require()
+        let pcm = try server.inThisProcess { try PulsePCM(PCMRequest(device: "pulse:gong_test"), sink: "gong_test") }
         let configuration = pcm.configuration
         #expect(configuration.rate == 48000 && configuration.channels == 2 && configuration.format == .float32)
-        #expect(configuration.periodFrames == 256, "\(configuration)")
-        #expect(configuration.bufferFrames == 768, "\(configuration)")
+        #expect(configuration.periodFrames == 2400, "\(configuration)")
+        #expect(configuration.bufferFrames == 7200, "\(configuration)")
         #expect(configuration.soundServer && ThreadPriority.suited(to: configuration) == .raised)
     }
 
     /// Three seconds written as fast as the stream takes them take three seconds, and every
     /// report places device frame 0 at the same moment, to well under a millisecond.
-    @Test func itIsPacedByTheServerAndReportsWhenFramesAreHeard() throws {
-        try PulseServer.require()
-        let pcm = try PulsePCM(PCMRequest(device: "pulse:gong_test", channels: 1), sink: "gong_test")
+    @Test(arguments: SoundServer.allCases)
+    func itIsPacedByTheServerAndReportsWhenFramesAreHeard(server: SoundServer) throws {
+        try server.require()
+        let pcm = try server.inThisProcess { try PulsePCM(PCMRequest(device: "pulse:gong_test", channels: 1), sink: "gong_test") }
         let period = pcm.configuration.periodFrames
         let silence = [Float](repeating: 0, count: period)
         var written: Int64 = 0
@@ -54,9 +57,10 @@ import Testing
 
     /// The server runs dry while nothing is written: the next wait or write says so once, as
     /// ALSA's `-EPIPE`, however short the gap (the server would otherwise hide it).
-    @Test func anUnderrunTheServerReportsIsToldOnceAsEPIPE() throws {
-        try PulseServer.require()
-        let pcm = try PulsePCM(PCMRequest(device: "pulse:gong_test", channels: 1), sink: "gong_test")
+    @Test(arguments: SoundServer.allCases)
+    func anUnderrunTheServerReportsIsToldOnceAsEPIPE(server: SoundServer) throws {
+        try server.require()
+        let pcm = try server.inThisProcess { try PulsePCM(PCMRequest(device: "pulse:gong_test", channels: 1), sink: "gong_test") }
         let period = pcm.configuration.periodFrames
         let silence = [Float](repeating: 0, count: period)
         func play(seconds: Double) -> [Int32] {
@@ -77,13 +81,14 @@ import Testing
         #expect(play(seconds: 0.5) == [])
     }
 
-    @Test func aSinkThatDoesNotExistIsOneClearLine() throws {
-        try PulseServer.require()
-        #expect(throws: AudioDeviceError.self) { try PulsePCM(PCMRequest(device: "pulse:nosuch"), sink: "nosuch") }
+    @Test(arguments: SoundServer.allCases)
+    func aSinkThatDoesNotExistIsOneClearLine(server: SoundServer) throws {
+        try server.require()
         do {
-            _ = try PulsePCM(PCMRequest(device: "pulse:nosuch"), sink: "nosuch")
+            _ = try server.inThisProcess { try PulsePCM(PCMRequest(device: "pulse:nosuch"), sink: "nosuch") }
+            Issue.record("a sink that does not exist was opened")
         } catch {
-            #expect(error.description == "audio device 'pulse:nosuch': no such sink 'nosuch'; 'gong devices' lists them (pa_stream_connect_playback)")
+            #expect((error as? AudioDeviceError)?.description == "audio device 'pulse:nosuch': no such sink 'nosuch'; 'gong devices' lists them (pa_context_get_sink_info_by_name)")
         }
     }
 
@@ -95,9 +100,10 @@ import Testing
         #expect(result.stdout.isEmpty)
     }
 
-    @Test func devicesListTheServersSinks() throws {
-        try PulseServer.require()
-        let result = try runGong(["devices"], home: ProcessInfo.processInfo.environment["HOME"])
+    @Test(arguments: SoundServer.allCases)
+    func devicesListTheServersSinks(server: SoundServer) throws {
+        try server.require()
+        let result = try runGong(["devices"], home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.contains("pulse:gong_test"), "\(result.stdout)")

@@ -68,6 +68,12 @@ public final class PulsePCM: PCM {
                           + "; start one, or choose an ALSA device with --device ('gong devices' lists them)")
         }
 
+        // PipeWire's PulseAudio server (0.3.65) plays a stream aimed at a sink it does not have
+        // on its default sink instead of refusing it: the sink is looked for first.
+        if let sink, PulsePCM.hasSink(named: sink, context: client, loop: loop, timeoutMs: PulsePCM.openTimeoutMs) == false {
+            throw failure(-ENOENT, "pa_context_get_sink_info_by_name", "no such sink '\(sink)'; 'gong devices' lists them")
+        }
+
         let format = request.format ?? .float32
         var spec = pa_sample_spec(format: format.pulse, rate: UInt32(clamping: request.rate), channels: UInt8(clamping: request.channels))
         guard request.channels >= 1, request.channels <= 2, pa_sample_spec_valid(&spec) != 0 else {
@@ -168,6 +174,34 @@ public final class PulsePCM: PCM {
         defer { pa_operation_unref(operation) }
         _ = iterate(loop, timeoutMs: 1000, until: { listing.complete })
         return listing.sinks
+    }
+
+    /// Whether the server has a sink of this name; nil when it did not say in time.
+    private static func hasSink(named name: String, context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> Bool? {
+        /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
+        final class Answer {
+            var found = false
+            var missing = false
+            var complete = false
+        }
+        let answer = Answer()
+        let userdata = Unmanaged.passRetained(answer)
+        defer { userdata.release() }
+        guard let operation = pa_context_get_sink_info_by_name(context, name, { context, info, last, userdata in
+            guard let userdata else { return }
+            let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
+            if info != nil {
+                answer.found = true
+            } else if last < 0 {
+                answer.missing = pa_context_errno(context) == Int32(PA_ERR_NOENTITY.rawValue)
+                answer.complete = true
+            } else if last > 0 {
+                answer.complete = true
+            }
+        }, userdata.toOpaque()) else { return nil }
+        defer { pa_operation_unref(operation) }
+        guard iterate(loop, timeoutMs: timeoutMs, until: { answer.complete }) else { return nil }
+        return answer.found ? true : answer.missing ? false : nil
     }
 
     /// Connects a client to the server, waiting at most the timeout; true once it is ready. No

@@ -1,0 +1,122 @@
+#!/bin/bash
+# Makes sure a PipeWire server runs with a null sink named gong_test, so the real-time tests run
+# on PipeWire as on PulseAudio, and prints the PULSE_SERVER address that reaches it (its
+# PulseAudio server; `parec -d gong_test.monitor` records there exactly what was played).
+#
+# The rig is pipewire, its session manager wireplumber (without it nothing plays and streams
+# hang) and pipewire-pulse, under a D-Bus session of their own and a private runtime directory
+# ($GONG_TEST_PIPEWIRE_DIR, default /tmp/gong-test-pipewire, mode 0700), so it never meets a
+# desktop's own PipeWire or PulseAudio. Idempotent: a rig that answers, with its session manager,
+# is reused; what is left of one that does not is ended and a new one started.
+# `test-pipewire.sh stop` ends the rig this script started (the server-restart test uses it).
+set -euo pipefail
+SINK=gong_test
+here=$(dirname "$0")
+. "$here/test-server-lib.sh"
+
+RUNTIME_DIR=${GONG_TEST_PIPEWIRE_DIR:-/tmp/gong-test-pipewire}
+# Configuration and state (wireplumber remembers default sinks and stream targets) stay in the
+# rig's directory too: nothing of the user's is read or changed.
+export XDG_RUNTIME_DIR=$RUNTIME_DIR XDG_CONFIG_HOME=$RUNTIME_DIR/config XDG_STATE_HOME=$RUNTIME_DIR/state
+export PULSE_SERVER=unix:$RUNTIME_DIR/pulse/native
+RIG_PID_FILE=$RUNTIME_DIR/rig.pid
+
+for tool in pipewire wireplumber pipewire-pulse pw-cli dbus-run-session pactl pacat; do
+  if ! command -v $tool >/dev/null; then
+    "$here/install-deps.sh" test >&2   # standard output is for the address alone
+    break
+  fi
+done
+
+# A fixed path under /tmp: it must be this user's own directory, not a link or someone else's.
+if [ ! -e "$RUNTIME_DIR" ] && [ ! -L "$RUNTIME_DIR" ]; then
+  mkdir -m 0700 "$RUNTIME_DIR"
+fi
+if [ -L "$RUNTIME_DIR" ] || [ ! -d "$RUNTIME_DIR" ] || [ ! -O "$RUNTIME_DIR" ]; then
+  echo "test-pipewire: $RUNTIME_DIR is not a directory of this user's own; remove it, or set GONG_TEST_PIPEWIRE_DIR" >&2
+  exit 73
+fi
+chmod 0700 "$RUNTIME_DIR"
+mkdir -p "$XDG_CONFIG_HOME" "$XDG_STATE_HOME"
+# One caller at a time sets the rig up (descriptor 9 is closed in everything started from here).
+exec 9>"$RUNTIME_DIR/setup.lock"
+flock 9
+
+# Every check reads its whole input: under pipefail, a `grep -q` that quits early fails the
+# command it reads from (SIGPIPE), and a rig that answers would seem not to.
+server_answers() { timeout 5 pactl info 2>/dev/null | grep '^Server Name: .*PipeWire' >/dev/null; }
+session_manager_runs() { timeout 5 pw-cli ls Client 2>/dev/null | grep 'application.name = "WirePlumber"' >/dev/null; }
+sink_exists() { timeout 5 pactl list short sinks 2>/dev/null | awk '{print $2}' | grep -x "$SINK" >/dev/null; }
+
+# Ends the rig this script started: the process group of the dbus-run-session it recorded, and
+# only if that process is still that one (its command line names this directory).
+stop_rig() {
+  [ -f "$RIG_PID_FILE" ] || return 0
+  local pid
+  pid=$(cat "$RIG_PID_FILE")
+  if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && tr '\0' '\n' <"/proc/$pid/cmdline" | grep -xF "$RUNTIME_DIR" >/dev/null \
+      && tr '\0' '\n' <"/proc/$pid/cmdline" | grep dbus-run-session >/dev/null; then
+    kill -TERM -- "-$pid" 2>/dev/null || true
+    for _ in $(seq 1 30); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  rm -f "$RIG_PID_FILE"
+}
+
+if [ "${1:-}" = stop ]; then
+  if [ ! -f "$RIG_PID_FILE" ]; then
+    echo "test-pipewire: no PipeWire of this script's own runs in $RUNTIME_DIR: nothing stopped" >&2
+    exit 1
+  fi
+  stop_rig
+  exit 0
+fi
+
+# The null sink: `pactl load-module module-null-sink` answers "Not supported" on pipewire-pulse
+# 0.3.65, so it is a node of PipeWire's own, which outlives the pw-cli that creates it
+# (object.linger).
+SINK_NODE="{ factory.name=support.null-audio-sink node.name=$SINK media.class=Audio/Sink object.linger=true
+  audio.position=[FL FR] audio.rate=48000 }"
+
+started=0
+if ! { server_answers && session_manager_runs; }; then
+  stop_rig
+  # The sink is there before the session manager and the PulseAudio server start, so a client
+  # that connects as soon as the server answers (gong reopening its device) finds it.
+  RIG='pipewire &
+for _ in $(seq 1 100); do timeout 2 pw-cli info 0 >/dev/null 2>&1 && break; sleep 0.05; done
+pw-cli create-node adapter "$2" >/dev/null
+wireplumber &
+pipewire-pulse &
+wait'
+  detach "$RUNTIME_DIR/rig.log" dbus-run-session -- sh -c "$RIG" gong-test-pipewire "$RUNTIME_DIR" "$SINK_NODE"
+  echo "$DETACHED_PID" >"$RIG_PID_FILE"
+  for _ in $(seq 1 100); do
+    server_answers && session_manager_runs && break
+    sleep 0.1
+  done
+  if ! { server_answers && session_manager_runs; }; then
+    echo "test-pipewire: PipeWire did not start with its session manager and PulseAudio server (see $RUNTIME_DIR/rig.log)" >&2
+    exit 69
+  fi
+  started=1
+fi
+
+if ! sink_exists; then
+  pw-cli create-node adapter "$SINK_NODE" >/dev/null
+fi
+for _ in $(seq 1 50); do
+  sink_exists && break
+  sleep 0.1
+done
+if ! sink_exists; then
+  echo "test-pipewire: the null sink $SINK did not appear on PipeWire (see $RUNTIME_DIR/rig.log)" >&2
+  exit 69
+fi
+pactl set-default-sink $SINK
+ensure_keeper
+[ "$started" = 1 ] && echo "test-pipewire: started PipeWire with null sink $SINK in $RUNTIME_DIR" >&2
+echo "$PULSE_SERVER"
