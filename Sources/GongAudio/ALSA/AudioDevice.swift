@@ -1,5 +1,6 @@
 import CAlsa
 import Glibc
+import GongCore
 
 /// Why the audio device cannot be used, in one line a person can act on.
 public struct AudioDeviceError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -102,9 +103,15 @@ public struct PCMConfiguration: Sendable, Equatable {
     /// True when the device hands its audio to a sound server (PulseAudio, PipeWire, JACK)
     /// through a plugin's own thread, rather than to a sound card's buffer.
     public var soundServer: Bool
+    /// How far apart two honest status reports of this device may place the same frame: the
+    /// device clock takes anything later than this (and a little drift) for audio that was lost.
+    /// It differs by route — gong's PulseAudio client reads the server's own reports (measured
+    /// within 1 ms on PulseAudio and PipeWire), ALSA's plugins report through a thread of their
+    /// own (2–7 ms, more when busy), a sound card may move its position a period at a time.
+    public var reportJitterNanoseconds: Int64
 
     public init(device: String, rate: Int, channels: Int, format: SampleFormat, periodFrames: Int, bufferFrames: Int,
-                soundServer: Bool = false) {
+                soundServer: Bool = false, reportJitterNanoseconds: Int64? = nil) {
         self.device = device
         self.rate = rate
         self.channels = channels
@@ -112,6 +119,8 @@ public struct PCMConfiguration: Sendable, Equatable {
         self.periodFrames = periodFrames
         self.bufferFrames = bufferFrames
         self.soundServer = soundServer
+        self.reportJitterNanoseconds = reportJitterNanoseconds
+            ?? (soundServer ? 30_000_000 : FrameTime.nanoseconds(ofFrames: Int64(periodFrames), rate: Int64(rate)) + 2_000_000)
     }
 
     public var latencySeconds: Double { Double(bufferFrames) / Double(rate) }

@@ -25,13 +25,13 @@ struct DeviceClock {
     private var previousWindowMinimum = Int64.max
     private var windowEndFrame: Int64 = 0
 
-    init(rate: Int, periodFrames: Int) {
+    /// - Parameter reportJitterNanoseconds: how far apart honest reports may place a frame
+    ///   (`PCMConfiguration.reportJitterNanoseconds`). A gap must stand clear of that and of the
+    ///   drift the origin's one-to-two-second window lags behind: 2 ms, a thousand ppm, more than
+    ///   any device has shown here.
+    init(rate: Int, reportJitterNanoseconds: Int64) {
         self.rate = Int64(rate)
-        // PulseAudio's reports through ALSA's plugin jitter by about 2 ms, and by more on a busy
-        // machine; a gap must stand well clear of that. (At 10 ms, live runs through the plugin
-        // saw gaps that were not there and moved the session clock; gong's own PulseAudio
-        // client hears of every underrun from the server instead.)
-        gapThresholdNanoseconds = max(4 * Int64(periodFrames) * 1_000_000_000 / Int64(rate), 30_000_000)
+        gapThresholdNanoseconds = reportJitterNanoseconds + 2_000_000
     }
 
     /// The device reported an underrun (`-EPIPE`) and was recovered: the next report measures

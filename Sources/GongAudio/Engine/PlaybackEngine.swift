@@ -149,9 +149,9 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         var renderedBase: Int64 = renderer.pointee.outputFrame  // renderer's frame at device frame 0
         var stalledSince: MonotonicTime?
         var announcedStart = false
-        var clock = DeviceClock(rate: rate, periodFrames: periodFrames)
         var convertedSilence = false        // the device buffer already holds a silent period
         let configuration = device.configuration
+        var clock = DeviceClock(rate: rate, reportJitterNanoseconds: configuration.reportJitterNanoseconds)
         let frameBytes = channels * configuration.format.bytesPerSample
         let bufferNanoseconds = FrameTime.nanoseconds(ofFrames: Int64(configuration.bufferFrames), rate: Int64(rate))
         let playStart = MonotonicTime.now()

@@ -40,6 +40,10 @@ public final class PulsePCM: PCM {
     private let periodBytes: Int
 
     static let periodsPerBuffer = PCMRequest.defaultPeriodsPerBuffer
+    /// The server's raw timing reports place frame 0 within 1 ms of each other (PulseClientTests,
+    /// on PulseAudio and PipeWire): a frame heard 3 ms later than they allow is audio lost, such
+    /// as the 16 ms one PipeWire played without a word to its client.
+    static let reportJitterNanoseconds: Int64 = 3_000_000
     /// How long opening may wait for the server (a stuck server must not hang the command).
     static let openTimeoutMs: Int64 = 5000
 
@@ -129,7 +133,7 @@ public final class PulsePCM: PCM {
         periodBytes = max(frameBytes, Int(granted.minreq) / frameBytes * frameBytes)
         configuration = PCMConfiguration(device: name, rate: Int(grantedSpec.rate), channels: Int(grantedSpec.channels), format: format,
                                          periodFrames: periodBytes / frameBytes, bufferFrames: Int(granted.tlength) / frameBytes,
-                                         soundServer: true)
+                                         soundServer: true, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds)
         opened = true
     }
 
