@@ -1,3 +1,4 @@
+import GongCore
 import GongKit
 import Testing
 
@@ -41,5 +42,48 @@ import Testing
         #expect(timing.intervalsMeasured == 1)
         #expect(timing.deviceClockPPM == nil && timing.maxJitterSeconds == nil)
         #expect(CueTiming(sampleRate: 48000).maxDeviationSeconds == 0)
+    }
+
+    /// A cue heard 768 frames (16 ms) late — PipeWire played a stretch without our audio and
+    /// said nothing — is reported with how far off it was, and the summary may not claim every
+    /// cue on its frame; the device's drift alone is not taken for that.
+    @Test func aCueHeard768FramesLateIsReportedAndTheSummaryDoesNotClaimOnFrame() {
+        var timing = CueTiming(sampleRate: 48000)
+        let rate = 48000 * (1 + 400 / 1_000_000.0)
+        var offs: [Int64?] = []
+        for index in 0..<9 {
+            let late = index == 4 ? 768.0 / 48000 : 0
+            offs.append(timing.record(scheduledFrames: Self.interval, heardSeconds: Double(Self.interval) / rate + late))
+        }
+        #expect(offs.enumerated().allSatisfy { $0.offset == 4 ? abs(($0.element ?? 0) - 768) < 10 : $0.element == nil }, "\(offs)")
+        #expect(timing.cuesOffTheirFrames == 1)
+        let summary = SessionSummary(patternName: "ticks", sampleRate: 48000, plannedFrames: 10 * Self.interval, plannedCycles: 10)
+        guard case .offTheirFrames(let count, let worst, _) = HeardVerdict(summary: summary, timing: timing) else {
+            Issue.record("the verdict must say cues were heard off their frames")
+            return
+        }
+        #expect(count == 1 && abs(worst - 768) < 10)
+    }
+
+    /// What the summary may say, case by case: on its frame only with no audio lost and every
+    /// interval within the tolerance at the device's rate; an implausible device clock is audio
+    /// lost unreported; no timing at all confirms nothing.
+    @Test func theVerdictClaimsOnlyWhatTheTimingShows() {
+        var summary = SessionSummary(patternName: "ticks", sampleRate: 48000, plannedFrames: 10 * Self.interval, plannedCycles: 10)
+        let steady = Self.timing(ppm: 400, jitter: [0.000_020, -0.000_030, 0.000_010])
+        #expect(HeardVerdict(summary: summary, timing: steady) == .everyCueOnItsFrame(jitterSeconds: steady.maxJitterSeconds ?? -1))
+        #expect(HeardVerdict(summary: summary, timing: CueTiming(sampleRate: 48000)) == .unconfirmed)
+        let rough = Self.timing(ppm: 0, jitter: [0.002, -0.0025, 0.0015, -0.002])
+        if case .roughReports = HeardVerdict(summary: summary, timing: rough) {} else { Issue.record("rough reports confirm no frame") }
+        // Intervals 1.5 ms long each: within the per-interval bound, but −1 500 ppm is no device.
+        let slow = Self.timing(ppm: -1500, jitter: [0, 0, 0, 0])
+        if case .offTheirFrames(_, _, let ppm) = HeardVerdict(summary: summary, timing: slow) {
+            #expect(abs((ppm ?? 0) + 1500) < 5)
+        } else {
+            Issue.record("an implausible device clock means audio lost unreported")
+        }
+        summary.xruns = 1
+        summary.framesLost = 512
+        #expect(HeardVerdict(summary: summary, timing: steady) == .audioLost(xruns: 1, frames: 512, suspends: 0, deviceLosses: 0))
     }
 }

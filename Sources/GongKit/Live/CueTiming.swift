@@ -1,3 +1,5 @@
+import GongCore
+
 /// How exactly cues were heard, measured from the device's own timestamps: for consecutive cues
 /// with no pause, skip or underrun between them, the heard interval (CLOCK_MONOTONIC) against
 /// the scheduled one (frames ÷ rate).
@@ -15,11 +17,36 @@ public struct CueTiming: Sendable, Equatable {
         self.sampleRate = sampleRate
     }
 
+    /// How far from its frame a cue may be heard and still count as on it: the device's own
+    /// reports place frames within about 0.1 ms of each other on gong's PulseAudio client, and
+    /// within 0.7 ms through ALSA's plugin on PulseAudio.
+    public static let toleranceSeconds = 0.001
+    /// No real device's clock is this far from its nominal rate (a sound card's crystal is within
+    /// about 100 ppm, PulseAudio's null sink here ran at +300 to +450): a measured rate beyond it
+    /// means audio was lost that no report owned up to.
+    public static let plausiblePPM = 1000.0
+
     /// One interval between consecutive cues: `scheduledFrames` apart, heard `heardSeconds` apart.
-    public mutating func record(scheduledFrames frames: Int64, heardSeconds heard: Double) {
+    /// Returns how many frames off its place the later cue was heard when that is more than the
+    /// tolerance and any plausible drift of the device's clock can explain; nil when on its frame.
+    @discardableResult
+    public mutating func record(scheduledFrames frames: Int64, heardSeconds heard: Double) -> Int64? {
+        // Off when no plausible drift of the device's clock explains it; how far off, at the
+        // device's rate as measured before it (its drift is no fault of the cue's).
+        let rate = deviceRate(over: scheduledFrames.count) ?? Double(sampleRate)
         scheduledFrames.append(frames)
         heardSeconds.append(heard)
+        let scheduled = Double(frames) / Double(sampleRate)
+        guard abs(heard - scheduled) > CueTiming.toleranceSeconds + scheduled * CueTiming.plausiblePPM / 1_000_000 else { return nil }
+        let off = Int64(((heard - Double(frames) / rate) * rate).rounded())
+        cuesOffTheirFrames += 1
+        worstOffFrames = max(worstOffFrames, abs(off))
+        return off
     }
+
+    /// Cues heard off their frames by more than the tolerance and plausible drift, and the worst.
+    public private(set) var cuesOffTheirFrames = 0
+    public private(set) var worstOffFrames: Int64 = 0
 
     public var intervalsMeasured: Int { scheduledFrames.count }
 
@@ -45,12 +72,52 @@ public struct CueTiming: Sendable, Equatable {
 
     /// Frames the device plays per second of CLOCK_MONOTONIC, over all measured intervals.
     private var deviceRate: Double? {
-        let heard = heardSeconds.reduce(0, +)
-        guard intervalsMeasured >= 2, heard > 0 else { return nil }
-        return Double(scheduledFrames.reduce(0, +)) / heard
+        intervalsMeasured >= 2 ? deviceRate(over: intervalsMeasured) : nil
+    }
+
+    /// The same over the first `count` intervals; nil without any.
+    private func deviceRate(over count: Int) -> Double? {
+        let heard = heardSeconds.prefix(count).reduce(0, +)
+        guard count >= 1, heard > 0 else { return nil }
+        return Double(scheduledFrames.prefix(count).reduce(0, +)) / heard
     }
 
     private func deviations(rate: Double) -> [Double] {
         zip(scheduledFrames, heardSeconds).map { abs($1 - Double($0) / rate) }
     }
 }
+
+/// What can truthfully be said of when a session's cues were heard: the one place that decides
+/// whether "every one on its frame" may be claimed.
+public enum HeardVerdict: Equatable, Sendable {
+    /// Every interval between cues heard in a row matched its schedule at the device's own rate
+    /// within the tolerance, and no audio was lost.
+    case everyCueOnItsFrame(jitterSeconds: Double)
+    /// Some cues were heard off their frames (the worst by `worstFrames`), or the device's clock
+    /// ran at a rate no device has: audio was lost unseen.
+    case offTheirFrames(count: Int, worstFrames: Int64, deviceClockPPM: Double?)
+    /// No cue was heard further off than the device's reports vary, but they vary by more than
+    /// the tolerance (ALSA's plugin on PipeWire: about 7 ms), so the frame cannot be confirmed.
+    case roughReports(jitterSeconds: Double)
+    /// Audio was lost and recovered: cues after each loss stay on schedule; one sounding across
+    /// it was cut or heard late.
+    case audioLost(xruns: Int, frames: Int64, suspends: Int, deviceLosses: Int)
+    /// Rendered on their frames, but the device gave no timing to confirm when they were heard
+    /// (ALSA's `null`), or fewer than two intervals were heard in a row.
+    case unconfirmed
+
+    public init(summary: SessionSummary, timing: CueTiming) {
+        if summary.xruns > 0 || summary.suspends > 0 || summary.deviceLosses > 0 || summary.maxCueLatenessFrames > 0 {
+            self = .audioLost(xruns: summary.xruns, frames: summary.framesLost, suspends: summary.suspends, deviceLosses: summary.deviceLosses)
+        } else if let ppm = timing.deviceClockPPM, abs(ppm) > CueTiming.plausiblePPM {
+            self = .offTheirFrames(count: timing.cuesOffTheirFrames, worstFrames: timing.worstOffFrames, deviceClockPPM: ppm)
+        } else if timing.cuesOffTheirFrames > 0 {
+            self = .offTheirFrames(count: timing.cuesOffTheirFrames, worstFrames: timing.worstOffFrames, deviceClockPPM: timing.deviceClockPPM)
+        } else if let jitter = timing.maxJitterSeconds {
+            self = jitter <= CueTiming.toleranceSeconds ? .everyCueOnItsFrame(jitterSeconds: jitter) : .roughReports(jitterSeconds: jitter)
+        } else {
+            self = .unconfirmed
+        }
+    }
+}
+

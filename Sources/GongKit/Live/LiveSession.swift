@@ -9,8 +9,10 @@ public enum LiveNotice: Equatable, Sendable {
     /// The session's first frame is heard at this CLOCK_MONOTONIC time (seconds).
     case firstFrameAudible(monotonicSeconds: Double)
     case phaseBegan(name: String, cycle: Int, cycleCount: Int, lengthSeconds: Double, at: SessionMoment)
-    /// A cue started, `lateFrames` after its schedule (0 unless audio was lost).
-    case cue(sound: String, lateFrames: Int64, at: SessionMoment)
+    /// A cue started, `lateFrames` after its schedule (0 unless audio was lost). `offFrames`:
+    /// how far from its frame it is heard, by the device's clock, when that is more than
+    /// `CueTiming.toleranceSeconds` (nil: on its frame, or not measurable).
+    case cue(sound: String, lateFrames: Int64, offFrames: Int64?, at: SessionMoment)
     /// The fade-out after a pause is done: silence from `at`.
     case paused(at: SessionMoment)
     case resumed(at: SessionMoment)
@@ -299,9 +301,9 @@ public final class LiveSession<Device: PCM> {
                                           cycleCount: timeline.cycleCount, lengthSeconds: length, at: at)]
         case .cueStarted(let sound, let scheduled):
             let late = event.sessionFrame - scheduled
-            measureTiming(sessionFrame: event.sessionFrame, audible: audible)
+            let off = measureTiming(sessionFrame: event.sessionFrame, audible: audible)
             return feed(.cuePlayed(lateFrames: late), from: .audio)
-                + [.cue(sound: timeline.sounds[Int(sound)], lateFrames: late, at: at)]
+                + [.cue(sound: timeline.sounds[Int(sound)], lateFrames: late, offFrames: off, at: at)]
         case .sessionEnded:
             return feed(.sessionEnded, from: .audio)
         case .finished:
@@ -334,14 +336,16 @@ public final class LiveSession<Device: PCM> {
         unplacedCueFrame = nil
     }
 
-    private func measureTiming(sessionFrame: Int64, audible: MonotonicTime) {
+    /// Records the interval from the previous cue heard in a row; how far off its frame this cue
+    /// is heard, when more than the tolerance.
+    private func measureTiming(sessionFrame: Int64, audible: MonotonicTime) -> Int64? {
         guard audible.nanoseconds > 0 else {
             if !deviceClockKnown { unplacedCueFrame = sessionFrame }
-            return
+            return nil
         }
         defer { previousCue = (sessionFrame, audible) }
-        guard let previous = previousCue, sessionFrame > previous.sessionFrame else { return }
-        timing.record(scheduledFrames: sessionFrame - previous.sessionFrame, heardSeconds: audible.seconds - previous.audible.seconds)
+        guard let previous = previousCue, sessionFrame > previous.sessionFrame else { return nil }
+        return timing.record(scheduledFrames: sessionFrame - previous.sessionFrame, heardSeconds: audible.seconds - previous.audible.seconds)
     }
 
     /// Seconds from this boundary to the next one (or to the planned end).

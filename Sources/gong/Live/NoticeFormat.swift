@@ -16,8 +16,9 @@ enum NoticeFormat {
             return nil
         case .phaseBegan(let name, let cycle, let count, let length, _):
             text = "\(name) began (cycle \(cycle)/\(count), \(DurationText.format(seconds: length)))"
-        case .cue(let sound, let late, _):
-            text = late == 0 ? "\(sound)" : "\(sound) (\(late) frames late after lost audio)"
+        case .cue(let sound, let late, let off, _):
+            text = sound + (late == 0 ? "" : " (\(late) frames late after lost audio)")
+                + (off.map { " (heard \($0) frames off its frame by the device's clock)" } ?? "")
         case .paused: text = "paused"
         case .resumed: text = "resumed"
         case .skipped(let seconds, _): text = "skipped \(DurationText.format(seconds: seconds))"
@@ -54,8 +55,9 @@ enum NoticeFormat {
         case .phaseBegan(let name, let cycle, let count, let length, let at):
             object["type"] = "phaseBegan"; object["phase"] = name; object["cycle"] = cycle; object["cycles"] = count; object["seconds"] = length
             place(at)
-        case .cue(let sound, let late, let at):
+        case .cue(let sound, let late, let off, let at):
             object["type"] = "cue"; object["sound"] = sound; object["lateFrames"] = late; place(at)
+            if let off { object["offFrames"] = off }
         case .paused(let at): object["type"] = "paused"; place(at)
         case .resumed(let at): object["type"] = "resumed"; place(at)
         case .skipped(let seconds, let at): object["type"] = "skipped"; object["seconds"] = seconds; place(at)
@@ -81,6 +83,13 @@ enum NoticeFormat {
             object["suspends"] = summary.suspends
             object["deviceLosses"] = summary.deviceLosses; object["cues"] = summary.cuesPlayed
             object["maxCueLatenessFrames"] = summary.maxCueLatenessFrames; object["stoppedEarly"] = summary.stoppedEarly
+            switch HeardVerdict(summary: summary, timing: timing) {
+            case .everyCueOnItsFrame: object["heard"] = "onFrame"
+            case .offTheirFrames(let count, let worst, _): object["heard"] = "offFrame"; object["cuesOffFrame"] = count; object["worstOffFrames"] = worst
+            case .roughReports: object["heard"] = "roughReports"
+            case .audioLost: object["heard"] = "audioLost"
+            case .unconfirmed: object["heard"] = "unconfirmed"
+            }
             if timing.intervalsMeasured > 0 {
                 var heard: [String: Any] = ["intervals": timing.intervalsMeasured, "maxDeviationMs": timing.maxDeviationSeconds * 1000,
                                             "meanDeviationMs": timing.meanAbsoluteDeviationSeconds * 1000]
@@ -100,8 +109,7 @@ enum NoticeFormat {
                      + "(planned \(DurationText.format(seconds: summary.plannedSeconds))\(summary.stoppedEarly ? "" : ", then \(DurationText.format(seconds: ringOut)) ring-out"))"]
         lines.append("  cycles \(summary.cyclesCompleted) of \(summary.plannedCycles) · phases \(summary.phasesCompleted) · pauses \(summary.pauses) · skips \(summary.skips)"
                      + " · xruns \(summary.xruns) · suspends \(summary.suspends) · device losses \(summary.deviceLosses)")
-        let cuesLine = "  cues \(summary.cuesPlayed), " + (summary.maxCueLatenessFrames == 0 ? "every one on its frame" : "latest \(summary.maxCueLatenessFrames) frames late (audio lost)")
-        lines.append(cuesLine)
+        lines.append("  cues \(summary.cuesPlayed), " + heard(HeardVerdict(summary: summary, timing: timing), summary: summary))
         if timing.intervalsMeasured > 0 {
             let count = timing.intervalsMeasured
             var heard = "  heard (device clock): \(count) interval\(count == 1 ? "" : "s") between cues, "
@@ -112,6 +120,31 @@ enum NoticeFormat {
             lines.append(heard)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// What the verdict lets the summary say, and no more.
+    static func heard(_ verdict: HeardVerdict, summary: SessionSummary) -> String {
+        switch verdict {
+        case .everyCueOnItsFrame(let jitter):
+            return String(format: "every one heard on its frame (by the device's clock, within %.3f ms)", jitter * 1000)
+        case .offTheirFrames(let count, let worst, let ppm):
+            var text = "\(count) heard off their frames, the worst by \(worst) frames"
+            if let ppm, abs(ppm) > CueTiming.plausiblePPM {
+                text += String(format: "; the device clock measured %+.0f ppm, which no device runs at: audio was lost unreported", ppm)
+            }
+            return text
+        case .roughReports(let jitter):
+            return String(format: "each heard within %.1f ms of its frame: the device's timing reports vary by that much, too much to confirm the frame", jitter * 1000)
+        case .audioLost(let xruns, let frames, let suspends, let losses):
+            var parts: [String] = []
+            if xruns > 0 { parts.append("\(xruns) xrun\(xruns == 1 ? "" : "s") lost \(frames) frames") }
+            if suspends > 0 { parts.append("\(suspends) suspend\(suspends == 1 ? "" : "s")") }
+            if losses > 0 { parts.append("the device was lost \(losses == 1 ? "once" : "\(losses) times")") }
+            let late = summary.maxCueLatenessFrames > 0 ? "; the latest cue \(summary.maxCueLatenessFrames) frames late" : ""
+            return "audio was lost (" + parts.joined(separator: ", ") + "): cues after it stay on schedule, one sounding across it was heard off its frame" + late
+        case .unconfirmed:
+            return "each rendered on its frame (the device gave no timing to confirm when they were heard)"
+        }
     }
 
     /// Why a command is not taken in this state, in the person's words.
