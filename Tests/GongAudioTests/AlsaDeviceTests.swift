@@ -20,10 +20,14 @@ import Testing
         #expect(total == 200 * 256)
     }
 
-    @Test func aLatencyAloneIsTwoPeriods() throws {
+    /// A latency is three periods (a key press waits at most a third more than the buffer), and
+    /// with none asked for the default is 150 ms.
+    @Test func aLatencyIsThreePeriodsAndTheDefaultIs150ms() throws {
         let pcm = try AlsaPCM(PCMRequest(device: "null", rate: 48000, channels: 2, latencyMs: 100))
-        #expect(pcm.configuration.periodFrames == 2400, "fewer wake-ups when more latency is allowed")
+        #expect(pcm.configuration.periodFrames == 1600, "fewer wake-ups when more latency is allowed")
         #expect(pcm.configuration.bufferFrames == 4800)
+        let plain = try AlsaPCM(PCMRequest(device: "null", rate: 44100, channels: 2))
+        #expect(plain.configuration.periodFrames == 2205 && plain.configuration.bufferFrames == 6615, "\(plain.configuration)")
         let both = try AlsaPCM(PCMRequest(device: "null", rate: 48000, channels: 2, periodFrames: 1200, latencyMs: 100))
         #expect(both.configuration.periodFrames == 1200 && both.configuration.bufferFrames == 4800)
     }

@@ -236,6 +236,12 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count)")
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
         #expect(intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals); gong's account: \(finished)")
+        // gong never claims more than was heard: a recording off its frames is never "onFrame",
+        // and gong's own client, whose reports agree within a millisecond, confirms what was.
+        let verdict = finished["heard"] as? String
+        if !intervals.allSatisfy({ $0 == 144_000 }) { #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)") }
+        if route == .pulseClient { #expect(verdict == "onFrame", "\(finished)") }
+        #expect(events.all("cue").allSatisfy { $0["offFrames"] == nil } || verdict != "onFrame", "\(events.all("cue"))")
         print("\(server.testDescription) \(route.device): heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
     }
 
