@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""Live benchmarks of the real-time engine, each against its bar in the same run, on the
-PulseAudio null sink (paced by a real clock like a sound card):
+"""Live benchmarks of the real-time engine, each against its bar in the same run, on a sound
+server's null sink (paced by a real clock like a sound card):
 
 1. Time from command start to the first audible frame (CLOCK_MONOTONIC before exec, against the
    first frame's audible time gong reports from the device's timestamps), over several runs,
    with the sink running as a sound card runs, and once from an idle sink.
-2. CPU for a live 10-minute two-phase session at 48 kHz against `aplay` playing the same session
-   rendered to a WAV file, on the same device, with the same buffer and period: aplay's default
-   (500 ms) and gong's default (16 ms through pulse), the latter on gong's own PulseAudio client and
-   through ALSA's plugin as aplay plays. Each pair plays side by side, alone, so both share the machine's
-   state; CPU is user + system time from the kernel, which counts the exact time on the CPU.
+2. CPU for a live two-phase session at 48 kHz against `aplay` playing the same session rendered
+   to a WAV file on the same server: each at its own defaults (the bar: what a user runs), and
+   with the same buffer and period (gong's default on both sides), on gong's own PulseAudio
+   client and through ALSA's plugin, the route aplay takes. Each pair plays side by side, alone,
+   so both share the machine's state; CPU is user + system time from the kernel.
 
-Usage: bench/live.py [--minutes N] [--rounds R] [--pair LABEL-PREFIX]   (defaults: 10 minutes, 1
-round of the three pairs, about 33 minutes; with more rounds the median ratio is reported)
+Usage: bench/live.py [--minutes N] [--rounds R] [--pair LABEL-PREFIX] [--server pulseaudio|pipewire]
+(defaults: 10 minutes, 1 round of the three pairs, on PulseAudio; with more rounds the median
+ratio is reported)
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 
@@ -24,7 +25,12 @@ minutes = option("--minutes", 10.0)
 rounds = int(option("--rounds", 1))
 SESSION = ["two-phase", "--set", f"meditation={int(minutes * 60 * 0.8)}s", "--set", f"reflection={int(minutes * 60 * 0.2)}s",
            "--rate", "48000", "--channels", "2"]
-KEEPER = ["pacat", "--playback", "--raw", "--latency-msec=20", "--device=gong_test", "/dev/zero"]
+KEEPER = ["pacat", "--playback", "--raw", "--latency-msec=20", "--device=gong_test", "--client-name=gong-bench-keeper", "/dev/zero"]
+server = sys.argv[sys.argv.index("--server") + 1] if "--server" in sys.argv else "pulseaudio"
+env = dict(os.environ)
+if server == "pipewire":
+    address = subprocess.run([os.path.join(ROOT, "scripts/test-pipewire.sh")], check=True, capture_output=True, text=True).stdout.strip()
+    env["PULSE_SERVER"] = address.splitlines()[-1]
 
 subprocess.run(["swift", "build", "-c", "release", "--product", "gong"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
 subprocess.run([os.path.join(ROOT, "scripts/test-pulse.sh")], check=True)
@@ -33,7 +39,7 @@ scratch = tempfile.mkdtemp()
 def first_frame_heard():
     start = time.monotonic()
     process = subprocess.Popen([GONG, "run", "box", "--cycles", "1", "--device", "pulse", "--json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     heard = None
     for line in process.stdout:
         event = json.loads(line)
@@ -50,7 +56,7 @@ def first_frame_heard():
 subprocess.run(["pkill", "-f", "pacat --playback"])
 time.sleep(3)
 idle = first_frame_heard()
-keeper = subprocess.Popen(KEEPER, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+keeper = subprocess.Popen(KEEPER, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 time.sleep(3)  # the keeper itself waits out the idle sink's wake-up
 try:
     running = sorted(first_frame_heard() for _ in range(5))
@@ -61,19 +67,16 @@ try:
     # so both share its state and nothing else competes.
     wav = os.path.join(scratch, "session.wav")
     subprocess.run([GONG, "render", *SESSION, "--quiet", "-o", wav], check=True)
-    # Equal means the same buffer and period on both sides (wake-ups are what cost): aplay's
-    # default through pulse is 24000 frames in periods of 6000; gong's default through pulse is
-    # 768 in periods of 256, on its own PulseAudio client (`--device pulse`) and through ALSA's
-    # plugin (`--device default`, the route aplay takes; the plugin takes no fewer than three
-    # periods).
-    aplay16 = ["aplay", "-q", "-D", "pulse", "--buffer-size=768", "--period-size=256", wav]
+    # At the defaults is what a user runs: aplay's through ALSA's plugin is 24 000 frames in
+    # periods of 6 000 (500 ms), gong's 7 200 in periods of 2 400 (150 ms). Equal means the same
+    # buffer and period on both sides (wake-ups are what cost): gong's default.
+    aplay150 = ["aplay", "-q", "-D", "pulse", "--buffer-size=7200", "--period-size=2400", wav]
     pairs = {
-        "500 ms, aplay's default": (["aplay", "-q", "-D", "pulse", wav],
-                                    [GONG, "run", *SESSION, "--device", "pulse", "--quiet", "--latency", "500", "--period", "6000"]),
-        "16 ms, gong's default": (aplay16, [GONG, "run", *SESSION, "--device", "pulse", "--quiet"]),
-        "16 ms, gong via ALSA's plugin": (aplay16, [GONG, "run", *SESSION, "--device", "default", "--quiet"]),
+        "defaults, gong's own client": (["aplay", "-q", "-D", "pulse", wav], [GONG, "run", *SESSION, "--device", "pulse", "--quiet"]),
+        "150 ms both, gong's own client": (aplay150, [GONG, "run", *SESSION, "--device", "pulse", "--quiet"]),
+        "150 ms both, via ALSA's plugin": (aplay150, [GONG, "run", *SESSION, "--device", "default", "--quiet"]),
     }
-    if "--pair" in sys.argv:  # one pair only: "500" or "16"
+    if "--pair" in sys.argv:  # one pair only: "defaults" or "150"
         pairs = {label: commands for label, commands in pairs.items() if label.startswith(sys.argv[sys.argv.index("--pair") + 1])}
     ratios = {label: [] for label in pairs}
 
@@ -82,7 +85,7 @@ try:
         for index, command in enumerate(commands):
             out = os.path.join(scratch, f"{index}.time")
             runs.append((subprocess.Popen(["/usr/bin/time", "-f", "%U %S %e", "-o", out, *command],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), out))
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env), out))
         results = []
         for process, out in runs:
             process.wait()
@@ -90,7 +93,7 @@ try:
             results.append((user + system, wall))
         return results
 
-    print(f"{minutes:g}-minute two-phase at 48 kHz stereo on pulse, CPU = user + system:")
+    print(f"{minutes:g}-minute two-phase at 48 kHz stereo on {server}'s null sink, CPU = user + system:")
     for round_number in range(rounds):
         for label, (aplay, gong) in pairs.items():
             (aplay_cpu, aplay_wall), (gong_cpu, gong_wall) = cpu_side_by_side([aplay, gong])
@@ -102,3 +105,4 @@ try:
 finally:
     keeper.kill()
     subprocess.run([os.path.join(ROOT, "scripts/test-pulse.sh")], check=True)
+    subprocess.run([os.path.join(ROOT, "scripts/test-pipewire.sh")], check=True, stdout=subprocess.DEVNULL)
