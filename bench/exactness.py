@@ -74,7 +74,8 @@ def run_once(latency):
     intervals = [b - a for a, b in zip(heard, heard[1:])]
     off = [i - 144000 for i in intervals if i != 144000]
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"latencyMs": started.get("latencyMs"), "status": result.returncode, "xruns": finished.get("xruns"),
+    xruns = [(e.get("frame"), e.get("lostFrames")) for e in events if e["type"] == "xrun"]
+    return {"xrunEvents": xruns, "heard": finished.get("heard"), "latencyMs": started.get("latencyMs"), "status": result.returncode, "xruns": finished.get("xruns"),
             "cues": len(heard), "intervals": len(intervals), "off": off, "cpu": cpu, "stderr": result.stderr.strip()}
 
 
@@ -85,7 +86,8 @@ try:
         for run in range(runs):
             r = run_once(latency)
             print(f"  latency {latency:>7} (granted {r['latencyMs']} ms): exit {r['status']}, xruns reported {r['xruns']}, "
-                  f"cues heard {r['cues']}, intervals off {len(r['off'])}/{r['intervals']} {r['off'][:8]}, cpu {r['cpu']:.2f} s"
+                  f"cues heard {r['cues']}, intervals off {len(r['off'])}/{r['intervals']} {r['off'][:8]}, cpu {r['cpu']:.2f} s, "
+                  f"gong's verdict {r['heard']}" + (f", xruns at (frame, lost) {r['xrunEvents']}" if r["xrunEvents"] else "")
                   + (f", stderr: {r['stderr']}" if r["stderr"] else ""), flush=True)
 finally:
     for process in busy:

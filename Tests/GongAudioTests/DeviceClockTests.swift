@@ -143,4 +143,27 @@ import Testing
         #expect(clock.originNanoseconds == Self.start)
         #expect(clock.audibleNanoseconds(ofDeviceFrame: written) == Self.start + days * 86_400 * 1_000_000_000 + 40_960 * 1_000_000_000 / rate)
     }
+
+    /// A sound server's timing report is read several times before the next one comes: one
+    /// late report read twice is still one report, not the two in a row a gap needs.
+    @Test func oneLateReportReadAgainIsNotAGap() {
+        var clock = DeviceClock(rate: 48000, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds)
+        var written: Int64 = 0
+        for _ in 0..<50 {
+            written += Self.step
+            _ = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written))
+        }
+        let reportedAt = written + Self.step
+        let late = Self.moment(written: reportedAt, origin: Self.start + 20_000_000)  // 20 ms late
+        for _ in 0..<5 {
+            written += Self.step
+            // The same report: its moment and read index stay, and what was written since it
+            // is still queued, so the delay grows by as much.
+            #expect(clock.observe(writtenFrames: written, delayFrames: Int(480 + written - reportedAt), measuredAt: late) == nil)
+        }
+        written += Self.step
+        #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written)) == nil)
+        #expect(clock.originNanoseconds == Self.start)
+    }
 }
+

@@ -20,6 +20,7 @@ struct DeviceClock {
     /// When device frame 0 is heard, in CLOCK_MONOTONIC nanoseconds; nil until the first report.
     private(set) var originNanoseconds: Int64?
     private var pendingGap: Int64 = 0
+    private var lastMeasuredAt = Int64.min
     private var reportedUnderruns = 0
     private var currentWindowMinimum = Int64.max
     private var previousWindowMinimum = Int64.max
@@ -44,6 +45,12 @@ struct DeviceClock {
     /// is heard `delayFrames` after `measuredAt`. Returns the frames lost, when the report shows
     /// (or confirms) a gap or measures a reported underrun that lost any.
     mutating func observe(writtenFrames: Int64, delayFrames: Int, measuredAt: Int64) -> Int64? {
+        // A report read again (a sound server answers a timing request once a second, and the
+        // loop reads the last answer five times a second) says nothing new, and must not count
+        // as the second report that confirms a gap: one late answer read twice moved the
+        // session clock on PipeWire under load, and put later cues up to 41 ms early.
+        guard measuredAt != lastMeasuredAt else { return nil }
+        lastMeasuredAt = measuredAt
         let origin = measuredAt + FrameTime.nanoseconds(ofFrames: Int64(delayFrames) - writtenFrames, rate: rate)
         if writtenFrames >= windowEndFrame {
             previousWindowMinimum = currentWindowMinimum
