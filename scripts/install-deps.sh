@@ -6,7 +6,7 @@ set -eu
 # C libraries (with headers) the package links against, and the tools the tests drive:
 # PulseAudio with a null sink and its ALSA plugin stand in for a sound card; sox inspects audio;
 # klick is the benchmark's reference renderer.
-BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libsndfile1-dev libsamplerate0-dev"
+BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libsndfile1-dev libsoxr-dev"
 TEST_PACKAGES="alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox"
 BENCH_PACKAGES="klick hyperfine"
 

@@ -32,7 +32,7 @@ public struct SessionPlan: Sendable {
                 throw .sound(error)
             }
             do {
-                let prepared = try prepareSound(path: path, outputRate: sampleRate, outputChannels: channels)
+                let prepared = try prepareSound(path: path, outputRate: sampleRate, outputChannels: channels, cache: bank.cache)
                 sounds.append(RenderSound(samples: prepared.samples, channels: prepared.channels))
             } catch {
                 throw .soundFile(error)
