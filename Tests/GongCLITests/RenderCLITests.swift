@@ -31,7 +31,7 @@ import Testing
         let arguments = ["render", "box", "--cycles", "1", "--rate", "44100", "--bits", "float"]
         let first = try runGong(arguments + ["-o", scratch.file("first.wav")], environment: ["XDG_CACHE_HOME": cacheHome])
         #expect(first.status == 0, "\(first.stderr)")
-        let entries = try FileManager.default.contentsOfDirectory(atPath: cacheHome + "/gong/resampled")
+        let entries = try FileManager.default.contentsOfDirectory(atPath: cacheHome + "/gong/sounds")
         #expect(entries.count == 4 && entries.allSatisfy { $0.hasSuffix("-44100Hz-2ch.f32") }, "\(entries)")
         let second = try runGong(arguments + ["-o", scratch.file("second.wav")], environment: ["XDG_CACHE_HOME": cacheHome])
         #expect(second.status == 0 && second.stderr.isEmpty, "\(second.stderr)")

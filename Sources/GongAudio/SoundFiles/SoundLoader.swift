@@ -83,11 +83,11 @@ func truncatedAudioChunk(_ log: String) -> (header: Int, actual: Int)? {
 /// Loads a sound and converts it for the mixer: a stereo file is mixed down first when the
 /// output is mono (cheaper to resample one channel), then the rate is converted.
 ///
-/// With a cache, a conversion to another rate is looked up there first (by the file's content)
-/// and stored there once made; a file already at the output rate needs no cache.
+/// With a cache, the result is looked up there first (by the file's content, the output rate and
+/// channel count) and stored there once made, so the next session neither decodes nor converts.
 public func prepareSound(path: String, outputRate: Int, outputChannels: Int,
-                         cache: ResampledSoundCache? = nil) throws(SoundFileError) -> PreparedSound {
-    let key = cache == nil ? nil : resampledSoundKey(path: path, outputRate: outputRate, outputChannels: outputChannels)
+                         cache: PreparedSoundCache? = nil) throws(SoundFileError) -> PreparedSound {
+    let key = cache == nil ? nil : preparedSoundKey(path: path, outputRate: outputRate, outputChannels: outputChannels)
     if let cache, let key, let cached = cache.load(key) {
         return PreparedSound(samples: cached.samples, frames: cached.samples.count / cached.channels, channels: cached.channels, path: path)
     }
@@ -95,7 +95,7 @@ public func prepareSound(path: String, outputRate: Int, outputChannels: Int,
     let channels = min(decoded.channels, outputChannels)
     let remixed = convertChannels(decoded.samples, from: decoded.channels, to: channels)
     let samples = try resample(remixed, channels: channels, from: decoded.sampleRate, to: outputRate, path: path)
-    if let cache, let key, decoded.sampleRate != outputRate {
+    if let cache, let key {
         cache.store(samples, channels: channels, for: key)
     }
     return PreparedSound(samples: samples, frames: samples.count / channels, channels: channels, path: path)

@@ -49,7 +49,7 @@ public struct SessionPlan: Sendable {
     /// most of a session's start-up), each result in its file's place so the first failure
     /// reported is the first in the pattern's order.
     static func prepare(_ files: [String], sampleRate: Int, channels: Int,
-                        cache: ResampledSoundCache?) -> [Result<PreparedSound, SoundFileError>] {
+                        cache: PreparedSoundCache?) -> [Result<PreparedSound, SoundFileError>] {
         let results = Mutex([Result<PreparedSound, SoundFileError>?](repeating: nil, count: files.count))
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             let result = Result { () throws(SoundFileError) in

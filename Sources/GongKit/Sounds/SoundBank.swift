@@ -19,17 +19,16 @@ public struct SoundBankError: Error, Equatable, Sendable, CustomStringConvertibl
 /// (`<prefix>/share/gong/sounds` next to the executable, then `$XDG_DATA_DIRS`), and last the
 /// `Sounds/` folder of the source tree the binary was built from.
 ///
-/// Sounds converted to an output rate other than their file's are kept in `cache`
-/// (`$XDG_CACHE_HOME/gong/resampled` for the standard bank), so only the first session at a new
-/// rate pays for the conversion.
+/// Sounds decoded and converted for an output are kept in `cache` (`$XDG_CACHE_HOME/gong/sounds`
+/// for the standard bank), so only the first session at a rate pays for decoding and converting.
 public struct SoundBank: Sendable {
     public let directories: [String]
-    /// Where converted sounds are kept; nil converts them afresh every time.
-    public let cache: ResampledSoundCache?
+    /// Where prepared sounds are kept; nil decodes and converts them afresh every time.
+    public let cache: PreparedSoundCache?
 
     public static let extensions = ["flac", "wav", "ogg", "oga", "aiff", "aif"]
 
-    public init(directories: [String], cache: ResampledSoundCache? = nil) {
+    public init(directories: [String], cache: PreparedSoundCache? = nil) {
         self.directories = directories
         self.cache = cache
     }
@@ -45,7 +44,7 @@ public struct SoundBank: Sendable {
         directories.append(executable.deletingLastPathComponent().deletingLastPathComponent().path + "/share/gong/sounds")
         directories += gongDirectories.sharedData.map { $0 + "/sounds" }
         directories.append(sourceTreeSounds)
-        return SoundBank(directories: directories, cache: ResampledSoundCache(directory: gongDirectories.resampledSounds))
+        return SoundBank(directories: directories, cache: PreparedSoundCache(directory: gongDirectories.preparedSounds))
     }
 
     /// `Sounds/` of the checkout this file was compiled in: lets `swift run gong` work untouched.

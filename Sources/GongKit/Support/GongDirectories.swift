@@ -8,7 +8,7 @@ public struct GongDirectories: Sendable {
     public var data: String
     /// `$XDG_STATE_HOME/gong` (session snapshots and history).
     public var state: String
-    /// `$XDG_CACHE_HOME/gong` (sounds converted to other rates, in `resampled/`).
+    /// `$XDG_CACHE_HOME/gong` (sounds decoded and converted for an output, in `sounds/`).
     public var cache: String
     /// `$XDG_DATA_DIRS/gong` entries, searched after `data` for shared sounds.
     public var sharedData: [String]
@@ -30,5 +30,5 @@ public struct GongDirectories: Sendable {
 
     public var userPatterns: String { config + "/patterns" }
     public var userSounds: String { data + "/sounds" }
-    public var resampledSounds: String { cache + "/resampled" }
+    public var preparedSounds: String { cache + "/sounds" }
 }

@@ -12,12 +12,12 @@ import Testing
     }
 }
 
-@Suite struct ResampledSoundCacheTests {
+@Suite struct PreparedSoundCacheTests {
     /// A bell-like tone at 48 kHz written as FLAC, and a cache in the same scratch directory.
     struct Fixture {
         let scratch: ScratchDirectory
         let sound: String
-        let cache: ResampledSoundCache
+        let cache: PreparedSoundCache
 
         init(seconds: Double = 0.5) throws {
             scratch = try ScratchDirectory()
@@ -25,11 +25,11 @@ import Testing
             let frames = Int(48000 * seconds)
             let tone = (0..<frames).map { Float(0.7 * exp(-Double($0) / 9600) * cos(2 * Double.pi * 440 * Double($0) / 48000)) }
             try writeSound(tone, to: sound, format: .flac, encoding: .pcm24)
-            cache = ResampledSoundCache(directory: scratch.file("cache/gong/resampled"))
+            cache = PreparedSoundCache(directory: scratch.file("cache/gong/sounds"))
         }
 
-        func key(rate: Int = 44100, channels: Int = 2) throws -> ResampledSoundCache.Key {
-            try #require(resampledSoundKey(path: sound, outputRate: rate, outputChannels: channels))
+        func key(rate: Int = 44100, channels: Int = 2) throws -> PreparedSoundCache.Key {
+            try #require(preparedSoundKey(path: sound, outputRate: rate, outputChannels: channels))
         }
 
         var entries: [String] { (try? FileManager.default.contentsOfDirectory(atPath: cache.directory)) ?? [] }
@@ -78,11 +78,13 @@ import Testing
         #expect(fixture.entries.count == 3)
     }
 
-    @Test func aFileAtTheOutputRateNeedsNoEntry() throws {
+    @Test func aFileAtTheOutputRateIsKeptDecoded() throws {
         let fixture = try Fixture()
+        let decoded = try loadSound(path: fixture.sound)
+        _ = try prepareSound(path: fixture.sound, outputRate: 48000, outputChannels: 2, cache: fixture.cache)
+        let cached = try #require(fixture.cache.load(try fixture.key(rate: 48000)))
         let prepared = try prepareSound(path: fixture.sound, outputRate: 48000, outputChannels: 2, cache: fixture.cache)
-        #expect(prepared.frames == 24000)
-        #expect(!FileManager.default.fileExists(atPath: fixture.cache.directory))
+        #expect(cached.samples == decoded.samples && prepared.samples == decoded.samples && prepared.frames == 24000)
     }
 
     /// Ways an entry on disk can be wrong, each applied to a good entry's bytes.
@@ -119,7 +121,7 @@ import Testing
         // Another sound's valid entry, copied under this one's name.
         let other = fixture.scratch.file("other.wav")
         try writeSound(sine(frequency: 300, rate: 48000, frames: 9600), to: other)
-        let otherKey = try #require(resampledSoundKey(path: other, outputRate: 44100, outputChannels: 2))
+        let otherKey = try #require(preparedSoundKey(path: other, outputRate: 44100, outputChannels: 2))
         _ = try prepareSound(path: other, outputRate: 44100, outputChannels: 2, cache: fixture.cache)
         let otherEntry = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixture.cache.entryPath(for: otherKey))))
 
@@ -139,7 +141,7 @@ import Testing
         let fixture = try Fixture()
         let blocker = fixture.scratch.file("blocker")
         try Data("not a directory".utf8).write(to: URL(fileURLWithPath: blocker))
-        let cache = ResampledSoundCache(directory: place == "a regular file" ? blocker : blocker + "/gong/resampled")
+        let cache = PreparedSoundCache(directory: place == "a regular file" ? blocker : blocker + "/gong/sounds")
         let fresh = try prepareSound(path: fixture.sound, outputRate: 44100, outputChannels: 2)
         for _ in 0..<2 {
             let prepared = try prepareSound(path: fixture.sound, outputRate: 44100, outputChannels: 2, cache: cache)
@@ -152,7 +154,7 @@ import Testing
     @Test func aSoundThatCannotBeReadIsReportedAsWithoutACache() throws {
         let fixture = try Fixture()
         let missing = fixture.scratch.file("missing.flac")
-        #expect(resampledSoundKey(path: missing, outputRate: 44100, outputChannels: 2) == nil)
+        #expect(preparedSoundKey(path: missing, outputRate: 44100, outputChannels: 2) == nil)
         do {
             _ = try prepareSound(path: missing, outputRate: 44100, outputChannels: 2, cache: fixture.cache)
             Issue.record("a missing file was prepared")

@@ -3,9 +3,11 @@ import Foundation
 import Glibc
 #endif
 
-/// Sounds already converted to an output rate, kept on disk so that a session at a rate other
-/// than its files' starts without converting them again (about 0.1–0.3 s of CPU per bank
-/// sound at 44.1 or 96 kHz; reading an entry back takes milliseconds).
+/// Sounds already decoded and converted for an output (its rate and channel count), kept on disk
+/// so that a session starts without doing either again. Converting a bank sound to 44.1 or
+/// 96 kHz costs tens of milliseconds of CPU, decoding its FLAC about 25 ms; reading an entry
+/// back costs a few. Sounds at the output's own rate are kept too: decoding the three gongs of
+/// `two-phase` alone would take the first frame at 48 kHz to about 90 ms.
 ///
 /// An entry is named by the hash of the sound file's bytes, the output rate and the channel count
 /// asked for, so an edited or replaced file simply misses. Entries are written to a temporary
@@ -14,7 +16,7 @@ import Glibc
 /// length and a checksum of its samples — so a damaged, truncated or foreign file is ignored and
 /// written again. The cache is an optimisation only: a directory that cannot be created or
 /// written means no cache, never an error.
-public struct ResampledSoundCache: Sendable {
+public struct PreparedSoundCache: Sendable {
     public let directory: String
 
     public init(directory: String) {
@@ -97,7 +99,7 @@ public struct ResampledSoundCache: Sendable {
 /// The 64 bytes an entry starts with, little-endian, followed by its samples as 32-bit floats.
 struct EntryHeader {
     static let size = 64
-    static let magic: [UInt8] = Array("GONGRSMP".utf8)
+    static let magic: [UInt8] = Array("GONGSNDS".utf8)
     /// Raised whenever the layout or the meaning of an entry changes.
     static let formatVersion: UInt32 = 1
     /// The longest sound gong accepts (ten minutes at 384 kHz, stereo): a header that claims more
@@ -115,14 +117,14 @@ struct EntryHeader {
 
     var sampleCount: Int { frames * channels }
 
-    init(key: ResampledSoundCache.Key, channels: Int, frames: Int, checksum: UInt64) {
+    init(key: PreparedSoundCache.Key, channels: Int, frames: Int, checksum: UInt64) {
         contentHash = key.contentHash
         byteCount = UInt64(key.byteCount)
         outputRate = UInt64(key.outputRate)
         outputChannels = UInt32(key.outputChannels)
         self.channels = channels
         self.frames = frames
-        converter = ResampledSoundCache.converterIdentity
+        converter = PreparedSoundCache.converterIdentity
         self.checksum = checksum
     }
 
@@ -162,16 +164,16 @@ struct EntryHeader {
         return bytes
     }
 
-    func matches(_ key: ResampledSoundCache.Key) -> Bool {
+    func matches(_ key: PreparedSoundCache.Key) -> Bool {
         contentHash == key.contentHash && byteCount == UInt64(key.byteCount) && outputRate == UInt64(key.outputRate)
             && outputChannels == UInt32(key.outputChannels) && channels <= key.outputChannels
-            && converter == ResampledSoundCache.converterIdentity
+            && converter == PreparedSoundCache.converterIdentity
     }
 }
 
 /// The key for a sound file as it is now: the hash of its bytes (read through a memory map, so a
 /// long file is not copied), or nil when it cannot be read (the decoder then reports why).
-func resampledSoundKey(path: String, outputRate: Int, outputChannels: Int) -> ResampledSoundCache.Key? {
+func preparedSoundKey(path: String, outputRate: Int, outputChannels: Int) -> PreparedSoundCache.Key? {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
@@ -181,7 +183,7 @@ func resampledSoundKey(path: String, outputRate: Int, outputChannels: Int) -> Re
     guard let mapping = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), mapping != MAP_FAILED else { return nil }
     defer { munmap(mapping, size) }
     let hash = XXHash64.hash(UnsafeRawBufferPointer(start: mapping, count: size))
-    return ResampledSoundCache.Key(contentHash: hash, byteCount: size, outputRate: outputRate, outputChannels: outputChannels)
+    return PreparedSoundCache.Key(contentHash: hash, byteCount: size, outputRate: outputRate, outputChannels: outputChannels)
 }
 
 /// Reads until `buffer` is full; false on an error or an early end of file.
