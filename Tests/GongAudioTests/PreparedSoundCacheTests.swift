@@ -48,6 +48,21 @@ import Testing
         #expect(second.frames == fresh.frames && second.channels == fresh.channels)
     }
 
+    /// The key reads a long file in pieces: the same bytes give the same key, one changed byte
+    /// in a later piece another.
+    @Test func theKeyFollowsEveryByteOfALongFile() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("long.bin")
+        var bytes = (0..<(2_500_000)).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let key = try #require(preparedSoundKey(path: path, outputRate: 44100, outputChannels: 2))
+        #expect(preparedSoundKey(path: path, outputRate: 44100, outputChannels: 2) == key)
+        #expect(key.byteCount == 2_500_000)
+        bytes[2_000_001] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        #expect(preparedSoundKey(path: path, outputRate: 44100, outputChannels: 2)?.contentHash != key.contentHash)
+    }
+
     @Test func aValidEntryIsUsedInsteadOfConvertingAgain() throws {
         let fixture = try Fixture()
         // Samples no conversion of this file would give: if they come back, the entry was read.

@@ -25,7 +25,7 @@ public struct PreparedSoundCache: Sendable {
 
     /// What a conversion was made from and for.
     public struct Key: Hashable, Sendable {
-        /// XXH64 of the sound file's bytes, and their count.
+        /// A hash of the sound file's bytes (see `preparedSoundKey`), and their count.
         public var contentHash: UInt64
         public var byteCount: Int
         public var outputRate: Int
@@ -171,8 +171,10 @@ struct EntryHeader {
     }
 }
 
-/// The key for a sound file as it is now: the hash of its bytes (read through a memory map, so a
-/// long file is not copied), or nil when it cannot be read (the decoder then reports why).
+/// The key for a sound file as it is now, or nil when it cannot be read (the decoder then
+/// reports why). The content hash is XXH64 of the XXH64s of the file's 1 MiB pieces: read piece
+/// by piece, so a long file is never held whole and a file cut short while it is read is a miss,
+/// not a crash (as a memory map would make it).
 func preparedSoundKey(path: String, outputRate: Int, outputChannels: Int) -> PreparedSoundCache.Key? {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
@@ -180,10 +182,22 @@ func preparedSoundKey(path: String, outputRate: Int, outputChannels: Int) -> Pre
     var status = stat()
     guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_size > 0 else { return nil }
     let size = Int(status.st_size)
-    guard let mapping = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), mapping != MAP_FAILED else { return nil }
-    defer { munmap(mapping, size) }
-    let hash = XXHash64.hash(UnsafeRawBufferPointer(start: mapping, count: size))
-    return PreparedSoundCache.Key(contentHash: hash, byteCount: size, outputRate: outputRate, outputChannels: outputChannels)
+    let pieceSize = 1 << 20
+    var pieceHashes: [UInt64] = []
+    var piece = [UInt8](repeating: 0, count: min(size, pieceSize))
+    var offset = 0
+    while offset < size {
+        let length = min(pieceSize, size - offset)
+        let hash = piece.withUnsafeMutableBytes { buffer -> UInt64? in
+            let part = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length])
+            return readFully(descriptor, part) ? XXHash64.hash(UnsafeRawBufferPointer(part)) : nil
+        }
+        guard let hash else { return nil }
+        pieceHashes.append(hash)
+        offset += length
+    }
+    let contentHash = pieceHashes.withUnsafeBytes { XXHash64.hash($0, seed: UInt64(size)) }
+    return PreparedSoundCache.Key(contentHash: contentHash, byteCount: size, outputRate: outputRate, outputChannels: outputChannels)
 }
 
 /// Reads until `buffer` is full; false on an error or an early end of file.
