@@ -58,7 +58,7 @@ import Testing
         let key = try #require(preparedSoundKey(path: path, outputRate: 44100, outputChannels: 2))
         #expect(preparedSoundKey(path: path, outputRate: 44100, outputChannels: 2) == key)
         #expect(key.byteCount == 2_500_000)
-        bytes[2_000_001] ^= 1
+        bytes[2_000_001] ^= 1  // in the 31st of 39 pieces
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         #expect(preparedSoundKey(path: path, outputRate: 44100, outputChannels: 2)?.contentHash != key.contentHash)
     }

@@ -172,7 +172,7 @@ struct EntryHeader {
 }
 
 /// The key for a sound file as it is now, or nil when it cannot be read (the decoder then
-/// reports why). The content hash is XXH64 of the XXH64s of the file's 1 MiB pieces: read piece
+/// reports why). The content hash is XXH64 of the XXH64s of the file's 64 KiB pieces: read piece
 /// by piece, so a long file is never held whole and a file cut short while it is read is a miss,
 /// not a crash (as a memory map would make it).
 func preparedSoundKey(path: String, outputRate: Int, outputChannels: Int) -> PreparedSoundCache.Key? {
@@ -182,19 +182,17 @@ func preparedSoundKey(path: String, outputRate: Int, outputChannels: Int) -> Pre
     var status = stat()
     guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_size > 0 else { return nil }
     let size = Int(status.st_size)
-    let pieceSize = 1 << 20
+    let pieceSize = 1 << 16
+    let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
+    defer { piece.deallocate() }
     var pieceHashes: [UInt64] = []
-    var piece = [UInt8](repeating: 0, count: min(size, pieceSize))
+    pieceHashes.reserveCapacity(size / pieceSize + 1)
     var offset = 0
     while offset < size {
-        let length = min(pieceSize, size - offset)
-        let hash = piece.withUnsafeMutableBytes { buffer -> UInt64? in
-            let part = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length])
-            return readFully(descriptor, part) ? XXHash64.hash(UnsafeRawBufferPointer(part)) : nil
-        }
-        guard let hash else { return nil }
-        pieceHashes.append(hash)
-        offset += length
+        let part = UnsafeMutableRawBufferPointer(rebasing: piece[0..<min(pieceSize, size - offset)])
+        guard readFully(descriptor, part) else { return nil }
+        pieceHashes.append(XXHash64.hash(UnsafeRawBufferPointer(part)))
+        offset += part.count
     }
     let contentHash = pieceHashes.withUnsafeBytes { XXHash64.hash($0, seed: UInt64(size)) }
     return PreparedSoundCache.Key(contentHash: contentHash, byteCount: size, outputRate: outputRate, outputChannels: outputChannels)
