@@ -6,7 +6,8 @@ import CSoxr
 /// from soxr's default 91.3 % to 97 % of the lower Nyquist frequency. Measured on 48 kHz sines
 /// against libsamplerate's best sinc converter, which gong used before: flat to 21.5 kHz at
 /// 44.1 kHz (libsamplerate: −0.6 dB at 21 kHz, −16.6 dB at 21.5 kHz), images of tones above the
-/// new Nyquist frequency at −188 dB (libsamplerate −160 dB), and 40–70 times faster.
+/// new Nyquist frequency at −188 dB (libsamplerate −160 dB), and the whole bank converted in
+/// 0.19–0.27 s where libsamplerate took 14–18 s (one program, both side by side).
 enum SoxrRecipe {
     static let quality = UInt(SOXR_VHQ)
     static let passbandEnd = 0.97
