@@ -51,12 +51,13 @@ uninstall:
 sounds:
 	python3 Sounds/make_sounds.py
 
-# Every benchmark with its bar: render against klick, the real-time path (render time per period,
-# allocations on the audio thread), and live CPU (10-minute sessions at two latencies) and start-up
-# against aplay (about 25 minutes).
+# Every benchmark with its bar: render against klick, start-up at 44.1, 48 and 96 kHz, the
+# real-time path (render time per period, allocations on the audio thread), and live CPU
+# (10-minute sessions at two latencies) and start-up against aplay (about 27 minutes).
 bench:
 	@scripts/install-deps.sh bench
 	bench/render-vs-klick.sh
+	bench/first-frame.py
 	cd bench && $(SWIFT) run -c release gong-bench
 	bench/live.py
 

@@ -20,12 +20,12 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         // libpulse without pkg-config: its flags (-pthread, -D_REENTRANT) are ones SwiftPM refuses.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
-        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
 
         // Pure Swift: patterns, timeline, state machine, mixer, lock-free rings. No C, no clocks.
         .target(name: "GongCore"),
         // The edges: sound files, resampling, file output, ALSA, PulseAudio.
-        .target(name: "GongAudio", dependencies: ["GongCore", "CAlsa", "CPulse", "CSndFile", "CSampleRate"]),
+        .target(name: "GongAudio", dependencies: ["GongCore", "CAlsa", "CPulse", "CSndFile", "CSoxr"]),
         // The embedding facade: pattern files, sound bank lookup, sessions.
         .target(name: "GongKit", dependencies: ["GongCore", "GongAudio", "TOMLKit"]),
         // The live terminal view: status lines, keys, signals. Depends on GongCore only so it is

@@ -101,6 +101,66 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
         #expect(loudest <= firstMillisecond)
     }
 
+    /// The level of `frequency` in `samples` in dB relative to a sine of amplitude `reference`:
+    /// one bin of a Hann-windowed DFT, which leaks less than −200 dB from tones 1 kHz away.
+    static func level(of frequency: Double, in samples: ArraySlice<Float>, rate: Int, reference: Double = 0.5) -> Double {
+        var real = 0.0, imaginary = 0.0, windowSum = 0.0
+        let count = samples.count
+        for (index, sample) in samples.enumerated() {
+            let window = 0.5 - 0.5 * cos(2 * Double.pi * Double(index) / Double(count - 1))
+            let phase = 2 * Double.pi * frequency * Double(index) / Double(rate)
+            real += window * Double(sample) * cos(phase)
+            imaginary += window * Double(sample) * sin(phase)
+            windowSum += window
+        }
+        let amplitude = 2 * (real * real + imaginary * imaginary).squareRoot() / windowSum
+        return 20 * log10(max(amplitude, 1e-30) / reference)
+    }
+
+    /// The converter's error on a pure tone, in dB below the tone: the output against the same
+    /// sine computed directly at the new rate, over all but the first and last 50 ms (where the
+    /// abruptly cut input rings). A wrong frequency, level or delay shows here at once. Measured:
+    /// −149 to −152 dB, the limit of 32-bit floats.
+    @Test(arguments: [(48000, 44100), (48000, 96000), (44100, 48000), (48000, 22050)])
+    func aSineComesOutAsTheSameSineAtTheNewRate(from: Int, to: Int) throws {
+        let output = try resample(sine(frequency: 1000, rate: from, frames: 2 * from), channels: 1, from: from, to: to)
+        #expect(output.count == 2 * to)
+        let ideal = sine(frequency: 1000, rate: to, frames: 2 * to)
+        let margin = to / 20
+        var squaredError = 0.0
+        for index in margin..<(output.count - margin) { squaredError += Double(output[index] - ideal[index]) * Double(output[index] - ideal[index]) }
+        let rmsError = (squaredError / Double(output.count - 2 * margin)).squareRoot()
+        let errorDB = 20 * log10(rmsError / (0.5 / 2.squareRoot()))
+        #expect(errorDB < -130, "error \(errorDB) dB")
+    }
+
+    /// Going down to 44.1 kHz: tones up to 21.5 kHz (97.5 % of the new Nyquist frequency) keep
+    /// their level, and tones above 22.05 kHz are removed, not folded back as aliases.
+    @Test func downToFortyFourOneTheBandIsKeptAndNothingFoldsBack() throws {
+        for frequency in [1000.0, 20000, 21500] {
+            let output = try resample(sine(frequency: frequency, rate: 48000, frames: 48000), channels: 1, from: 48000, to: 44100)
+            let level = Self.level(of: frequency, in: output[2000..<42100], rate: 44100)
+            #expect(abs(level) < 0.05, "\(frequency) Hz at \(level) dB")
+        }
+        for frequency in [22500.0, 23000, 23900] {
+            let output = try resample(sine(frequency: frequency, rate: 48000, frames: 48000), channels: 1, from: 48000, to: 44100)
+            let alias = Self.level(of: 44100 - frequency, in: output[2000..<42100], rate: 44100)
+            #expect(alias < -150, "\(frequency) Hz folds back to \(44100 - frequency) Hz at \(alias) dB")
+        }
+    }
+
+    /// Going up to 96 kHz: the whole band up to 23 kHz keeps its level, and no image appears
+    /// above the old Nyquist frequency.
+    @Test func upToNinetySixTheBandIsKeptAndNoImagesAppear() throws {
+        for frequency in [1000.0, 20000, 23000] {
+            let output = try resample(sine(frequency: frequency, rate: 48000, frames: 48000), channels: 1, from: 48000, to: 96000)
+            let level = Self.level(of: frequency, in: output[4000..<92000], rate: 96000)
+            let image = Self.level(of: 48000 - frequency, in: output[4000..<92000], rate: 96000)
+            #expect(abs(level) < 0.05, "\(frequency) Hz at \(level) dB")
+            #expect(image < -150, "image of \(frequency) Hz at \(48000 - frequency) Hz: \(image) dB")
+        }
+    }
+
     @Test func theSameRatePassesThroughUntouched() throws {
         let input = sine(frequency: 1234, rate: 48000, frames: 4800)
         #expect(try resample(input, channels: 1, from: 48000, to: 48000) == input)

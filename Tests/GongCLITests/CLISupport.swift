@@ -17,7 +17,8 @@ struct CommandResult {
     var stderr: String
 }
 
-/// Runs gong with a private HOME so no user pattern or sound leaks into a test.
+/// Runs gong with a private HOME so no user pattern or sound leaks into a test, and a scratch
+/// cache so no test reads or fills the user's own (a test may pass its own `XDG_CACHE_HOME`).
 func runGong(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:]) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: gongExecutable)
@@ -27,6 +28,7 @@ func runGong(_ arguments: [String], home: String? = nil, environment extra: [Str
     environment.removeValue(forKey: "XDG_CONFIG_HOME")
     environment.removeValue(forKey: "XDG_DATA_HOME")
     environment.removeValue(forKey: "GONG_SOUNDS")
+    environment["XDG_CACHE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("gong-cli-cache").path
     for (key, value) in extra { environment[key] = value }
     process.environment = environment
     let out = Pipe(), err = Pipe()

@@ -23,6 +23,31 @@ import Testing
         #expect(sound.sampleRate == 44100 && sound.channels == 2)
     }
 
+    /// The first render at 44.1 kHz fills the cache under XDG_CACHE_HOME; the second reads it
+    /// and writes the very same file.
+    @Test func aSecondRenderAtAnotherRateReadsTheCacheAndWritesTheSameFile() throws {
+        let scratch = try ScratchDirectory()
+        let cacheHome = scratch.file("cache")
+        let arguments = ["render", "box", "--cycles", "1", "--rate", "44100", "--bits", "float"]
+        let first = try runGong(arguments + ["-o", scratch.file("first.wav")], environment: ["XDG_CACHE_HOME": cacheHome])
+        #expect(first.status == 0, "\(first.stderr)")
+        let entries = try FileManager.default.contentsOfDirectory(atPath: cacheHome + "/gong/sounds")
+        #expect(entries.count == 4 && entries.allSatisfy { $0.hasSuffix("-44100Hz-2ch.f32") }, "\(entries)")
+        let second = try runGong(arguments + ["-o", scratch.file("second.wav")], environment: ["XDG_CACHE_HOME": cacheHome])
+        #expect(second.status == 0 && second.stderr.isEmpty, "\(second.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.file("first.wav"))) == Data(contentsOf: URL(fileURLWithPath: scratch.file("second.wav"))))
+    }
+
+    @Test func aCacheDirectoryThatCannotBeMadeIsNoError() throws {
+        let scratch = try ScratchDirectory()
+        let blocker = scratch.file("blocker")
+        try Data("a file".utf8).write(to: URL(fileURLWithPath: blocker))
+        let result = try runGong(["render", "box", "--cycles", "1", "--rate", "96000", "-o", scratch.file("b.wav")],
+                                 environment: ["XDG_CACHE_HOME": blocker])
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
+        #expect(try loadSound(path: scratch.file("b.wav")).sampleRate == 96000)
+    }
+
     @Test func patternsListAndShowDescribeThePatterns() throws {
         let list = try runGong(["patterns", "list"])
         for name in ["two-phase", "box", "4-7-8", "resonant", "coherent", "sigh", "interval"] {

@@ -1,8 +1,7 @@
 import CSndFile
-import CSampleRate
 
-// Every libsndfile and libsamplerate call gong makes, one thin function each, so the whole C
-// surface of sound-file I/O can be read at a glance.
+// Every libsndfile call gong makes, one thin function each, so the whole C surface of sound-file
+// I/O can be read at a glance (libsoxr's, for resampling, is in LibSoxr.swift).
 
 func sndfileOpen(_ path: String, mode: Int32, info: inout SF_INFO) -> OpaquePointer? {
     sf_open(path, mode, &info)
@@ -48,25 +47,3 @@ func sndfileLog(_ file: OpaquePointer) -> String {
 func sndfileFormatCheck(_ info: inout SF_INFO) -> Bool {
     sf_format_check(&info) == SF_TRUE
 }
-
-/// Band-limited resampling of a whole interleaved buffer in one call.
-/// Returns the frames produced, or the libsamplerate error text.
-func samplerateConvert(input: UnsafePointer<Float>, inputFrames: Int, output: UnsafeMutablePointer<Float>, outputCapacity: Int,
-                       ratio: Double, channels: Int, quality: Int32) -> Result<Int, SampleRateFailure> {
-    var data = SRC_DATA()
-    data.data_in = input
-    data.input_frames = inputFrames
-    data.data_out = output
-    data.output_frames = outputCapacity
-    data.src_ratio = ratio
-    data.end_of_input = 1
-    let status = src_simple(&data, quality, Int32(channels))
-    guard status == 0 else { return .failure(SampleRateFailure(message: String(cString: src_strerror(status)))) }
-    return .success(data.output_frames_gen)
-}
-
-struct SampleRateFailure: Error {
-    let message: String
-}
-
-let sampleRateBestQuality = Int32(SRC_SINC_BEST_QUALITY)

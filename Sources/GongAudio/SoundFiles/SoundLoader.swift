@@ -82,11 +82,22 @@ func truncatedAudioChunk(_ log: String) -> (header: Int, actual: Int)? {
 
 /// Loads a sound and converts it for the mixer: a stereo file is mixed down first when the
 /// output is mono (cheaper to resample one channel), then the rate is converted.
-public func prepareSound(path: String, outputRate: Int, outputChannels: Int) throws(SoundFileError) -> PreparedSound {
+///
+/// With a cache, the result is looked up there first (by the file's content, the output rate and
+/// channel count) and stored there once made, so the next session neither decodes nor converts.
+public func prepareSound(path: String, outputRate: Int, outputChannels: Int,
+                         cache: PreparedSoundCache? = nil) throws(SoundFileError) -> PreparedSound {
+    let key = cache == nil ? nil : preparedSoundKey(path: path, outputRate: outputRate, outputChannels: outputChannels)
+    if let cache, let key, let cached = cache.load(key) {
+        return PreparedSound(samples: cached.samples, frames: cached.samples.count / cached.channels, channels: cached.channels, path: path)
+    }
     let decoded = try loadSound(path: path)
     let channels = min(decoded.channels, outputChannels)
     let remixed = convertChannels(decoded.samples, from: decoded.channels, to: channels)
     let samples = try resample(remixed, channels: channels, from: decoded.sampleRate, to: outputRate, path: path)
+    if let cache, let key {
+        cache.store(samples, channels: channels, for: key)
+    }
     return PreparedSound(samples: samples, frames: samples.count / channels, channels: channels, path: path)
 }
 
@@ -109,24 +120,22 @@ public func convertChannels(_ samples: [Float], from input: Int, to output: Int)
     return result
 }
 
-/// Band-limited resampling with libsamplerate's best sinc converter.
+/// Band-limited resampling with libsoxr (see `SoxrRecipe` for the settings and how they compare).
 ///
-/// Same-rate input is returned untouched. libsamplerate's output starts at input time 0 (it
-/// adds no delay when all input is given at once), so a strike on the first input frame stays
-/// on the first output frame; the test suite pins this.
+/// Same-rate input is returned untouched. soxr compensates its filter's delay, so a strike on
+/// the first input frame stays on the first output frame; the test suite pins this.
 public func resample(_ samples: [Float], channels: Int, from inputRate: Int, to outputRate: Int, path: String = "") throws(SoundFileError) -> [Float] {
     guard inputRate != outputRate else { return samples }
     let inputFrames = samples.count / channels
-    let ratio = Double(outputRate) / Double(inputRate)
-    let capacity = Int((Double(inputFrames) * ratio).rounded(.up)) + 64
+    let capacity = Int((Double(inputFrames) * Double(outputRate) / Double(inputRate)).rounded(.up)) + 64
     var output = [Float](repeating: 0, count: capacity * channels)
     let result = samples.withUnsafeBufferPointer { input in
         output.withUnsafeMutableBufferPointer { out in
             guard let inputBase = input.baseAddress, let outputBase = out.baseAddress else {
-                return Result<Int, SampleRateFailure>.failure(SampleRateFailure(message: "empty buffer"))
+                return Result<Int, ResamplerFailure>.failure(ResamplerFailure(message: "empty buffer"))
             }
-            return samplerateConvert(input: inputBase, inputFrames: inputFrames, output: outputBase, outputCapacity: capacity,
-                                     ratio: ratio, channels: channels, quality: sampleRateBestQuality)
+            return soxrResample(input: inputBase, inputFrames: inputFrames, inputRate: inputRate,
+                                output: outputBase, outputCapacity: capacity, outputRate: outputRate, channels: channels)
         }
     }
     switch result {

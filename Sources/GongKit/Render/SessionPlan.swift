@@ -1,5 +1,7 @@
+import Dispatch
 import GongAudio
 import GongCore
+import Synchronization
 
 /// A pattern made ready to play at one rate and channel count: its timeline, and every sound it
 /// uses loaded, converted and resampled. Live sessions and offline renders both start here, so
@@ -22,27 +24,40 @@ public struct SessionPlan: Sendable {
         } catch {
             throw .pattern(error)
         }
-        var sounds: [RenderSound] = []
         var files: [String] = []
         for name in timeline.sounds {
-            let path: String
             do {
-                path = try bank.resolve(name, usedBy: pattern.cueKey(for: name))
+                files.append(try bank.resolve(name, usedBy: pattern.cueKey(for: name)))
             } catch {
                 throw .sound(error)
             }
-            do {
-                let prepared = try prepareSound(path: path, outputRate: sampleRate, outputChannels: channels)
-                sounds.append(RenderSound(samples: prepared.samples, channels: prepared.channels))
-            } catch {
-                throw .soundFile(error)
+        }
+        var sounds: [RenderSound] = []
+        for prepared in Self.prepare(files, sampleRate: sampleRate, channels: channels, cache: bank.cache) {
+            switch prepared {
+            case .success(let sound): sounds.append(RenderSound(samples: sound.samples, channels: sound.channels))
+            case .failure(let error): throw .soundFile(error)
             }
-            files.append(path)
         }
         self.timeline = timeline
         self.channels = channels
         self.sounds = sounds
         self.soundFiles = files
+    }
+
+    /// Loads and converts every file, on as many cores as there are (decoding and converting are
+    /// most of a session's start-up), each result in its file's place so the first failure
+    /// reported is the first in the pattern's order.
+    static func prepare(_ files: [String], sampleRate: Int, channels: Int,
+                        cache: PreparedSoundCache?) -> [Result<PreparedSound, SoundFileError>] {
+        let results = Mutex([Result<PreparedSound, SoundFileError>?](repeating: nil, count: files.count))
+        DispatchQueue.concurrentPerform(iterations: files.count) { index in
+            let result = Result { () throws(SoundFileError) in
+                try prepareSound(path: files[index], outputRate: sampleRate, outputChannels: channels, cache: cache)
+            }
+            results.withLock { $0[index] = result }
+        }
+        return results.withLock { $0.compactMap { $0 } }
     }
 
     public func makeRenderer(masterGainDB: Double = 0) -> SessionRenderer {

@@ -1,4 +1,5 @@
 import Foundation
+import GongAudio
 import GongCore
 
 /// Why a cue's sound cannot be found.
@@ -17,13 +18,19 @@ public struct SoundBankError: Error, Equatable, Sendable, CustomStringConvertibl
 /// can replace any shipped sound by dropping a file of the same name there), the installed bank
 /// (`<prefix>/share/gong/sounds` next to the executable, then `$XDG_DATA_DIRS`), and last the
 /// `Sounds/` folder of the source tree the binary was built from.
+///
+/// Sounds decoded and converted for an output are kept in `cache` (`$XDG_CACHE_HOME/gong/sounds`
+/// for the standard bank), so only the first session at a rate pays for decoding and converting.
 public struct SoundBank: Sendable {
     public let directories: [String]
+    /// Where prepared sounds are kept; nil decodes and converts them afresh every time.
+    public let cache: PreparedSoundCache?
 
     public static let extensions = ["flac", "wav", "ogg", "oga", "aiff", "aif"]
 
-    public init(directories: [String]) {
+    public init(directories: [String], cache: PreparedSoundCache? = nil) {
         self.directories = directories
+        self.cache = cache
     }
 
     /// The standard search path, with `explicit` (a `--sounds` directory) first.
@@ -37,7 +44,7 @@ public struct SoundBank: Sendable {
         directories.append(executable.deletingLastPathComponent().deletingLastPathComponent().path + "/share/gong/sounds")
         directories += gongDirectories.sharedData.map { $0 + "/sounds" }
         directories.append(sourceTreeSounds)
-        return SoundBank(directories: directories)
+        return SoundBank(directories: directories, cache: PreparedSoundCache(directory: gongDirectories.preparedSounds))
     }
 
     /// `Sounds/` of the checkout this file was compiled in: lets `swift run gong` work untouched.

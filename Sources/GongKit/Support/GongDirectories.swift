@@ -8,6 +8,8 @@ public struct GongDirectories: Sendable {
     public var data: String
     /// `$XDG_STATE_HOME/gong` (session snapshots and history).
     public var state: String
+    /// `$XDG_CACHE_HOME/gong` (sounds decoded and converted for an output, in `sounds/`).
+    public var cache: String
     /// `$XDG_DATA_DIRS/gong` entries, searched after `data` for shared sounds.
     public var sharedData: [String]
 
@@ -21,10 +23,12 @@ public struct GongDirectories: Sendable {
         config = base("XDG_CONFIG_HOME", ".config") + "/gong"
         data = base("XDG_DATA_HOME", ".local/share") + "/gong"
         state = base("XDG_STATE_HOME", ".local/state") + "/gong"
+        cache = base("XDG_CACHE_HOME", ".cache") + "/gong"
         let dataDirs = environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
         sharedData = dataDirs.split(separator: ":").filter { $0.hasPrefix("/") }.map { $0 + "/gong" }
     }
 
     public var userPatterns: String { config + "/patterns" }
     public var userSounds: String { data + "/sounds" }
+    public var preparedSounds: String { cache + "/sounds" }
 }
