@@ -236,11 +236,15 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count)")
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
         #expect(intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals); gong's account: \(finished)")
-        // gong never claims more than was heard: a recording off its frames is never "onFrame",
-        // and gong's own client, whose reports agree within a millisecond, confirms what was.
+        // gong never claims more than was heard: a recording off its frames is never "onFrame".
+        // Of an exact recording gong's own client says what its reports can confirm: on
+        // PulseAudio, whose reports agree within a millisecond, every cue on its frame; on
+        // PipeWire, whose reports vary by a few, that they are too rough to confirm the frame.
         let verdict = finished["heard"] as? String
         if !intervals.allSatisfy({ $0 == 144_000 }) { #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)") }
-        if route == .pulseClient { #expect(verdict == "onFrame", "\(finished)") }
+        if route == .pulseClient {
+            #expect(verdict == "onFrame" || (server == .pipeWire && verdict == "roughReports"), "\(finished)")
+        }
         #expect(events.all("cue").allSatisfy { $0["offFrames"] == nil } || verdict != "onFrame", "\(events.all("cue"))")
         print("\(server.testDescription) \(route.device): heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
     }
@@ -346,7 +350,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
             let client = try #require(threads["threaded-ml"], "PulseAudio's client thread: \(threads)")
             #expect(client.policy == 0 && client.nice == -10, "the plugin's thread inherited the raised priority: \(client)")
         case .pulseClient:
-            #expect(threads.count == 2, "the control thread and the audio thread, no other: \(threads)")
+            #expect(threads["threaded-ml"] == nil, "no client thread of libpulse's beside the audio thread: \(threads)")
         }
     }
 

@@ -27,7 +27,8 @@ import Testing
     }
 
     /// Three seconds written as fast as the stream takes them take three seconds, and every
-    /// report places device frame 0 at the same moment, to well under a millisecond.
+    /// report places device frame 0 at the same moment: within a millisecond on PulseAudio, within
+    /// the client's jitter bound on PipeWire.
     @Test(arguments: SoundServer.allCases)
     func itIsPacedByTheServerAndReportsWhenFramesAreHeard(server: SoundServer) throws {
         try server.require()
@@ -50,8 +51,10 @@ import Testing
         let elapsed = MonotonicTime.now().seconds - start.seconds
         #expect(elapsed > 2.9 && elapsed < 3.2, "3 s of frames took \(elapsed) s")
         #expect(origins.count >= 8)
+        // PulseAudio's reports agree within a millisecond; PipeWire's vary by a few (2.5 ms
+        // seen): `PulsePCM.reportJitterNanoseconds` stands above both.
         let spread = Double((origins.max() ?? 0) - (origins.min() ?? 0)) / 1e6
-        #expect(spread < 1.0, "frame 0 placed within \(spread) ms")
+        #expect(spread < (server == .pulseAudio ? 1.0 : Double(PulsePCM.reportJitterNanoseconds) / 1e6), "frame 0 placed within \(spread) ms")
         #expect(pcm.drain() == 0)
     }
 
@@ -95,7 +98,7 @@ import Testing
     @Test func noServerIsOneClearLineAndExitStatus69() throws {
         let result = try runGong(["run", "box", "--device", "pulse"], environment: ["PULSE_SERVER": "unix:/nonexistent/gong-test"])
         #expect(result.status == 69)
-        #expect(result.stderr == "gong: audio device 'pulse': no PulseAudio server to play through (Connection refused); start one, or choose an ALSA device with --device ('gong devices' lists them) (pa_context_connect)\n",
+        #expect(result.stderr == "gong: audio device 'pulse': no PulseAudio server to play through at unix:/nonexistent/gong-test (Connection refused); start one, or choose an ALSA device with --device ('gong devices' lists them) (pa_context_connect)\n",
                 "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }

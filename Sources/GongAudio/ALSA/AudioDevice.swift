@@ -106,7 +106,7 @@ public struct PCMConfiguration: Sendable, Equatable {
     /// How far apart two honest status reports of this device may place the same frame: the
     /// device clock takes anything later than this (and a little drift) for audio that was lost.
     /// It differs by route — gong's PulseAudio client reads the server's own reports (measured
-    /// within 1 ms on PulseAudio and PipeWire), ALSA's plugins report through a thread of their
+    /// within 1 ms on PulseAudio, 2.5 ms on PipeWire), ALSA's plugins report through a thread of their
     /// own (2–7 ms, more when busy), a sound card may move its position a period at a time.
     public var reportJitterNanoseconds: Int64
 
