@@ -95,6 +95,30 @@ import Testing
         }
     }
 
+    /// A server that takes the connection and never answers (a hung one) is one line naming its
+    /// address and saying it did not answer — never the library's "OK" for no error code.
+    @Test func aServerThatNeverAnswersIsOneLineNamingItNeverOK() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("silent.sock")
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(listener, 4) == 0)
+        // Connections wait in the backlog, accepted by the kernel and answered by nobody.
+        let result = try runGong(["run", "box", "--device", "pulse"], environment: ["PULSE_SERVER": "unix:" + path])
+        #expect(result.status == 69)
+        #expect(result.stderr == "gong: audio device 'pulse': no PulseAudio server to play through at unix:\(path) (it did not answer within 5 s); start one, or choose an ALSA device with --device ('gong devices' lists them) (pa_context_connect)\n",
+                "\(result.stderr)")
+    }
+
     @Test func noServerIsOneClearLineAndExitStatus69() throws {
         let result = try runGong(["run", "box", "--device", "pulse"], environment: ["PULSE_SERVER": "unix:/nonexistent/gong-test"])
         #expect(result.status == 69)
