@@ -17,9 +17,9 @@ public struct CueTiming: Sendable, Equatable {
         self.sampleRate = sampleRate
     }
 
-    /// How far from its frame a cue may be heard and still count as on it: the device's own
-    /// reports place frames within about 0.1 ms of each other on gong's PulseAudio client, and
-    /// within 0.7 ms through ALSA's plugin on PulseAudio.
+    /// How far from its frame a cue may be heard and still count as on it: on PulseAudio the
+    /// device's own reports place frames within about 0.1 ms of each other on gong's client, and
+    /// within 0.7 ms through ALSA's plugin. PipeWire's vary by more (below: `roughReports`).
     public static let toleranceSeconds = 0.001
     /// No real device's clock is this far from its nominal rate (a sound card's crystal is within
     /// about 100 ppm, PulseAudio's null sink here ran at +300 to +450): a measured rate beyond it
@@ -97,7 +97,8 @@ public enum HeardVerdict: Equatable, Sendable {
     /// ran at a rate no device has: audio was lost unseen.
     case offTheirFrames(count: Int, worstFrames: Int64, deviceClockPPM: Double?)
     /// No cue was heard further off than the device's reports vary, but they vary by more than
-    /// the tolerance (ALSA's plugin on PipeWire: about 7 ms), so the frame cannot be confirmed.
+    /// the tolerance (PipeWire's: about 2.5 ms on gong's own client, 7 ms through ALSA's plugin),
+    /// so the frame cannot be confirmed.
     case roughReports(jitterSeconds: Double)
     /// Audio was lost and recovered: cues after each loss stay on schedule; one sounding across
     /// it was cut or heard late.
