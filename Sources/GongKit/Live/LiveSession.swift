@@ -99,7 +99,7 @@ public final class LiveSession<Device: PCM> {
         configuration = device.configuration
         plan = try SessionPlan(pattern: pattern, sampleRate: configuration.rate, channels: configuration.channels, bank: bank)
         machine = SessionMachine(timeline: plan.timeline)
-        timing = CueTiming(sampleRate: configuration.rate)
+        timing = CueTiming(sampleRate: configuration.rate, reportJitterSeconds: Double(configuration.reportJitterNanoseconds) / 1e9)
         ringOutEndFrame = plan.totalFrames
         self.interactive = interactive
         engine = PlaybackEngine(renderer: plan.makeRenderer(masterGainDB: masterGainDB), device: device, reopen: open)
