@@ -24,8 +24,8 @@ import Testing
     }
 
     /// The first render at 44.1 kHz fills the cache under XDG_CACHE_HOME; the second reads it
-    /// and writes the very same file.
-    @Test func aSecondRenderAtAnotherRateReadsTheCacheAndWritesTheSameFile() throws {
+    /// and writes the very same samples.
+    @Test func aSecondRenderAtAnotherRateReadsTheCacheAndWritesTheSameSamples() throws {
         let scratch = try ScratchDirectory()
         let cacheHome = scratch.file("cache")
         let arguments = ["render", "box", "--cycles", "1", "--rate", "44100", "--bits", "float"]
@@ -35,7 +35,11 @@ import Testing
         #expect(entries.count == 4 && entries.allSatisfy { $0.hasSuffix("-44100Hz-2ch.f32") }, "\(entries)")
         let second = try runGong(arguments + ["-o", scratch.file("second.wav")], environment: ["XDG_CACHE_HOME": cacheHome])
         #expect(second.status == 0 && second.stderr.isEmpty, "\(second.stderr)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.file("first.wav"))) == Data(contentsOf: URL(fileURLWithPath: scratch.file("second.wav"))))
+        // The samples, not the files' bytes: libsndfile stamps a float WAV's PEAK chunk with the
+        // second it was written, so two renders a second apart differ there and nowhere else.
+        let firstSound = try loadSound(path: scratch.file("first.wav"))
+        let secondSound = try loadSound(path: scratch.file("second.wav"))
+        #expect(firstSound.frames > 44100 && firstSound.samples == secondSound.samples)
     }
 
     @Test func aCacheDirectoryThatCannotBeMadeIsNoError() throws {
