@@ -25,29 +25,47 @@ public struct SessionRenderer: ~Copyable {
     private let soundFrames: UnsafeMutableBufferPointer<Int>
     /// 1 for a mono sound (played on every output channel), else the output's channel count.
     private let soundChannels: UnsafeMutableBufferPointer<Int>
-    private let voices: UnsafeMutableBufferPointer<Voice>
+    let voices: UnsafeMutableBufferPointer<Voice>
     private let endEventIndex: Int
-    private var activeVoices = 0
-    private var nextEvent = 0
+    private let rampFrames: Int
+    private let limiterRelease: Float
+    /// Everything that changes as the session plays, but the voices' contents: one value, so a
+    /// checkpoint copies it whole and nothing can be left out of one.
+    var state: PlayState
 
-    public private(set) var sessionFrame: Int64 = 0
-    public private(set) var outputFrame: Int64 = 0
-    public private(set) var lifecycle: Lifecycle = .playing
+    /// Position on the session's timeline (frames since its first, skips and losses included).
+    public var sessionFrame: Int64 { state.sessionFrame }
+    /// Frames rendered since the renderer started.
+    public var outputFrame: Int64 { state.outputFrame }
+    public var lifecycle: Lifecycle { state.lifecycle }
     /// True once the planned end has passed (the end cue and tails are ringing out).
-    public private(set) var hasEnded = false
+    public var hasEnded: Bool { state.hasEnded }
     /// True when the last `render` produced only zeros (no voice rang in it), so a caller may
     /// skip work on it — an hour-long render is mostly silence between gongs.
-    public private(set) var lastBlockWasSilent = false
+    public var lastBlockWasSilent: Bool { state.lastBlockWasSilent }
 
-    private var masterGain: Float
-    private var gain: Float
-    private var targetGain: Float
-    private var gainStep: Float = 0
-    /// Frames left in the current gain ramp; the ramp lands exactly on `targetGain` at 0.
-    private var rampRemaining = 0
-    private let rampFrames: Int
-    private var limiterGain: Float = 1
-    private let limiterRelease: Float
+    struct PlayState: BitwiseCopyable {
+        var activeVoices = 0
+        var nextEvent = 0
+        var sessionFrame: Int64 = 0
+        var outputFrame: Int64 = 0
+        var lifecycle: Lifecycle = .playing
+        var hasEnded = false
+        var lastBlockWasSilent = false
+        var masterGain: Float
+        var gain: Float
+        var targetGain: Float
+        var gainStep: Float = 0
+        /// Frames left in the current gain ramp; the ramp lands exactly on `targetGain` at 0.
+        var rampRemaining = 0
+        var limiterGain: Float = 1
+
+        init(masterGain: Float) {
+            self.masterGain = masterGain
+            gain = masterGain
+            targetGain = masterGain
+        }
+    }
 
     /// Peak level the output never exceeds: −0.5 dBFS leaves room for format conversion.
     public static var ceiling: Float { 0.944 }
@@ -99,9 +117,7 @@ public struct SessionRenderer: ~Copyable {
         voices = .allocate(capacity: voiceCapacity)
         voices.initialize(repeating: Voice(sound: 0, position: 0, gain: 0))
 
-        masterGain = decibelsToGain(masterGainDB)
-        gain = masterGain
-        targetGain = masterGain
+        state = PlayState(masterGain: decibelsToGain(masterGainDB))
         rampFrames = max(1, Int(Double(timeline.sampleRate) * SessionRenderer.rampSeconds))
         // A 100 ms release: gain reduction recovers smoothly once a loud transient has passed.
         limiterRelease = Float(1 / (0.1 * Double(timeline.sampleRate)))
@@ -122,8 +138,8 @@ public struct SessionRenderer: ~Copyable {
         voices.deallocate()
     }
 
-    public var isFinished: Bool { lifecycle == .finished }
-    public var activeVoiceCount: Int { activeVoices }
+    public var isFinished: Bool { state.lifecycle == .finished }
+    public var activeVoiceCount: Int { state.activeVoices }
 
     // MARK: Commands
 
@@ -132,58 +148,58 @@ public struct SessionRenderer: ~Copyable {
     public mutating func apply(_ command: RenderCommand, events sink: inout RenderEventBuffer) {
         switch command {
         case .pause:
-            guard lifecycle == .playing else { return }
-            lifecycle = .pausing
+            guard state.lifecycle == .playing else { return }
+            state.lifecycle = .pausing
             rampGain(to: 0)
         case .resume:
-            guard lifecycle == .paused || lifecycle == .pausing else { return }
-            lifecycle = .playing
-            rampGain(to: masterGain)
-            sink.append(RenderEvent(kind: .resumed, sessionFrame: sessionFrame, outputFrame: outputFrame))
+            guard state.lifecycle == .paused || state.lifecycle == .pausing else { return }
+            state.lifecycle = .playing
+            rampGain(to: state.masterGain)
+            sink.append(RenderEvent(kind: .resumed, sessionFrame: state.sessionFrame, outputFrame: state.outputFrame))
         case .skipPhase:
-            guard !hasEnded, lifecycle != .finished, lifecycle != .halting else { return }
-            var index = nextEvent
+            guard !state.hasEnded, state.lifecycle != .finished, state.lifecycle != .halting else { return }
+            var index = state.nextEvent
             // Past the phase that is playing now, to the next boundary (or the end).
-            while index < events.count, events[index].frame <= sessionFrame { index += 1 }
+            while index < events.count, events[index].frame <= state.sessionFrame { index += 1 }
             while index < endEventIndex {
                 if case .phaseBegan = events[index].kind { break }
                 index += 1
             }
             jump(toEvent: index, events: &sink)
         case .stop:
-            guard !hasEnded, lifecycle != .finished, lifecycle != .halting else { return }
+            guard !state.hasEnded, state.lifecycle != .finished, state.lifecycle != .halting else { return }
             jump(toEvent: endEventIndex, events: &sink)
-            if lifecycle != .playing {
-                lifecycle = .playing
-                rampGain(to: masterGain)
+            if state.lifecycle != .playing {
+                state.lifecycle = .playing
+                rampGain(to: state.masterGain)
             }
         case .halt:
-            guard lifecycle != .finished else { return }
-            lifecycle = .halting
+            guard state.lifecycle != .finished else { return }
+            state.lifecycle = .halting
             rampGain(to: 0)
         case .setGain(let linear):
-            masterGain = max(0, linear)
-            if lifecycle == .playing { rampGain(to: masterGain) }
+            state.masterGain = max(0, linear)
+            if state.lifecycle == .playing { rampGain(to: state.masterGain) }
         case .advance(let frames):
-            guard frames > 0, lifecycle == .playing else { return }
-            sessionFrame += frames
+            guard frames > 0, state.lifecycle == .playing else { return }
+            state.sessionFrame += frames
         }
     }
 
     private mutating func jump(toEvent index: Int, events sink: inout RenderEventBuffer) {
         guard index < events.count else { return }
         let target = events[index].frame
-        if target > sessionFrame {
-            sink.append(RenderEvent(kind: .skipped(frames: target - sessionFrame), sessionFrame: sessionFrame, outputFrame: outputFrame))
-            sessionFrame = target
+        if target > state.sessionFrame {
+            sink.append(RenderEvent(kind: .skipped(frames: target - state.sessionFrame), sessionFrame: state.sessionFrame, outputFrame: state.outputFrame))
+            state.sessionFrame = target
         }
-        nextEvent = index
+        state.nextEvent = index
     }
 
     private mutating func rampGain(to target: Float) {
-        targetGain = target
-        gainStep = (target - gain) / Float(rampFrames)
-        rampRemaining = target == gain ? 0 : rampFrames
+        state.targetGain = target
+        state.gainStep = (target - state.gain) / Float(rampFrames)
+        state.rampRemaining = target == state.gain ? 0 : rampFrames
     }
 
     // MARK: Rendering
@@ -197,96 +213,96 @@ public struct SessionRenderer: ~Copyable {
         let frameCount = output.count / channels
         guard let base = output.baseAddress, frameCount > 0 else { return 0 }
         base.update(repeating: 0, count: frameCount * channels)
-        let blockStart = outputFrame
+        let blockStart = state.outputFrame
         var done = 0
         var silentBlock = true
         while done < frameCount {
-            if lifecycle == .finished || lifecycle == .paused { break }
-            let clockRunning = lifecycle == .playing
+            if state.lifecycle == .finished || state.lifecycle == .paused { break }
+            let clockRunning = state.lifecycle == .playing
             if clockRunning { fireDueEvents(outputFrame: blockStart + Int64(done), events: &sink) }
-            if hasEnded && activeVoices == 0 && lifecycle != .pausing {
+            if state.hasEnded && state.activeVoices == 0 && state.lifecycle != .pausing {
                 finish(outputFrame: blockStart + Int64(done), events: &sink)
                 break
             }
 
             var chunk = frameCount - done
-            if clockRunning, nextEvent < events.count {
-                chunk = min(chunk, Int(events[nextEvent].frame - sessionFrame))
+            if clockRunning, state.nextEvent < events.count {
+                chunk = min(chunk, Int(events[state.nextEvent].frame - state.sessionFrame))
             }
-            if hasEnded {
+            if state.hasEnded {
                 // Stop exactly on the frame the last tail ends, so the session's length is exact.
-                for index in 0..<activeVoices {
+                for index in 0..<state.activeVoices {
                     chunk = min(chunk, soundFrames[Int(voices[index].sound)] - voices[index].position)
                 }
             }
-            if rampRemaining > 0 {
-                chunk = min(chunk, rampRemaining)
+            if state.rampRemaining > 0 {
+                chunk = min(chunk, state.rampRemaining)
             }
 
-            let silent = activeVoices == 0
+            let silent = state.activeVoices == 0
             if !silent { silentBlock = false }
             mixVoices(into: base + done * channels, frames: chunk)
             shapeGain(base + done * channels, frames: chunk, silent: silent)
-            if clockRunning { sessionFrame += Int64(chunk) }
+            if clockRunning { state.sessionFrame += Int64(chunk) }
             done += chunk
 
-            if rampRemaining == 0 {
-                if lifecycle == .pausing {
-                    lifecycle = .paused
-                    sink.append(RenderEvent(kind: .paused, sessionFrame: sessionFrame, outputFrame: blockStart + Int64(done)))
-                } else if lifecycle == .halting {
+            if state.rampRemaining == 0 {
+                if state.lifecycle == .pausing {
+                    state.lifecycle = .paused
+                    sink.append(RenderEvent(kind: .paused, sessionFrame: state.sessionFrame, outputFrame: blockStart + Int64(done)))
+                } else if state.lifecycle == .halting {
                     finish(outputFrame: blockStart + Int64(done), events: &sink)
                 }
             }
         }
-        outputFrame = blockStart + Int64(frameCount)
-        lastBlockWasSilent = silentBlock
-        return lifecycle == .finished ? done : frameCount
+        state.outputFrame = blockStart + Int64(frameCount)
+        state.lastBlockWasSilent = silentBlock
+        return state.lifecycle == .finished ? done : frameCount
     }
 
     private mutating func finish(outputFrame at: Int64, events sink: inout RenderEventBuffer) {
-        lifecycle = .finished
-        activeVoices = 0
-        sink.append(RenderEvent(kind: .finished, sessionFrame: sessionFrame, outputFrame: at))
+        state.lifecycle = .finished
+        state.activeVoices = 0
+        sink.append(RenderEvent(kind: .finished, sessionFrame: state.sessionFrame, outputFrame: at))
     }
 
     /// Fires every event due at or before the current session frame — on time, or late after the
     /// clock was advanced past them.
     private mutating func fireDueEvents(outputFrame at: Int64, events sink: inout RenderEventBuffer) {
-        while nextEvent < events.count, events[nextEvent].frame <= sessionFrame {
-            let event = events[nextEvent]
-            nextEvent += 1
+        while state.nextEvent < events.count, events[state.nextEvent].frame <= state.sessionFrame {
+            let event = events[state.nextEvent]
+            state.nextEvent += 1
             switch event.kind {
             case .phaseBegan(let phase, let cycle):
-                sink.append(RenderEvent(kind: .phaseBegan(phase: phase, cycle: cycle), sessionFrame: sessionFrame, outputFrame: at))
+                sink.append(RenderEvent(kind: .phaseBegan(phase: phase, cycle: cycle), sessionFrame: state.sessionFrame, outputFrame: at))
             case .cue(let trigger):
                 startVoice(trigger, events: &sink, outputFrame: at)
-                sink.append(RenderEvent(kind: .cueStarted(sound: trigger.sound, scheduledFrame: event.frame), sessionFrame: sessionFrame, outputFrame: at))
+                sink.append(RenderEvent(kind: .cueStarted(sound: trigger.sound, scheduledFrame: event.frame), sessionFrame: state.sessionFrame, outputFrame: at))
             case .sessionEnd:
-                hasEnded = true
-                sink.append(RenderEvent(kind: .sessionEnded, sessionFrame: sessionFrame, outputFrame: at))
+                state.hasEnded = true
+                sink.append(RenderEvent(kind: .sessionEnded, sessionFrame: state.sessionFrame, outputFrame: at))
             }
         }
     }
 
     private mutating func startVoice(_ trigger: CueTrigger, events sink: inout RenderEventBuffer, outputFrame at: Int64) {
-        if activeVoices == voiceCapacity {
-            sink.append(RenderEvent(kind: .voiceStolen(sound: voices[0].sound), sessionFrame: sessionFrame, outputFrame: at))
+        if state.activeVoices == voiceCapacity {
+            sink.append(RenderEvent(kind: .voiceStolen(sound: voices[0].sound), sessionFrame: state.sessionFrame, outputFrame: at))
             removeVoice(at: 0)
         }
         guard soundFrames[Int(trigger.sound)] > 0 else { return }
-        voices[activeVoices] = Voice(sound: trigger.sound, position: 0, gain: trigger.gain)
-        activeVoices += 1
+        voices[state.activeVoices] = Voice(sound: trigger.sound, position: 0, gain: trigger.gain)
+        state.activeVoices += 1
     }
 
     /// Keeps start order, so the mix sums voices in the same order whatever the block size.
     private mutating func removeVoice(at index: Int) {
         var i = index
-        while i + 1 < activeVoices {
+        while i + 1 < state.activeVoices {
             voices[i] = voices[i + 1]
             i += 1
         }
-        activeVoices -= 1
+        state.activeVoices -= 1
     }
 
     private mutating func mixVoices(into destination: UnsafeMutablePointer<Float>, frames: Int) {
@@ -298,7 +314,7 @@ public struct SessionRenderer: ~Copyable {
         let soundChannelCounts = soundChannels.baseAddress.unsafelyUnwrapped
         let channelCount = channels
         var index = 0
-        while index < activeVoices {
+        while index < state.activeVoices {
             let voice = voiceList[index]
             let sound = Int(voice.sound)
             let count = min(frames, lengths[sound] - voice.position)
@@ -340,13 +356,13 @@ public struct SessionRenderer: ~Copyable {
     /// ceiling, so nothing ever clips) and recovers over ~100 ms. A frame of pure silence resets
     /// it: there is nothing left to protect.
     private mutating func shapeGain(_ samples: UnsafeMutablePointer<Float>, frames: Int, silent: Bool) {
-        if silent && rampRemaining == 0 {
+        if silent && state.rampRemaining == 0 {
             // No voice rang: the chunk is zeros. Only the limiter's state must match what the
             // per-frame path would have done with silent frames.
-            limiterGain = 1
+            state.limiterGain = 1
             return
         }
-        if rampRemaining == 0 && limiterGain == 1 {
+        if state.rampRemaining == 0 && state.limiterGain == 1 {
             // The common case: steady gain and no peak near the ceiling. Then the per-frame path
             // below would multiply by `gain` and leave the limiter at 1, so doing just that is
             // bit-identical (|x·g| = |x|·g exactly for g ≥ 0, and rounding keeps order).
@@ -356,33 +372,33 @@ public struct SessionRenderer: ~Copyable {
                 let level = abs(samples[index])
                 loudest = level > loudest ? level : loudest
             }
-            if loudest * gain <= SessionRenderer.ceiling {
-                if gain != 1 {
-                    for index in 0..<count { samples[index] *= gain }
+            if loudest * state.gain <= SessionRenderer.ceiling {
+                if state.gain != 1 {
+                    for index in 0..<count { samples[index] *= state.gain }
                 }
                 return
             }
         }
         var frame = 0
         while frame < frames {
-            if rampRemaining > 0 {
-                rampRemaining -= 1
-                gain = rampRemaining == 0 ? targetGain : gain + gainStep
+            if state.rampRemaining > 0 {
+                state.rampRemaining -= 1
+                state.gain = state.rampRemaining == 0 ? state.targetGain : state.gain + state.gainStep
             }
             let frameSamples = samples + frame * channels
             var peak: Float = 0
             for channel in 0..<channels {
-                frameSamples[channel] *= gain
+                frameSamples[channel] *= state.gain
                 peak = max(peak, abs(frameSamples[channel]))
             }
             if peak == 0 {
-                limiterGain = 1
+                state.limiterGain = 1
             } else {
-                if limiterGain < 1 { limiterGain = min(1, limiterGain + (1 - limiterGain) * limiterRelease) }
-                if peak * limiterGain > SessionRenderer.ceiling { limiterGain = SessionRenderer.ceiling / peak }
+                if state.limiterGain < 1 { state.limiterGain = min(1, state.limiterGain + (1 - state.limiterGain) * limiterRelease) }
+                if peak * state.limiterGain > SessionRenderer.ceiling { state.limiterGain = SessionRenderer.ceiling / peak }
             }
-            if limiterGain != 1 {
-                for channel in 0..<channels { frameSamples[channel] *= limiterGain }
+            if state.limiterGain != 1 {
+                for channel in 0..<channels { frameSamples[channel] *= state.limiterGain }
             }
             frame += 1
         }
