@@ -32,15 +32,15 @@ import Testing
             while let event = engine.events.tryPop() {
                 events.append(event)
                 if case .render(let render, _) = event, case .cueStarted = render.kind { cues += 1 }
-                if stopWhenLost, case .deviceLost = event { _ = engine.commands.tryPush(.stop) }
+                if stopWhenLost, case .deviceLost = event { engine.send(.stop) }
             }
             while let next = pending.first, cues >= next.afterCues {
-                _ = engine.commands.tryPush(next.1)
+                engine.send(next.1)
                 pending.removeFirst()
             }
             usleep(1000)
         }
-        if engine.isRunning { _ = engine.commands.tryPush(.halt) }
+        if engine.isRunning { engine.send(.halt) }
         engine.join()
         while let event = engine.events.tryPop() { events.append(event) }
         return events
@@ -175,7 +175,7 @@ import Testing
                     // time over the 3 s of backoff.
                     #expect(cpu / waited < 0.01, "cpu \(cpu) s over \(waited) s")
                     #expect(waited >= 3, "backoff 100 + 200 + 400 + 800 + 1600 ms")
-                    _ = engine.commands.tryPush(.resume)
+                    engine.send(.resume)
                     resumed = true
                 }
             }

@@ -58,11 +58,11 @@ public final class AlsaPCM: PCM {
 
         // Three periods to the buffer, or as many as the device insists on, so that the latency
         // asked for is the latency granted.
-        let periodsPerBuffer = max(PCMRequest.defaultPeriodsPerBuffer, alsaPeriodsMin(hw))
-        var periodFrames = UInt(request.periodFrames(at: Int(rate), periodsPerBuffer: periodsPerBuffer))
+        let periodsPerBuffer = max(BufferDefaults.fixed.periodsPerBuffer, alsaPeriodsMin(hw))
+        var periodFrames = UInt(request.periodFrames(at: Int(rate), periodsPerBuffer: periodsPerBuffer, defaults: .fixed))
         result = alsaSetPeriodSizeNear(pcm, hw, &periodFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_period_size_near") }
-        var bufferFrames = UInt(request.bufferFrames(at: Int(rate), period: Int(periodFrames), periodsPerBuffer: periodsPerBuffer))
+        var bufferFrames = UInt(request.bufferFrames(at: Int(rate), period: Int(periodFrames), periodsPerBuffer: periodsPerBuffer, defaults: .fixed))
         result = alsaSetBufferSizeNear(pcm, hw, &bufferFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_buffer_size_near") }
         result = alsaApplyHardwareParameters(pcm, hw)

@@ -44,23 +44,11 @@ public struct PCMRequest: Sendable, Equatable {
     public var rate: Int
     public var channels: Int
     public var format: SampleFormat?
-    /// Frames per period; default: the latency over `defaultPeriodsPerBuffer` periods (or as
-    /// many as the device insists on).
+    /// Frames per period; default: the latency over the route's `BufferDefaults` periods (or
+    /// as many as the device insists on).
     public var periodFrames: Int?
-    /// Total buffered latency in milliseconds; default `defaultLatencyMs`.
+    /// Total buffered latency in milliseconds; default: the route's `BufferDefaults`.
     public var latencyMs: Double?
-
-    /// The buffer a paced device gets unless asked otherwise. A cue lands on its frame at any
-    /// latency (the buffer only delays when it is heard, and the engine knows by how much), so
-    /// the default is chosen to survive a busy machine, not for a low number. Measured through
-    /// PulseAudio 16.1 and PipeWire 0.3.65 on a 2-core machine with two busy loops beside it
-    /// (bench/exactness.py): 16 ms ran dry up to 9 times in 30 s and put heard intervals up to
-    /// 419 frames off; 100, 150 and 200 ms ran clean. 150 ms keeps a margin over what held, and
-    /// a key press is still heard within a period and a buffer: at most 200 ms.
-    public static let defaultLatencyMs: Double = 150
-    /// Three periods: a sound server's ALSA plugin takes no fewer, and each wake-up then refills
-    /// a third of the buffer, so a key press waits at most a third more than the buffer itself.
-    public static let defaultPeriodsPerBuffer = 3
 
     public init(device: String = "default", rate: Int = 48000, channels: Int = 2, format: SampleFormat? = nil,
                 periodFrames: Int? = nil, latencyMs: Double? = nil) {
@@ -73,22 +61,46 @@ public struct PCMRequest: Sendable, Equatable {
     }
 }
 
+/// The buffer a paced device gets unless asked otherwise: the one place it is decided.
+///
+/// A cue lands on its frame at any latency (the buffer only delays when it is heard, and the
+/// engine knows by how much), so the default is chosen to survive a busy machine and to cost
+/// little, not for a low number. Measured through PulseAudio 16.1 and PipeWire 0.3.65 on a
+/// 2-core machine with two busy loops beside it (bench/exactness.py): 16 ms ran dry up to 9
+/// times in 30 s and put heard intervals up to 419 frames off; 100, 150 and 200 ms ran clean.
+/// What it costs is wake-ups: a 2-minute session through PulseAudio took gong 0.35 s of CPU at
+/// 150 ms in periods of 50 ms, 0.17 s at 500 ms in periods of 167 ms (aplay at its own 500 ms
+/// default: 0.24–0.26 s).
+public struct BufferDefaults: Sendable, Equatable {
+    public var latencyMs: Double
+    public var periodsPerBuffer: Int
+
+    /// A route that can take back what it has not played (gong's PulseAudio client): a long
+    /// buffer, as aplay's, since a key press is rendered again into it and heard at once. Four
+    /// periods, as aplay takes.
+    public static let takingBack = BufferDefaults(latencyMs: 500, periodsPerBuffer: 4)
+    /// A route that cannot (ALSA's plugins, a sound card here): a key press waits out what is
+    /// buffered, so the buffer stays short enough for one to be heard within 250 ms: 150 ms in
+    /// three periods (a sound server's ALSA plugin takes no fewer), at most 200 ms in all.
+    public static let fixed = BufferDefaults(latencyMs: 150, periodsPerBuffer: 3)
+}
+
 extension PCMRequest {
     /// Frames per period to ask for at `rate`: as asked, else the latency over
     /// `periodsPerBuffer` periods. Each wake-up refills a period, so a longer latency also means
     /// fewer wake-ups.
-    func periodFrames(at rate: Int, periodsPerBuffer: Int) -> Int {
-        periodFrames ?? max(16, latencyFrames(at: rate) / periodsPerBuffer)
+    func periodFrames(at rate: Int, periodsPerBuffer: Int, defaults: BufferDefaults) -> Int {
+        periodFrames ?? max(16, latencyFrames(at: rate, defaults: defaults) / periodsPerBuffer)
     }
 
     /// Frames of buffer around the period the device granted: the latency asked for, and at
     /// least `periodsPerBuffer` periods.
-    func bufferFrames(at rate: Int, period: Int, periodsPerBuffer: Int) -> Int {
-        max(periodsPerBuffer * period, latencyFrames(at: rate))
+    func bufferFrames(at rate: Int, period: Int, periodsPerBuffer: Int, defaults: BufferDefaults) -> Int {
+        max(periodsPerBuffer * period, latencyFrames(at: rate, defaults: defaults))
     }
 
-    private func latencyFrames(at rate: Int) -> Int {
-        Int((latencyMs ?? PCMRequest.defaultLatencyMs) / 1000 * Double(rate))
+    private func latencyFrames(at rate: Int, defaults: BufferDefaults) -> Int {
+        Int((latencyMs ?? defaults.latencyMs) / 1000 * Double(rate))
     }
 }
 
@@ -109,9 +121,12 @@ public struct PCMConfiguration: Sendable, Equatable {
     /// within 1 ms on PulseAudio, 2.5 ms on PipeWire), ALSA's plugins report through a thread of their
     /// own (2–7 ms, more when busy), a sound card may move its position a period at a time.
     public var reportJitterNanoseconds: Int64
+    /// True when the device can take back frames it has not played (`PCM.rewind`): the engine
+    /// then keeps what it needs to render them again.
+    public var takesBack: Bool
 
     public init(device: String, rate: Int, channels: Int, format: SampleFormat, periodFrames: Int, bufferFrames: Int,
-                soundServer: Bool = false, reportJitterNanoseconds: Int64? = nil) {
+                soundServer: Bool = false, reportJitterNanoseconds: Int64? = nil, takesBack: Bool = false) {
         self.device = device
         self.rate = rate
         self.channels = channels
@@ -119,6 +134,7 @@ public struct PCMConfiguration: Sendable, Equatable {
         self.periodFrames = periodFrames
         self.bufferFrames = bufferFrames
         self.soundServer = soundServer
+        self.takesBack = takesBack
         self.reportJitterNanoseconds = reportJitterNanoseconds
             ?? (soundServer ? 30_000_000 : FrameTime.nanoseconds(ofFrames: Int64(periodFrames), rate: Int64(rate)) + 2_000_000)
     }
@@ -176,7 +192,8 @@ public protocol PCM: AnyObject, SendableMetatype {
     var configuration: PCMConfiguration { get }
     /// Queues `frames` interleaved frames in the device's format; may write fewer.
     func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int
-    /// Blocks until a period can be written, at most `timeoutMs`. 1 ready, 0 timeout, <0 error.
+    /// Blocks until a period can be written, at most `timeoutMs`. 1 ready, 0 timeout,
+    /// `PCMWait.woken`, <0 error.
     func wait(timeoutMs: Int32) -> Int32
     /// `snd_pcm_recover`: re-prepares after an underrun or a suspend; <0 if it cannot.
     func recover(_ error: Int32) -> Int32
@@ -186,6 +203,29 @@ public protocol PCM: AnyObject, SendableMetatype {
     /// Nil when the status cannot be read (the device is gone).
     func status() -> PCMStatus?
     func close()
+    /// Frames at the end of what was written that can still be replaced before they are heard;
+    /// 0 when the device cannot take frames back.
+    func rewindableFrames() -> Int
+    /// Takes back the last `frames` frames written (at most `rewindableFrames()`): the next
+    /// writes replace them, so the stream's frame count stays exact. Returns the frames taken
+    /// back — all of them, or 0.
+    func rewind(frames: Int) -> Int
+    /// From now on `wait` returns `PCMWait.woken` as soon as `descriptor` (a pipe's read end) becomes
+    /// readable, having read it: how the control side gets a key press to the audio thread
+    /// without waiting out a long period. A device that cannot watch it wakes a period later.
+    func wakeWhenReadable(_ descriptor: Int32)
+}
+
+/// What `PCM.wait` returns besides 1 (a period of room), 0 (timeout) and a negative errno.
+public enum PCMWait {
+    /// The wake descriptor was rung: there are commands to take.
+    public static let woken: Int32 = 2
+}
+
+extension PCM {
+    public func rewindableFrames() -> Int { 0 }
+    public func rewind(frames: Int) -> Int { 0 }
+    public func wakeWhenReadable(_ descriptor: Int32) {}
 }
 
 /// Which way a device name leads: the one place that decides.

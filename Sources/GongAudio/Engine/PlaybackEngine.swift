@@ -18,15 +18,30 @@ import Synchronization
 /// session, closes the device and retries opening it with backoff — sleeping, never spinning.
 /// What follows (resume, wait for the person, ring out) is the session state machine's to
 /// decide: it sends the commands.
+///
+/// Taking back: on a device that can replace what it has not played yet (gong's PulseAudio
+/// client), the buffer is long — few wake-ups, a busy machine survived — and a command is not
+/// made to wait behind it. The renderer's state is kept at every step of `takeBackStepSeconds`;
+/// a command rings the audio thread awake, which takes back what is still out of the device's
+/// reach, goes back to the checkpoint there, applies the command, and renders again. The
+/// renderer's events are held until they are out of reach too, so the control side never hears
+/// of a cue that was taken back.
 public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     public typealias DeviceOpener = @Sendable () throws(AudioDeviceError) -> Device
 
-    /// Control → audio: pause, resume, skip, stop, halt, gain.
-    public let commands = SPSCRing<RenderCommand>(minimumCapacity: 64)
+    /// Control → audio: pause, resume, skip, stop, halt, gain. Sent with `send`, which also
+    /// wakes the audio thread.
+    private let commands = SPSCRing<RenderCommand>(minimumCapacity: 64)
     /// Audio → control.
     public let events = SPSCRing<EngineEvent>(minimumCapacity: 8192)
+    /// A non-blocking pipe: `send` writes a byte, the device's wait watches the read end.
+    private let wakeReader: Int32
+    private let wakeWriter: Int32
 
     private let renderer: UnsafeMutablePointer<SessionRenderer>
+    private var checkpoints: RenderCheckpoints
+    private var held: HeldEvents
+    private let takeBacks = Atomic<Int>(0)
     private var device: Device?
     private let reopen: DeviceOpener
     private let channels: Int
@@ -50,6 +65,9 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// 10 ms session (measured against aplay). Five a second still follow drift, and confirm a gap
     /// within 0.4 s.
     static var statusIntervalSeconds: Double { 0.2 }
+    /// How finely a take-back can land: the renderer's state is kept this often. 10 ms is far
+    /// below what a person notices and costs a copy of a few voices per step.
+    static var takeBackStepSeconds: Double { 0.010 }
 
     /// - Parameters:
     ///   - renderer: the session; must be at the device's rate and channel count.
@@ -59,6 +77,11 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         let configuration = device.configuration
         precondition(configuration.rate == renderer.sampleRate && configuration.channels == renderer.channels,
                      "the renderer must be prepared at the device's rate and channel count")
+        let stepFrames = max(1, Int(PlaybackEngine.takeBackStepSeconds * Double(configuration.rate)))
+        // Enough steps to reach back over a whole buffer and the period being written, twice
+        // over in case a device reopened after a loss grants a longer one.
+        checkpoints = RenderCheckpoints(capacity: 2 * (configuration.bufferFrames + configuration.periodFrames) / stepFrames + 4, for: renderer)
+        held = HeldEvents(capacity: 4096)
         self.renderer = .allocate(capacity: 1)
         self.renderer.initialize(to: renderer)
         self.device = device
@@ -67,17 +90,37 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         rate = configuration.rate
         periodFrames = configuration.periodFrames
         unheardBlock = .allocate(capacity: configuration.periodFrames * configuration.channels)
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+        }
+        wakeReader = ends[0]
+        wakeWriter = ends[1]
     }
 
     deinit {
         renderer.deinitialize(count: 1)
         renderer.deallocate()
         unheardBlock.deallocate()
+        if wakeReader >= 0 { Glibc.close(wakeReader) }
+        if wakeWriter >= 0 { Glibc.close(wakeWriter) }
+    }
+
+    /// Sends a command to the audio thread and wakes it. False when the ring is full (the
+    /// audio thread is not taking commands).
+    @discardableResult
+    public func send(_ command: RenderCommand) -> Bool {
+        guard commands.tryPush(command) else { return false }
+        var byte: UInt8 = 1
+        _ = write(wakeWriter, &byte, 1)  // a full pipe is already ringing
+        return true
     }
 
     public var isRunning: Bool { running.load(ordering: .acquiring) }
     /// Periods written to the device so far (for monitoring and benchmarks).
     public var periodsPlayed: Int { periods.load(ordering: .relaxed) }
+    /// Commands that took back audio already written (for monitoring, benchmarks and tests).
+    public var takeBackCount: Int { takeBacks.load(ordering: .relaxed) }
     /// The audio thread's kernel thread id once it runs (0 before): where /proc keeps its CPU
     /// time and scheduling, for monitoring and tests.
     public var audioThreadID: Int32 { threadID.load(ordering: .acquiring) }
@@ -145,11 +188,11 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// The steady-state loop: wait for room, apply commands, render, convert, write, report.
     private func play(on device: Device, converter: borrowing SampleConverter) -> Outcome {
         var renderEvents = RenderEventBuffer(capacity: 256)
-        var writtenFrames: Int64 = 0        // frames handed to this device
+        var writtenFrames: Int64 = 0        // frames handed to this device (less those taken back)
         var renderedBase: Int64 = renderer.pointee.outputFrame  // renderer's frame at device frame 0
         var stalledSince: MonotonicTime?
         var announcedStart = false
-        var convertedSilence = false        // the device buffer already holds a silent period
+        var convertedSilence = false        // the converter's bytes hold a silent period
         let configuration = device.configuration
         var clock = DeviceClock(rate: rate, reportJitterNanoseconds: configuration.reportJitterNanoseconds)
         let frameBytes = channels * configuration.format.bytesPerSample
@@ -158,6 +201,14 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         let block = converter.renderBuffer
         let statusPeriods = max(1, Int((PlaybackEngine.statusIntervalSeconds * Double(rate) / Double(periodFrames)).rounded()))
         let statusInterval = Int64(statusPeriods * periodFrames)
+        var nextStatusFrame: Int64 = 0
+        // A device that can take back keeps the renderer's state every step, and its events
+        // until a take-back can no longer reach them; one that cannot hands them on at once.
+        let takesBack = configuration.takesBack
+        let stepFrames = takesBack ? max(1, Int(PlaybackEngine.takeBackStepSeconds * Double(rate))) : periodFrames
+        let holdFrames = takesBack ? Int64(configuration.bufferFrames) : 0
+        checkpoints.removeAll()
+        device.wakeWhenReadable(wakeReader)
 
         /// How much audio an underrun lost shows once the device plays again: its frames are then
         /// heard later than the clock expected. Devices without timestamps (unpaced ones) lose a
@@ -169,13 +220,57 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 clock.noteReportedUnderrun()
             }
         }
+        /// Moves the block's events behind those held, handing the oldest on if there is no room.
+        func hold(_ renderEvents: inout RenderEventBuffer) {
+            for index in 0..<renderEvents.count {
+                while !held.append(renderEvents[index]) { release(held.removeFirst()) }
+            }
+            renderEvents.removeAll()
+        }
+        /// Tells the control side of an event, heard at the device clock's origin plus the
+        /// frame's place in the stream (0 while the clock is unknown).
+        func release(_ event: RenderEvent?) {
+            guard let event else { return }
+            let audible = clock.audibleNanoseconds(ofDeviceFrame: event.outputFrame - renderedBase) ?? 0
+            if !events.tryPush(.render(event, audible: MonotonicTime(nanoseconds: audible))) {
+                _ = events.tryPush(.eventsDropped(count: 1))
+            }
+        }
+        /// Hands on the held events no take-back can reach any more: those more than a buffer
+        /// behind what was written (all of them on a device that cannot take back).
+        func releaseOutOfReach() {
+            while let first = held.first, first.outputFrame - renderedBase < writtenFrames - holdFrames {
+                release(held.removeFirst())
+            }
+        }
+        /// Goes back as far as the device still can (to a step boundary, never before an event
+        /// already handed on), so the commands about to be applied are heard at once.
+        func takeBack() {
+            guard takesBack, checkpoints.count > 0 else { return }
+            let reach = Int64(device.rewindableFrames())
+            guard reach > 0,
+                  let index = checkpoints.oldest(atOrAfter: renderedBase + writtenFrames - reach, minimumTag: held.released)
+            else { return }
+            let frames = renderer.pointee.outputFrame - checkpoints.outputFrame(at: index)
+            guard frames > 0, device.rewind(frames: Int(frames)) == Int(frames) else { return }
+            held.truncate(toNumber: checkpoints.tag(at: index))
+            renderer.pointee.restore(checkpoint: index, from: &checkpoints)
+            writtenFrames -= frames
+            takeBacks.add(1, ordering: .relaxed)
+        }
         /// The device is gone: the session will carry on from the renderer's frame, and the
         /// silence begins when what was written to the device runs out. What the renderer did
-        /// in the period that never reached the device (a phase, a cue, the session's end) is
-        /// still reported, unheard, so the control side's state follows the renderer's.
-        func lost(_ code: Int32, _ renderEvents: borrowing RenderEventBuffer) -> Outcome {
-            for index in 0..<renderEvents.count where !events.tryPush(.render(renderEvents[index], audible: MonotonicTime(nanoseconds: 0))) {
-                _ = events.tryPush(.eventsDropped(count: 1))
+        /// that never reached a listener (a phase, a cue, the session's end) is still reported,
+        /// unheard (no time), so the control side's state follows the renderer's.
+        func lost(_ code: Int32, _ renderEvents: inout RenderEventBuffer) -> Outcome {
+            hold(&renderEvents)
+            let now = MonotonicTime.now().nanoseconds
+            while let event = held.removeFirst() {
+                let audible = clock.audibleNanoseconds(ofDeviceFrame: event.outputFrame - renderedBase) ?? 0
+                let heard = audible > 0 && audible <= now
+                if !events.tryPush(.render(event, audible: MonotonicTime(nanoseconds: heard ? audible : 0))) {
+                    _ = events.tryPush(.eventsDropped(count: 1))
+                }
             }
             return .deviceLost(code: code, at: moment(heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0))
         }
@@ -183,10 +278,18 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         while true {
             // A halt fades out over a few milliseconds and finishes like any session: the
             // renderer ends, the device drains, `finished` is reported.
-            while let command = commands.tryPop() {
+            if let command = commands.tryPop() {
+                takeBack()
                 renderer.pointee.apply(command, events: &renderEvents)
+                while let command = commands.tryPop() {
+                    renderer.pointee.apply(command, events: &renderEvents)
+                }
+                // What was rendered before the commands would undo them if gone back to.
+                checkpoints.removeAll()
+                hold(&renderEvents)
             }
             if renderer.pointee.isFinished && renderEvents.count == 0 {
+                while let event = held.removeFirst() { release(event) }
                 _ = device.drain()
                 let finishedAt = device.status()?.timestamp ?? .now()
                 _ = events.tryPush(.finished(lastFrameAudible: finishedAt))
@@ -194,27 +297,37 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             }
 
             let ready = device.wait(timeoutMs: 200)
+            if ready == PCMWait.woken { continue }
             if ready < 0 {
                 switch recoverable(ready, device: device, renderEvents: &renderEvents) {
                 case .retry: continue
                 case .underrun:
                     noteRecoveredUnderrun(&renderEvents)
                     continue
-                case .lost(let code): return lost(code, renderEvents)
+                case .lost(let code): return lost(code, &renderEvents)
                 }
             }
             if ready == 0 {
                 if let since = stalledSince, MonotonicTime.now().seconds - since.seconds > PlaybackEngine.stallSeconds {
-                    return lost(-EAGAIN, renderEvents)
+                    return lost(-EAGAIN, &renderEvents)
                 }
                 if stalledSince == nil { stalledSince = .now() }
                 continue
             }
 
-            _ = renderer.pointee.render(into: block, events: &renderEvents)
+            // One period, in steps with the renderer's state kept before each.
+            var silent = true
+            var stepStart = 0
+            while stepStart < periodFrames {
+                let frames = min(stepFrames, periodFrames - stepStart)
+                if takesBack { renderer.pointee.saveCheckpoint(into: &checkpoints, tag: held.appended + Int64(renderEvents.count)) }
+                _ = renderer.pointee.render(into: UnsafeMutableBufferPointer(rebasing: block[(stepStart * channels)..<((stepStart + frames) * channels)]),
+                                            events: &renderEvents)
+                silent = silent && renderer.pointee.lastBlockWasSilent
+                stepStart += frames
+            }
             // Most of a session is silence between gongs: a silent period already converted
             // need not be converted again.
-            let silent = renderer.pointee.lastBlockWasSilent
             let bytes = silent && convertedSilence ? UnsafeRawPointer(converter.bytes) : converter.convert(count: block.count)
             convertedSilence = silent
             var offset = 0
@@ -228,7 +341,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 if Int32(written) == -EAGAIN {
                     if stalledSince == nil { stalledSince = .now() }
                     if let since = stalledSince, MonotonicTime.now().seconds - since.seconds > PlaybackEngine.stallSeconds {
-                        return lost(-EAGAIN, renderEvents)
+                        return lost(-EAGAIN, &renderEvents)
                     }
                     _ = device.wait(timeoutMs: 50)
                     continue
@@ -239,7 +352,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 case .underrun:
                     noteRecoveredUnderrun(&renderEvents)
                     continue
-                case .lost(let code): return lost(code, renderEvents)
+                case .lost(let code): return lost(code, &renderEvents)
                 }
             }
             writtenFrames += Int64(periodFrames)
@@ -254,10 +367,12 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             // its timestamps only count from then on.
             let consuming = writtenFrames >= Int64(configuration.bufferFrames + 2 * periodFrames)
             // The device clock is read every period until it is known, then every 0.2 s.
-            let statusDue = writtenFrames % statusInterval == 0 || clock.originNanoseconds == nil
+            let statusDue = writtenFrames >= nextStatusFrame || clock.originNanoseconds == nil
             // A report may be a little old (a sound server's is its last timing reply): what it
             // says is still to be heard now must be no more than the buffer could hold.
-            if paced, consuming, statusDue, let status = device.status(), status.state == .running, status.timestamp.nanoseconds > 0,
+            let status = paced && consuming && statusDue ? device.status() : nil
+            if status != nil { nextStatusFrame = writtenFrames + statusInterval }
+            if let status, status.state == .running, status.timestamp.nanoseconds > 0,
                case let age = MonotonicTime.now().nanoseconds - status.timestamp.nanoseconds, age >= 0, age < 1_000_000_000,
                status.delayFrames >= 0,
                Int64(status.delayFrames) - FrameTime.frames(inNanoseconds: age, rate: Int64(rate)) <= Int64(4 * configuration.bufferFrames + rate / 10) {
@@ -271,15 +386,8 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                     _ = events.tryPush(.started(firstFrameAudible: MonotonicTime(nanoseconds: origin)))
                 }
             }
-            for index in 0..<renderEvents.count {
-                let event = renderEvents[index]
-                // Heard at the device clock's origin plus the frame's place in the stream.
-                let audible = clock.audibleNanoseconds(ofDeviceFrame: event.outputFrame - renderedBase) ?? 0
-                if !events.tryPush(.render(event, audible: MonotonicTime(nanoseconds: audible))) {
-                    _ = events.tryPush(.eventsDropped(count: 1))
-                }
-            }
-            renderEvents.removeAll()
+            hold(&renderEvents)
+            releaseOutOfReach()
             renderedBase = renderer.pointee.outputFrame - writtenFrames
         }
     }
@@ -312,6 +420,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     private func reportUnderrun(lostFrames: Int64, heard: Int64, renderEvents: inout RenderEventBuffer) {
         let silent = renderer.pointee.lifecycle != .playing
         renderer.pointee.apply(.advance(frames: lostFrames), events: &renderEvents)
+        checkpoints.removeAll()  // going back before the advance would undo it
         _ = events.tryPush(.underrun(lostFrames: lostFrames, silent: silent, at: moment(heard: heard)))
     }
 

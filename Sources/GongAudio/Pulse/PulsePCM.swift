@@ -38,8 +38,17 @@ public final class PulsePCM: PCM {
     private var reportsValidFrom: Int64 = 0
     private let frameBytes: Int
     private let periodBytes: Int
+    /// Bytes taken back and not yet written over: the next write goes that far back.
+    private var takenBackBytes = 0
+    /// Set by the main loop when the engine rings its wake descriptor (see `wakeWhenReadable`).
+    private let rung: UnsafeMutablePointer<Bool>
+    private var wakeDescriptor: Int32 = -1
 
-    static let periodsPerBuffer = PCMRequest.defaultPeriodsPerBuffer
+    static let bufferDefaults = BufferDefaults.takingBack
+    /// What is kept out of reach of a take-back: the time the new frames take to reach the
+    /// server, and how far ahead of its reported read index the server may already have read
+    /// (PipeWire reads a quantum at a time: up to 2048 frames, 43 ms at 48 kHz).
+    static let takeBackMarginNanoseconds: Int64 = 50_000_000
     /// The server's raw timing reports place frame 0 within 1 ms of each other on PulseAudio and
     /// within about 2.5 ms on PipeWire (PulseClientTests): a frame heard more than 8 ms later
     /// than they allow is audio lost, such as the 16 ms PipeWire once played without a word to
@@ -90,13 +99,13 @@ public final class PulsePCM: PCM {
             throw failure(-PulsePCM.errnoValue(code), "pa_stream_new", String(cString: pa_strerror(code)))
         }
         stream = playback
-        // The latency asked for (default `PCMRequest.defaultLatencyMs`) over three periods: what
-        // ALSA's plugin insists on, so both routes to the server get the same buffer. (Two
+        // The latency asked for (default `BufferDefaults.takingBack`) over four periods. (Two
         // periods left the server a fraction of a millisecond between asking for a period and
         // running dry.)
         let frameBytes = format.bytesPerSample * request.channels
-        let period = request.periodFrames(at: request.rate, periodsPerBuffer: PulsePCM.periodsPerBuffer)
-        let buffer = request.bufferFrames(at: request.rate, period: period, periodsPerBuffer: PulsePCM.periodsPerBuffer)
+        let defaults = PulsePCM.bufferDefaults
+        let period = request.periodFrames(at: request.rate, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
+        let buffer = request.bufferFrames(at: request.rate, period: period, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(buffer * frameBytes), prebuf: UInt32.max,
                                         minreq: UInt32(period * frameBytes), fragsize: UInt32.max)
         guard pa_stream_connect_playback(playback, sink, &attributes, PA_STREAM_EARLY_REQUESTS, nil, nil) >= 0,
@@ -122,6 +131,8 @@ public final class PulsePCM: PCM {
         }
         underflows = .allocate(capacity: 1)
         underflows.initialize(to: 0)
+        rung = .allocate(capacity: 1)
+        rung.initialize(to: false)
         pa_stream_set_underflow_callback(playback, { _, counter in
             counter?.assumingMemoryBound(to: Int.self).pointee += 1
         }, underflows)
@@ -134,13 +145,14 @@ public final class PulsePCM: PCM {
         periodBytes = max(frameBytes, Int(granted.minreq) / frameBytes * frameBytes)
         configuration = PCMConfiguration(device: name, rate: Int(grantedSpec.rate), channels: Int(grantedSpec.channels), format: format,
                                          periodFrames: periodBytes / frameBytes, bufferFrames: Int(granted.tlength) / frameBytes,
-                                         soundServer: true, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds)
+                                         soundServer: true, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds, takesBack: true)
         opened = true
     }
 
     deinit {
         close()
         underflows.deallocate()
+        rung.deallocate()
     }
 
     /// `-EPIPE` once for each underrun the server told of, as ALSA reports one.
@@ -276,10 +288,13 @@ public final class PulsePCM: PCM {
         guard failure == 0 else { return Int(failure) }
         let writable = pa_stream_writable_size(stream)  // (size_t)-1 on error
         guard writable >= 0 else { return Int(-ENODEV) }
-        let count = min(frames, writable / frameBytes)
+        let count = min(frames, (writable + takenBackBytes) / frameBytes)
         guard count > 0 else { return Int(-EAGAIN) }
-        // Without a free callback the library copies the frames into its shared memory.
-        guard pa_stream_write(stream, bytes, count * frameBytes, nil, 0, PA_SEEK_RELATIVE) >= 0 else { return Int(-ENODEV) }
+        // Without a free callback the library copies the frames into its shared memory. Frames
+        // taken back are written over: the write starts that far back in the stream, and both
+        // the library and the server count the request as the net change.
+        guard pa_stream_write(stream, bytes, count * frameBytes, nil, -Int64(takenBackBytes), PA_SEEK_RELATIVE) >= 0 else { return Int(-ENODEV) }
+        takenBackBytes = 0
         return count
     }
 
@@ -288,7 +303,8 @@ public final class PulsePCM: PCM {
     /// low-latency stream): waking for each of them cost four wake-ups a period. So the thread
     /// first sleeps for as long as the sink takes to play the period it lacks, then takes every
     /// message that has arrived in one pass, and waits on the server only if that was not yet
-    /// enough. Underruns and a lost server are seen at the latest one period later.
+    /// enough. Underruns and a lost server are seen at the latest one period later; a rung wake
+    /// descriptor at once.
     public func wait(timeoutMs: Int32) -> Int32 {
         guard let loop = mainLoop else { return -EBADFD }
         let deadline = MonotonicTime.now().nanoseconds + Int64(timeoutMs) * 1_000_000
@@ -296,14 +312,20 @@ public final class PulsePCM: PCM {
         while true {
             let failure = broken != 0 ? broken : underrun
             guard failure == 0, let stream else { return failure }
-            let writable = pa_stream_writable_size(stream)
+            if rung.pointee {
+                rung.pointee = false
+                return PCMWait.woken
+            }
+            let writable = pa_stream_writable_size(stream) + takenBackBytes
             if writable >= periodBytes { return 1 }
             let remaining = deadline - MonotonicTime.now().nanoseconds
             guard remaining > 0 else { return 0 }
             if !napped {
                 napped = true
                 let missingFrames = Int64((periodBytes - max(0, writable)) / frameBytes)
-                PulsePCM.sleep(nanoseconds: min(remaining, FrameTime.nanoseconds(ofFrames: missingFrames, rate: Int64(configuration.rate))))
+                if nap(nanoseconds: min(remaining, FrameTime.nanoseconds(ofFrames: missingFrames, rate: Int64(configuration.rate)))) {
+                    return PCMWait.woken
+                }
                 guard PulsePCM.runOnce(loop, timeoutMicroseconds: 0) >= 0 else { return -ENODEV }
                 continue
             }
@@ -311,12 +333,62 @@ public final class PulsePCM: PCM {
         }
     }
 
-    private static func sleep(nanoseconds: Int64) {
-        guard nanoseconds > 0 else { return }
-        var interval = timespec(tv_sec: Int(nanoseconds / FrameTime.nanosecondsPerSecond),
-                                tv_nsec: Int(nanoseconds % FrameTime.nanosecondsPerSecond))
-        var left = timespec()
-        while clock_nanosleep(CLOCK_MONOTONIC, 0, &interval, &left) == EINTR { interval = left }
+    /// Sleeps, or less if the wake descriptor rings: true then (and it has been read).
+    private func nap(nanoseconds: Int64) -> Bool {
+        guard nanoseconds > 0 else { return false }
+        guard wakeDescriptor >= 0 else {
+            var interval = timespec(tv_sec: Int(nanoseconds / FrameTime.nanosecondsPerSecond),
+                                    tv_nsec: Int(nanoseconds % FrameTime.nanosecondsPerSecond))
+            var left = timespec()
+            while clock_nanosleep(CLOCK_MONOTONIC, 0, &interval, &left) == EINTR { interval = left }
+            return false
+        }
+        // poll's milliseconds, rounded up: a nap a little long only finds more room.
+        var watched = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: (nanoseconds + 999_999) / 1_000_000)
+        guard poll(&watched, 1, milliseconds) > 0, watched.revents & Int16(POLLIN) != 0 else { return false }
+        PulsePCM.drain(wakeDescriptor)
+        return true
+    }
+
+    /// Empties the (non-blocking) wake pipe: however often it was rung, once is enough.
+    private static func drain(_ descriptor: Int32) {
+        var bytes: (UInt64, UInt64) = (0, 0)
+        while read(descriptor, &bytes, MemoryLayout.size(ofValue: bytes)) > 0 {}
+    }
+
+    /// The main loop watches the descriptor too, so a ring while it waits on the server ends
+    /// that wait as well.
+    public func wakeWhenReadable(_ descriptor: Int32) {
+        guard let mainLoop, let api = pa_mainloop_get_api(mainLoop), let watch = api.pointee.io_new else { return }
+        wakeDescriptor = descriptor
+        _ = watch(api, descriptor, PA_IO_EVENT_INPUT, { _, _, descriptor, _, userdata in
+            PulsePCM.drain(descriptor)
+            userdata?.assumingMemoryBound(to: Bool.self).pointee = true
+        }, rung)
+    }
+
+    /// What is still in the server's queue for this stream, by its last report moved on by the
+    /// time since (the queue drains at the stream's rate while it plays), less the margin.
+    public func rewindableFrames() -> Int {
+        guard broken == 0, let stream, let report = pa_stream_get_timing_info(stream)?.pointee,
+              report.read_index_corrupt == 0, report.write_index_corrupt == 0,
+              case let measuredWall = Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1000,
+              measuredWall >= reportsValidFrom
+        else { return 0 }
+        let rate = Int64(configuration.rate)
+        var queued = (report.write_index - report.read_index) / Int64(frameBytes)
+        if report.playing != 0 {
+            queued -= FrameTime.frames(inNanoseconds: max(0, PulsePCM.systemClockNanoseconds() - measuredWall), rate: rate)
+        }
+        queued -= FrameTime.frames(inNanoseconds: PulsePCM.takeBackMarginNanoseconds, rate: rate) + Int64(takenBackBytes / frameBytes)
+        return Int(clamping: max(0, queued))
+    }
+
+    public func rewind(frames: Int) -> Int {
+        guard frames > 0, frames <= rewindableFrames() else { return 0 }
+        takenBackBytes += frames * frameBytes
+        return frames
     }
 
     /// The server recovers from underruns by itself (it plays silence and waits for a full

@@ -84,6 +84,9 @@ public final class LiveSession<Device: PCM> {
     /// The session frame of the audio side's latest event: where the session stands if the
     /// audio thread ends without its renderer saying so.
     private var latestSessionFrame: Int64 = 0
+    /// When a command last went to the audio thread: its answer (paused, resumed, skipped) is
+    /// told once it is heard, up to a buffer later, and is worth looking for often until then.
+    private var lastCommandSent: MonotonicTime?
     /// Where the last tail ends when the session runs its course.
     private let ringOutEndFrame: Int64
 
@@ -149,7 +152,7 @@ public final class LiveSession<Device: PCM> {
     @discardableResult
     public func halt() -> [LiveNotice] {
         let notices = SessionMachine.accepts(.stop, in: machine.state.kind) ? feed(.stop, from: .person) : []
-        _ = engine.commands.tryPush(.halt)
+        engine.send(.halt)
         return notices
     }
 
@@ -184,6 +187,13 @@ public final class LiveSession<Device: PCM> {
         return Double(next - current) / rate
     }
 
+    /// True while the audio side's answer to a command may still be on its way: a control loop
+    /// then looks for it every few milliseconds rather than at the next scheduled event.
+    public func awaitsAnswer(now: MonotonicTime = .now()) -> Bool {
+        guard let lastCommandSent else { return false }
+        return now.seconds - lastCommandSent.seconds < configuration.latencySeconds + 0.5
+    }
+
     // MARK: Private
 
     /// Where an input comes from decides what a rejected one becomes.
@@ -206,7 +216,8 @@ public final class LiveSession<Device: PCM> {
         for effect in effects {
             switch effect {
             case .sendToAudio(let command):
-                _ = engine.commands.tryPush(command)
+                engine.send(command)
+                lastCommandSent = .now()
             case .announce(let state):
                 if case .completed(let summary) = state, !finishedNotified {
                     finishedNotified = true

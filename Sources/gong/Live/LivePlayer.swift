@@ -130,12 +130,14 @@ enum LivePlayer {
     }
 
     /// Sleep until something can change: the next cue or phase is heard, the view shows
-    /// something new, or a second has passed (what the audio thread reports unannounced — an
+    /// something new, the answer to a key press may have come (looked for every 20 ms until
+    /// a buffer has passed), or a second has passed (what the audio thread reports unannounced — an
     /// underrun, a lost device — waits at most that long). Keys and signals wake the loop at once.
     /// Waking costs more CPU than anything done once awake, so a quiet session wakes rarely.
     static func wakeAfterMilliseconds<Device>(_ session: LiveSession<Device>, view screen: TerminalScreen?) -> Int32 {
         var seconds = 1.0
         if let untilEvent = session.secondsUntilNextScheduledEvent() { seconds = min(seconds, untilEvent + 0.002) }
+        if session.awaitsAnswer() { seconds = min(seconds, 0.02) }
         if let screen { seconds = min(seconds, StatusLines.secondsUntilChange(status(of: session), width: screen.width)) }
         return Int32(max(5, (seconds * 1000).rounded(.up)))
     }

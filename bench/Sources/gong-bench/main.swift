@@ -83,7 +83,7 @@ do {
         MallocInterposerSwift.unhook()
         let periods = engine.periodsPlayed - before
         let statistics = MallocInterposerSwift.getStatistics()
-        _ = engine.commands.tryPush(.halt)
+        engine.send(.halt)
         engine.join()
         return (periods, statistics)
     }
