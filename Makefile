@@ -15,7 +15,7 @@ build: deps
 
 # A short two-phase session: start gong, 40 s meditation, triple gong, 20 s reflection, end gong,
 # played live; where no device can play it, rendered to a file instead.
-DEVICE ?= default
+DEVICE ?= auto
 DEMO_SESSION = two-phase --set meditation=40s --set reflection=20s
 demo: build
 	@mkdir -p $(dir $(DEMO_FILE))

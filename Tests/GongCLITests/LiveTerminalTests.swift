@@ -1,4 +1,5 @@
 import Foundation
+import GongAudio
 import Testing
 
 /// A pseudo-terminal: gong reads keys from its slave end as from a person's terminal.
@@ -92,7 +93,7 @@ final class TerminalRun {
     let process = Process()
     let events: EventReader
 
-    init(cycles: Int) throws {
+    init(cycles: Int, server: SoundServer = .pulseAudio) throws {
         scratch = try ScratchDirectory()
         let pattern = scratch.file("tick.toml")
         try """
@@ -105,8 +106,9 @@ final class TerminalRun {
         cue = "woodblock"
         """.write(toFile: pattern, atomically: true, encoding: .utf8)
         terminal = try PseudoTerminal()
-        recorder = try MonitorRecorder(path: scratch.file("monitor.raw"))
+        recorder = try MonitorRecorder(path: scratch.file("monitor.raw"), server: server)
         process.executableURL = URL(fileURLWithPath: gongExecutable)
+        process.environment = environment(with: server.environment)
         process.arguments = ["run", pattern, "--device", "pulse", "--channels", "1", "--json"]
         process.standardInput = terminal.slave
         let out = Pipe()
@@ -197,6 +199,57 @@ extension LivePulseTests {
         }
         // Woodblocks a second apart leave 0.7 s of quiet; each pause left at least 1.4 s.
         #expect(Self.longSilences(in: recording, atLeast: 1.4) == 2, "the two pauses were silent, nothing else was")
+    }
+
+    /// gong's PulseAudio client keeps half a second buffered, yet a key press is heard at once:
+    /// a pause pressed just before a woodblock that is already in the buffer takes it back, and
+    /// the recording shows no trace of it. Every woodblock reported is heard once, a second
+    /// after the one before (the stream's frame count survives the take-backs exactly).
+    @Test(arguments: SoundServer.allCases)
+    func aPausePressedJustBeforeACueTakesItBackAndBothKeysAreHeardAtOnce(server: SoundServer) throws {
+        try server.require()
+        let run = try TerminalRun(cycles: 6, server: server)
+        let (terminal, events) = (run.terminal, run.events)
+        defer { run.end() }
+
+        #expect(events.wait(for: "cue", count: 3))
+        let started = try #require(events.last("started"))
+        #expect(started["latencyMs"] as? Double == 500, "the default buffer: \(started)")
+        let third = try #require(events.all("cue").last?["audible"] as? Double, "\(events.all("cue"))")
+        // 0.2 s before the fourth woodblock is heard: it was rendered into the buffer long ago.
+        let pressAt = third + 0.8
+        while MonotonicTime.now().seconds < pressAt { usleep(1000) }
+        let pausePressed = MonotonicTime.now().seconds
+        terminal.type(" ")
+        #expect(events.wait(for: "paused"))
+        let pauseHeard = (events.last("paused")?["audible"] as? Double ?? .infinity) - pausePressed
+        #expect(pauseHeard > 0 && pauseHeard < 0.25, "the pause was heard \(pauseHeard) s after the key")
+        #expect(events.all("cue").count == 3, "the woodblock taken back is not reported: \(events.types)")
+
+        usleep(1_500_000)
+        let resumePressed = MonotonicTime.now().seconds
+        terminal.type(" ")
+        #expect(events.wait(for: "resumed"))
+        let resumeHeard = (events.last("resumed")?["audible"] as? Double ?? .infinity) - resumePressed
+        #expect(resumeHeard > 0 && resumeHeard < 0.25, "the resume was heard \(resumeHeard) s after the key")
+        #expect(events.wait(for: "finished", seconds: 20))
+        run.process.waitUntilExit()
+        usleep(2_000_000)  // the monitor's recording lags what was played (most on PipeWire)
+        let recording = run.recorder.stop()
+
+        let cues = events.all("cue")
+        let heard = onsets(in: recording, quietFrames: 24000)
+        #expect(heard.count == cues.count, "\(cues.count) cues reported, \(heard.count) heard: \(heard)")
+        // Six woodblocks and the end click a second apart, but for the pause between the third
+        // and the fourth. (The first may lose a few frames as the server starts the stream: from
+        // the second on, to the frame.)
+        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        #expect(intervals.count == 6 && intervals.enumerated().allSatisfy { index, interval in
+            index == 0 ? abs(interval - 48000) < 480 : index == 2 ? interval > 48000 + 60000 : interval == 48000
+        }, "\(intervals)")
+        #expect(Self.longSilences(in: recording, atLeast: 1.4) == 1, "the pause was silent, nothing else was")
+        let summary = try #require(events.last("finished"))
+        #expect(summary["xruns"] as? Int == 0, "\(summary)")
     }
 
     /// The terminal goes away mid-session (an SSH connection drops): gong carries on headless to

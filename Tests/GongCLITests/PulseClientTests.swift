@@ -16,13 +16,14 @@ import Testing
     }
 
     @Test(arguments: SoundServer.allCases)
-    func theDefaultIs150msInThreePeriods(server: SoundServer) throws {
+    func theDefaultIs500msInFourPeriodsAndTakesBack(server: SoundServer) throws {
         try server.require()
         let pcm = try server.inThisProcess { try PulsePCM(PCMRequest(device: "pulse:gong_test"), sink: "gong_test") }
         let configuration = pcm.configuration
         #expect(configuration.rate == 48000 && configuration.channels == 2 && configuration.format == .float32)
-        #expect(configuration.periodFrames == 2400, "\(configuration)")
-        #expect(configuration.bufferFrames == 7200, "\(configuration)")
+        #expect(configuration.periodFrames == 6000, "\(configuration)")
+        #expect(configuration.bufferFrames == 24000, "\(configuration)")
+        #expect(configuration.takesBack)
         #expect(configuration.soundServer && ThreadPriority.suited(to: configuration) == .raised)
     }
 
@@ -125,6 +126,33 @@ import Testing
         #expect(result.stderr == "gong: audio device 'pulse': no PulseAudio server to play through at unix:/nonexistent/gong-test (Connection refused); start one, or choose an ALSA device with --device ('gong devices' lists them) (pa_context_connect)\n",
                 "\(result.stderr)")
         #expect(result.stdout.isEmpty)
+    }
+
+    /// Unless told otherwise gong plays through a sound server that answers, as its own client;
+    /// with none it takes ALSA's default, and says so when that has no card either.
+    @Test(arguments: SoundServer.allCases)
+    func theAutomaticDeviceIsTheServerWhenOneAnswersElseALSAsDefault(server: SoundServer) throws {
+        try server.require()
+        let (process, output) = try startGong(["run", "box", "--cycles", "1", "--json"], environment: server.environment)
+        var firstLine = Data()
+        while !firstLine.contains(0x0A) {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            firstLine.append(more)
+        }
+        let started = try JSONSerialization.jsonObject(with: firstLine.prefix { $0 != 0x0A }) as? [String: Any]
+        process.terminate()
+        process.waitUntilExit()
+        #expect(started?["type"] as? String == "started" && started?["device"] as? String == "pulse", "\(String(describing: started))")
+
+        let alone = try runGong(["run", "box", "--cycles", "1", "--json"], environment: ["PULSE_SERVER": "unix:/nonexistent/gong-test"])
+        if alsaAnySoundCard() {
+            #expect(alone.stdout.contains("\"device\":\"default\""), "\(alone.stdout) \(alone.stderr)")
+        } else {
+            #expect(alone.status == 69)
+            #expect(alone.stderr.hasPrefix("gong: audio device 'default': ") && alone.stderr.contains("no sound card found and no PulseAudio or PipeWire server answered"),
+                    "\(alone.stderr)")
+        }
     }
 
     @Test(arguments: SoundServer.allCases)

@@ -122,7 +122,7 @@ func alsaStatusTriggerTimestamp(_ status: OpaquePointer) -> timespec {
 }
 
 /// True when the machine has at least one sound card (ALSA numbers them from 0).
-func alsaAnySoundCard() -> Bool {
+public func alsaAnySoundCard() -> Bool {
     CAlsaShims_silenceLibraryErrors()
     var card: Int32 = -1
     return snd_card_next(&card) == 0 && card >= 0

@@ -108,7 +108,9 @@ public final class AlsaPCM: PCM {
         }
         let usesCard = device == "default" || device.hasPrefix("hw:") || device.hasPrefix("plughw:") || device.hasPrefix("sysdefault")
         if usesCard && !alsaAnySoundCard() {
-            message += "; no sound card found: use --device pulse or --device null, or render to a file with 'gong render'"
+            message += PulsePCM.serverAnswers(timeoutMs: 500)
+                ? "; no sound card found, but a sound server is running: use --device pulse"
+                : "; no sound card found and no PulseAudio or PipeWire server answered: use --device null, or render to a file with 'gong render'"
         } else if -code == ENOENT || -code == ENODEV {
             message += "; 'gong devices' lists the devices"
         }

@@ -237,6 +237,18 @@ public enum OutputRoute: Equatable, Sendable {
     /// Any other name is an ALSA PCM (`AlsaPCM`), ALSA's `default` included.
     case alsa
 
+    /// The device name that lets gong choose: what `gong run` plays on unless told otherwise.
+    public static let automatic = "auto"
+
+    /// `automatic` decided, any other name as it is: `pulse` when a PulseAudio server (its own
+    /// or PipeWire's) answers within a second — on a desktop ALSA's `default` leads there
+    /// anyway, through a plugin with a thread and a lock more, and without taking back — else
+    /// ALSA's `default` (a Raspberry Pi's card, a machine with no server).
+    public static func deciding(_ device: String) -> String {
+        guard device == automatic else { return device }
+        return PulsePCM.serverAnswers(timeoutMs: 1000) ? "pulse" : "default"
+    }
+
     public init(device: String) {
         if device == "pulse" {
             self = .pulseAudio(sink: nil)

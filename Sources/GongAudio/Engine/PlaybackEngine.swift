@@ -32,11 +32,13 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// Control → audio: pause, resume, skip, stop, halt, gain. Sent with `send`, which also
     /// wakes the audio thread.
     private let commands = SPSCRing<RenderCommand>(minimumCapacity: 64)
-    /// Audio → control.
+    /// Audio → control; `eventsReadyDescriptor` turns readable when something was put here.
     public let events = SPSCRing<EngineEvent>(minimumCapacity: 8192)
-    /// A non-blocking pipe: `send` writes a byte, the device's wait watches the read end.
-    private let wakeReader: Int32
-    private let wakeWriter: Int32
+    /// Rung by `send`; the device's wait watches it.
+    private let commandBell = Doorbell()
+    /// Rung by the audio thread when it reports something: a control loop watches
+    /// `eventsReadyDescriptor` instead of polling.
+    private let eventBell = Doorbell()
 
     private let renderer: UnsafeMutablePointer<SessionRenderer>
     private var checkpoints: RenderCheckpoints
@@ -90,20 +92,12 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         rate = configuration.rate
         periodFrames = configuration.periodFrames
         unheardBlock = .allocate(capacity: configuration.periodFrames * configuration.channels)
-        var ends: [Int32] = [-1, -1]
-        if pipe(&ends) == 0 {
-            for end in ends { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
-        }
-        wakeReader = ends[0]
-        wakeWriter = ends[1]
     }
 
     deinit {
         renderer.deinitialize(count: 1)
         renderer.deallocate()
         unheardBlock.deallocate()
-        if wakeReader >= 0 { Glibc.close(wakeReader) }
-        if wakeWriter >= 0 { Glibc.close(wakeWriter) }
     }
 
     /// Sends a command to the audio thread and wakes it. False when the ring is full (the
@@ -111,10 +105,15 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     @discardableResult
     public func send(_ command: RenderCommand) -> Bool {
         guard commands.tryPush(command) else { return false }
-        var byte: UInt8 = 1
-        _ = write(wakeWriter, &byte, 1)  // a full pipe is already ringing
+        commandBell.ring()
         return true
     }
+
+    /// Readable when the audio thread has reported something since `clearEventsReady`.
+    public var eventsReadyDescriptor: Int32 { eventBell.descriptor }
+
+    /// Call before taking the events a wake-up announced.
+    public func clearEventsReady() { eventBell.drain() }
 
     public var isRunning: Bool { running.load(ordering: .acquiring) }
     /// Periods written to the device so far (for monitoring and benchmarks).
@@ -172,7 +171,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             case .deviceLost(let code, let at):
                 device.close()
                 self.device = nil
-                _ = events.tryPush(.deviceLost(code: code, at: at))
+                report(.deviceLost(code: code, at: at))
                 silenceAfterLoss()
                 guard let replacement = reopenWithBackoff() else { return }
                 self.device = replacement
@@ -206,9 +205,8 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         // until a take-back can no longer reach them; one that cannot hands them on at once.
         let takesBack = configuration.takesBack
         let stepFrames = takesBack ? max(1, Int(PlaybackEngine.takeBackStepSeconds * Double(rate))) : periodFrames
-        let holdFrames = takesBack ? Int64(configuration.bufferFrames) : 0
         checkpoints.removeAll()
-        device.wakeWhenReadable(wakeReader)
+        device.wakeWhenReadable(commandBell.descriptor)
 
         /// How much audio an underrun lost shows once the device plays again: its frames are then
         /// heard later than the clock expected. Devices without timestamps (unpaced ones) lose a
@@ -232,14 +230,13 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         func release(_ event: RenderEvent?) {
             guard let event else { return }
             let audible = clock.audibleNanoseconds(ofDeviceFrame: event.outputFrame - renderedBase) ?? 0
-            if !events.tryPush(.render(event, audible: MonotonicTime(nanoseconds: audible))) {
-                _ = events.tryPush(.eventsDropped(count: 1))
-            }
+            report(.render(event, audible: MonotonicTime(nanoseconds: audible)))
         }
-        /// Hands on the held events no take-back can reach any more: those more than a buffer
-        /// behind what was written (all of them on a device that cannot take back).
+        /// Hands on the held events a take-back could not reach now (all of them on a device
+        /// that cannot take back): about when they are heard, a little before.
         func releaseOutOfReach() {
-            while let first = held.first, first.outputFrame - renderedBase < writtenFrames - holdFrames {
+            let reach = takesBack ? Int64(device.rewindableFrames() + stepFrames) : 0
+            while let first = held.first, first.outputFrame - renderedBase < writtenFrames - reach {
                 release(held.removeFirst())
             }
         }
@@ -268,9 +265,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             while let event = held.removeFirst() {
                 let audible = clock.audibleNanoseconds(ofDeviceFrame: event.outputFrame - renderedBase) ?? 0
                 let heard = audible > 0 && audible <= now
-                if !events.tryPush(.render(event, audible: MonotonicTime(nanoseconds: heard ? audible : 0))) {
-                    _ = events.tryPush(.eventsDropped(count: 1))
-                }
+                report(.render(event, audible: MonotonicTime(nanoseconds: heard ? audible : 0)))
             }
             return .deviceLost(code: code, at: moment(heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0))
         }
@@ -292,7 +287,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 while let event = held.removeFirst() { release(event) }
                 _ = device.drain()
                 let finishedAt = device.status()?.timestamp ?? .now()
-                _ = events.tryPush(.finished(lastFrameAudible: finishedAt))
+                report(.finished(lastFrameAudible: finishedAt))
                 return .finished
             }
 
@@ -383,13 +378,20 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 }
                 if !announcedStart, let origin = clock.originNanoseconds {
                     announcedStart = true
-                    _ = events.tryPush(.started(firstFrameAudible: MonotonicTime(nanoseconds: origin)))
+                    report(.started(firstFrameAudible: MonotonicTime(nanoseconds: origin)))
                 }
             }
             hold(&renderEvents)
             releaseOutOfReach()
             renderedBase = renderer.pointee.outputFrame - writtenFrames
         }
+    }
+
+    /// Tells the control side, and rings for it. A full ring loses the event (the control side
+    /// stopped taking them) and says so when there is room again.
+    private func report(_ event: EngineEvent) {
+        if !events.tryPush(event) { _ = events.tryPush(.eventsDropped(count: 1)) }
+        eventBell.ring()
     }
 
     private enum Recovery {
@@ -408,7 +410,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             return .underrun
         case ESTRPIPE:
             guard device.recover(error) >= 0 else { return .lost(code: error) }
-            _ = events.tryPush(.suspendRecovered(at: moment(heard: MonotonicTime.now().nanoseconds)))
+            report(.suspendRecovered(at: moment(heard: MonotonicTime.now().nanoseconds)))
             return .retry
         default:
             return .lost(code: error)
@@ -421,7 +423,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         let silent = renderer.pointee.lifecycle != .playing
         renderer.pointee.apply(.advance(frames: lostFrames), events: &renderEvents)
         checkpoints.removeAll()  // going back before the advance would undo it
-        _ = events.tryPush(.underrun(lostFrames: lostFrames, silent: silent, at: moment(heard: heard)))
+        report(.underrun(lostFrames: lostFrames, silent: silent, at: moment(heard: heard)))
     }
 
     /// Where the session stands now, heard at `heard` (CLOCK_MONOTONIC nanoseconds, 0 if unknown).
@@ -440,7 +442,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             guardBlocks += 1
         }
         for index in 0..<renderEvents.count {
-            _ = events.tryPush(.render(renderEvents[index], audible: .now()))
+            report(.render(renderEvents[index], audible: .now()))
         }
     }
 
@@ -458,7 +460,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 while let command = commands.tryPop() {
                     if command == .halt || command == .stop {
                         renderer.pointee.apply(.halt, events: &ignored)
-                        _ = events.tryPush(.finished(lastFrameAudible: .now()))
+                        report(.finished(lastFrameAudible: .now()))
                         return nil
                     }
                     renderer.pointee.apply(command, events: &ignored)
@@ -466,7 +468,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             }
             attempts += 1
             if let device = try? reopen(), device.configuration.rate == rate, device.configuration.channels == channels {
-                _ = events.tryPush(.deviceBack(attempts: attempts, at: moment(heard: MonotonicTime.now().nanoseconds)))
+                report(.deviceBack(attempts: attempts, at: moment(heard: MonotonicTime.now().nanoseconds)))
                 return device
             }
             delay = min(PlaybackEngine.maxRetryMilliseconds, delay * 2)
@@ -477,6 +479,6 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     private func requestPriority(for configuration: PCMConfiguration) {
         let priority = ThreadPriority.suited(to: configuration)
         let refusal = priority.apply()
-        if refusal != 0 { _ = events.tryPush(.priorityRefused(priority, code: refusal)) }
+        if refusal != 0 { report(.priorityRefused(priority, code: refusal)) }
     }
 }

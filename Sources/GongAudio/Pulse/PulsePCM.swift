@@ -193,6 +193,15 @@ public final class PulsePCM: PCM {
         return listing.sinks
     }
 
+    /// Whether a server answers a client within the timeout (at once when there is no socket).
+    public static func serverAnswers(timeoutMs: Int64) -> Bool {
+        guard let loop = pa_mainloop_new() else { return false }
+        let context = pa_context_new(pa_mainloop_get_api(loop), "gong")
+        defer { release(loop: loop, context: context, stream: nil) }
+        guard let context else { return false }
+        return connect(context, on: loop, timeoutMs: timeoutMs)
+    }
+
     /// Whether the server has a sink of this name; nil when it did not say in time.
     private static func hasSink(named name: String, context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> Bool? {
         /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
@@ -347,14 +356,8 @@ public final class PulsePCM: PCM {
         var watched = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
         let milliseconds = Int32(clamping: (nanoseconds + 999_999) / 1_000_000)
         guard poll(&watched, 1, milliseconds) > 0, watched.revents & Int16(POLLIN) != 0 else { return false }
-        PulsePCM.drain(wakeDescriptor)
+        Doorbell.drain(wakeDescriptor)
         return true
-    }
-
-    /// Empties the (non-blocking) wake pipe: however often it was rung, once is enough.
-    private static func drain(_ descriptor: Int32) {
-        var bytes: (UInt64, UInt64) = (0, 0)
-        while read(descriptor, &bytes, MemoryLayout.size(ofValue: bytes)) > 0 {}
     }
 
     /// The main loop watches the descriptor too, so a ring while it waits on the server ends
@@ -363,7 +366,7 @@ public final class PulsePCM: PCM {
         guard let mainLoop, let api = pa_mainloop_get_api(mainLoop), let watch = api.pointee.io_new else { return }
         wakeDescriptor = descriptor
         _ = watch(api, descriptor, PA_IO_EVENT_INPUT, { _, _, descriptor, _, userdata in
-            PulsePCM.drain(descriptor)
+            Doorbell.drain(descriptor)
             userdata?.assumingMemoryBound(to: Bool.self).pointee = true
         }, rung)
     }

@@ -84,11 +84,6 @@ public final class LiveSession<Device: PCM> {
     /// The session frame of the audio side's latest event: where the session stands if the
     /// audio thread ends without its renderer saying so.
     private var latestSessionFrame: Int64 = 0
-    /// When a command last went to the audio thread: its answer (paused, resumed, skipped) is
-    /// told once it is heard, up to a buffer later, and is worth looking for often until then.
-    private var lastCommandSent: MonotonicTime?
-    /// Where the last tail ends when the session runs its course.
-    private let ringOutEndFrame: Int64
 
     /// - Parameter open: opens the device; called again to reopen it after a loss.
     public init(pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool,
@@ -103,7 +98,6 @@ public final class LiveSession<Device: PCM> {
         plan = try SessionPlan(pattern: pattern, sampleRate: configuration.rate, channels: configuration.channels, bank: bank)
         machine = SessionMachine(timeline: plan.timeline)
         timing = CueTiming(sampleRate: configuration.rate, reportJitterSeconds: Double(configuration.reportJitterNanoseconds) / 1e9)
-        ringOutEndFrame = plan.totalFrames
         self.interactive = interactive
         engine = PlaybackEngine(renderer: plan.makeRenderer(masterGainDB: masterGainDB), device: device, reopen: open)
         position = LivePosition(phase: 0, cycle: 0, phaseElapsedSeconds: 0, phaseLengthSeconds: 0, sessionElapsedSeconds: 0,
@@ -164,6 +158,7 @@ public final class LiveSession<Device: PCM> {
     /// Drains the audio thread's events into the state machine; returns what to tell the person.
     public func poll(now: MonotonicTime = .now()) -> [LiveNotice] {
         var notices: [LiveNotice] = []
+        engine.clearEventsReady()
         while let event = engine.events.tryPop() {
             notices += handle(event)
         }
@@ -173,26 +168,10 @@ public final class LiveSession<Device: PCM> {
 
     public var summary: SessionSummary { machine.summary }
 
-    /// How long until the next thing on the timeline is heard — a phase, a cue, the end, the
-    /// last tail ringing out — so a control loop can sleep until then instead of polling.
-    /// Nil while the session clock is stopped (paused, waiting for a device) or nothing is left.
-    public func secondsUntilNextScheduledEvent(now: MonotonicTime = .now()) -> Double? {
-        guard clockRunning else { return nil }
-        // Until the device's clock is known, events cannot be placed in time: look often.
-        guard let anchor else { return 0.02 }
-        let rate = Double(configuration.rate)
-        let current = anchor.sessionFrame + Int64(((now.seconds - anchor.audible.seconds) * rate).rounded(.down))
-        let next = plan.timeline.nextEventFrame(after: current) ?? ringOutEndFrame
-        guard next > current else { return nil }
-        return Double(next - current) / rate
-    }
-
-    /// True while the audio side's answer to a command may still be on its way: a control loop
-    /// then looks for it every few milliseconds rather than at the next scheduled event.
-    public func awaitsAnswer(now: MonotonicTime = .now()) -> Bool {
-        guard let lastCommandSent else { return false }
-        return now.seconds - lastCommandSent.seconds < configuration.latencySeconds + 0.5
-    }
+    /// Readable when the audio thread has reported something `poll` has not taken yet: a
+    /// control loop sleeps on it rather than guessing when the next report comes. (Reports come
+    /// about when they are heard: on a device that takes back, once out of a take-back's reach.)
+    public var eventsReadyDescriptor: Int32 { engine.eventsReadyDescriptor }
 
     // MARK: Private
 
@@ -217,7 +196,6 @@ public final class LiveSession<Device: PCM> {
             switch effect {
             case .sendToAudio(let command):
                 engine.send(command)
-                lastCommandSent = .now()
             case .announce(let state):
                 if case .completed(let summary) = state, !finishedNotified {
                     finishedNotified = true

@@ -6,8 +6,8 @@ import GongKit
 
 /// Options for playing on an audio device, shared by `run` and `breathe`.
 struct LiveOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Playback device: an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a PulseAudio sink played directly: pulse (the server's default sink) or pulse:SINK. See gong devices.", valueName: "NAME"))
-    var device = "default"
+    @Option(help: ArgumentHelp("Playback device: auto (a running PulseAudio or PipeWire server, played by gong's own client; else ALSA's default), an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a PulseAudio sink played directly: pulse (the server's default sink) or pulse:SINK. See gong devices.", valueName: "NAME"))
+    var device = OutputRoute.automatic
 
     @Option(help: "Sample rate in Hz (the device may grant a nearby one).")
     var rate = 48000
@@ -15,10 +15,10 @@ struct LiveOptions: ParsableArguments {
     @Option(help: "Channels: 1 or 2.")
     var channels = 2
 
-    @Option(help: ArgumentHelp("Output latency in milliseconds (default: 150, in three periods). Cues land on their frame at any latency; a longer buffer only delays key presses and survives a busier machine.", valueName: "MS"))
+    @Option(help: ArgumentHelp("Output latency in milliseconds (default: 500 in four periods through gong's PulseAudio client, which takes back what a key press changes; 150 in three through ALSA, where a key press waits for the buffer). Cues land on their frame at any latency; a longer buffer costs fewer wake-ups and survives a busier machine.", valueName: "MS"))
     var latency: Double?
 
-    @Option(help: ArgumentHelp("Frames per period (default: a third of the latency; 2400 at 48 kHz).", valueName: "FRAMES"))
+    @Option(help: ArgumentHelp("Frames per period (default: the latency over its periods; 6000 at 48 kHz through pulse, 2400 through ALSA).", valueName: "FRAMES"))
     var period: Int?
 
     @Option(help: "Sample format: float32, int32 or int16 (default: the best the device takes).")
@@ -40,6 +40,6 @@ struct LiveOptions: ParsableArguments {
             guard let parsed = SampleFormat(rawValue: format) else { throw .usage("--format \(format): unsupported; use float32, int32 or int16") }
             sampleFormat = parsed
         }
-        return PCMRequest(device: device, rate: rate, channels: channels, format: sampleFormat, periodFrames: period, latencyMs: latency)
+        return PCMRequest(device: OutputRoute.deciding(device), rate: rate, channels: channels, format: sampleFormat, periodFrames: period, latencyMs: latency)
     }
 }

@@ -66,10 +66,11 @@ enum LivePlayer {
         report(session.start())
         var interrupts = 0
         while !session.isOver {
-            var descriptors = [pollfd(fd: signals.wakeFileDescriptor, events: Int16(POLLIN), revents: 0)]
+            var descriptors = [pollfd(fd: signals.wakeFileDescriptor, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: session.eventsReadyDescriptor, events: Int16(POLLIN), revents: 0)]
             if screen != nil { descriptors.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
             _ = poll(&descriptors, nfds_t(descriptors.count), wakeAfterMilliseconds(session, view: view))
-            let keys = descriptors.count > 1 ? descriptors[1].revents : 0
+            let keys = descriptors.count > 2 ? descriptors[2].revents : 0
             if keys & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
                 detachFromTerminal()
             } else if keys & Int16(POLLIN) != 0 {
@@ -129,15 +130,11 @@ enum LivePlayer {
         return 0
     }
 
-    /// Sleep until something can change: the next cue or phase is heard, the view shows
-    /// something new, the answer to a key press may have come (looked for every 20 ms until
-    /// a buffer has passed), or a second has passed (what the audio thread reports unannounced — an
-    /// underrun, a lost device — waits at most that long). Keys and signals wake the loop at once.
-    /// Waking costs more CPU than anything done once awake, so a quiet session wakes rarely.
+    /// Sleep until the view shows something new, or at most a second. Keys, signals and the
+    /// audio thread's reports (its doorbell) wake the loop at once. Waking costs more CPU than
+    /// anything done once awake, so a quiet session wakes rarely.
     static func wakeAfterMilliseconds<Device>(_ session: LiveSession<Device>, view screen: TerminalScreen?) -> Int32 {
         var seconds = 1.0
-        if let untilEvent = session.secondsUntilNextScheduledEvent() { seconds = min(seconds, untilEvent + 0.002) }
-        if session.awaitsAnswer() { seconds = min(seconds, 0.02) }
         if let screen { seconds = min(seconds, StatusLines.secondsUntilChange(status(of: session), width: screen.width)) }
         return Int32(max(5, (seconds * 1000).rounded(.up)))
     }
