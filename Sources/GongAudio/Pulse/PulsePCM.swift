@@ -310,7 +310,8 @@ public final class PulsePCM: PCM {
     /// Waits for a period of room. The server frees room as its sink plays, and tells of it in
     /// messages that come as often as the sink wakes (every few milliseconds beside a
     /// low-latency stream): waking for each of them cost four wake-ups a period. So the thread
-    /// first sleeps for as long as the sink takes to play the period it lacks, then takes every
+    /// first sends what was written (`sendWritten`: until then it is only queued in the client),
+    /// sleeps for as long as the sink takes to play the period it lacks, then takes every
     /// message that has arrived in one pass, and waits on the server only if that was not yet
     /// enough. Underruns and a lost server are seen at the latest one period later; a rung wake
     /// descriptor at once.
@@ -331,7 +332,9 @@ public final class PulsePCM: PCM {
             guard remaining > 0 else { return 0 }
             if !napped {
                 napped = true
-                let missingFrames = Int64((periodBytes - max(0, writable)) / frameBytes)
+                guard PulsePCM.sendWritten(loop) else { return -ENODEV }
+                if rung.pointee { continue }
+                let missingFrames = Int64((periodBytes - max(0, pa_stream_writable_size(stream) + takenBackBytes)) / frameBytes)
                 if nap(nanoseconds: min(remaining, FrameTime.nanoseconds(ofFrames: missingFrames, rate: Int64(configuration.rate)))) {
                     return PCMWait.woken
                 }
@@ -340,6 +343,22 @@ public final class PulsePCM: PCM {
             }
             guard PulsePCM.runOnce(loop, timeoutMicroseconds: remaining / 1000) >= 0 else { return -ENODEV }
         }
+    }
+
+    /// Hands the server what was written. `pa_stream_write` only queues the frames: the
+    /// library sends them when its main loop next runs, and a wait that slept first kept every
+    /// period a nap away from the server. At the start that was the whole first buffer, heard a
+    /// period late: 150 ms at 500 ms in 4 periods, on PulseAudio and PipeWire alike.
+    /// False when the loop cannot go on.
+    private static func sendWritten(_ loop: OpaquePointer) -> Bool {
+        // One pass sends what the socket takes; a few more, and anything left waits for the
+        // next pass rather than spin here.
+        for _ in 0..<4 {
+            let dispatched = runOnce(loop, timeoutMicroseconds: 0)
+            guard dispatched >= 0 else { return false }
+            if dispatched == 0 { break }
+        }
+        return true
     }
 
     /// Sleeps, or less if the wake descriptor rings: true then (and it has been read).
