@@ -6,7 +6,7 @@ monitor with parec (sample for sample what was played). For each run it reports 
 (underruns from its `finished` JSON event) and what was heard: every interval between onsets in
 the recording against the scheduled 144 000 frames, and gong's CPU time.
 
-Usage: bench/exactness.py [--server pulseaudio|pipewire] [--device pulse|default]
+Usage: bench/exactness.py [--server pulseaudio|pipewire] [--device auto|pulse|default]
                           [--latency MS[,MS...]|default] [--seconds N] [--load N] [--runs R]
 
 --load N runs N busy loops (`yes > /dev/null`) beside each run. The servers are the test rig's:
@@ -25,7 +25,7 @@ def option(name, default):
 
 
 server = option("--server", "pulseaudio")
-device = option("--device", "pulse")
+device = option("--device", "auto")
 latencies = option("--latency", "default").split(",")
 seconds = int(option("--seconds", "60"))
 load = int(option("--load", "0"))

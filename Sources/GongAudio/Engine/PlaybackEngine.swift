@@ -43,7 +43,6 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     private let renderer: UnsafeMutablePointer<SessionRenderer>
     private var checkpoints: RenderCheckpoints
     private var held: HeldEvents
-    private let takeBacks = Atomic<Int>(0)
     private var device: Device?
     private let reopen: DeviceOpener
     private let channels: Int
@@ -118,8 +117,6 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     public var isRunning: Bool { running.load(ordering: .acquiring) }
     /// Periods written to the device so far (for monitoring and benchmarks).
     public var periodsPlayed: Int { periods.load(ordering: .relaxed) }
-    /// Commands that took back audio already written (for monitoring, benchmarks and tests).
-    public var takeBackCount: Int { takeBacks.load(ordering: .relaxed) }
     /// The audio thread's kernel thread id once it runs (0 before): where /proc keeps its CPU
     /// time and scheduling, for monitoring and tests.
     public var audioThreadID: Int32 { threadID.load(ordering: .acquiring) }
@@ -253,7 +250,6 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             held.truncate(toNumber: checkpoints.tag(at: index))
             renderer.pointee.restore(checkpoint: index, from: &checkpoints)
             writtenFrames -= frames
-            takeBacks.add(1, ordering: .relaxed)
         }
         /// The device is gone: the session will carry on from the renderer's frame, and the
         /// silence begins when what was written to the device runs out. What the renderer did
