@@ -83,7 +83,8 @@ import Testing
             return errors
         }
         #expect(play(seconds: 0.5) == [])
-        usleep(100_000)
+        // Long enough for the whole buffer to play out, and then some.
+        usleep(UInt32((pcm.configuration.latencySeconds + 0.2) * 1_000_000))
         #expect(play(seconds: 0.5) == [-EPIPE])
         #expect(pcm.recover(-EPIPE) == 0)
         #expect(play(seconds: 0.5) == [])

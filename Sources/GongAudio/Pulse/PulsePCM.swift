@@ -302,7 +302,9 @@ public final class PulsePCM: PCM {
         // Without a free callback the library copies the frames into its shared memory. Frames
         // taken back are written over: the write starts that far back in the stream, and both
         // the library and the server count the request as the net change.
-        guard pa_stream_write(stream, bytes, count * frameBytes, nil, -Int64(takenBackBytes), PA_SEEK_RELATIVE) >= 0 else { return Int(-ENODEV) }
+        guard pa_stream_write(stream, bytes, count * frameBytes, nil, -Int64(takenBackBytes), PA_SEEK_RELATIVE) >= 0,
+              let mainLoop, PulsePCM.sendWritten(mainLoop)
+        else { return Int(-ENODEV) }
         takenBackBytes = 0
         return count
     }
@@ -310,7 +312,6 @@ public final class PulsePCM: PCM {
     /// Waits for a period of room. The server frees room as its sink plays, and tells of it in
     /// messages that come as often as the sink wakes (every few milliseconds beside a
     /// low-latency stream): waking for each of them cost four wake-ups a period. So the thread
-    /// first sends what was written (`sendWritten`: until then it is only queued in the client),
     /// sleeps for as long as the sink takes to play the period it lacks, then takes every
     /// message that has arrived in one pass, and waits on the server only if that was not yet
     /// enough. Underruns and a lost server are seen at the latest one period later; a rung wake
@@ -332,9 +333,7 @@ public final class PulsePCM: PCM {
             guard remaining > 0 else { return 0 }
             if !napped {
                 napped = true
-                guard PulsePCM.sendWritten(loop) else { return -ENODEV }
-                if rung.pointee { continue }
-                let missingFrames = Int64((periodBytes - max(0, pa_stream_writable_size(stream) + takenBackBytes)) / frameBytes)
+                let missingFrames = Int64((periodBytes - max(0, writable)) / frameBytes)
                 if nap(nanoseconds: min(remaining, FrameTime.nanoseconds(ofFrames: missingFrames, rate: Int64(configuration.rate)))) {
                     return PCMWait.woken
                 }
@@ -345,10 +344,11 @@ public final class PulsePCM: PCM {
         }
     }
 
-    /// Hands the server what was written. `pa_stream_write` only queues the frames: the
-    /// library sends them when its main loop next runs, and a wait that slept first kept every
-    /// period a nap away from the server. At the start that was the whole first buffer, heard a
-    /// period late: 150 ms at 500 ms in 4 periods, on PulseAudio and PipeWire alike.
+    /// Hands the server what was written, at once: `pa_stream_write` only queues the frames,
+    /// and the library sends them when its main loop next runs. Left to the next wait, which
+    /// sleeps first, every period reached the server a nap late, and the first buffer a whole
+    /// period late (125 ms at 500 ms in 4 periods, on PulseAudio and PipeWire alike); frames
+    /// written over after a take-back would have arrived after the server had read them.
     /// False when the loop cannot go on.
     private static func sendWritten(_ loop: OpaquePointer) -> Bool {
         // One pass sends what the socket takes; a few more, and anything left waits for the
