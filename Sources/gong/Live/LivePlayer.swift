@@ -130,11 +130,12 @@ enum LivePlayer {
         return 0
     }
 
-    /// Sleep until the view shows something new, or at most a second. Keys, signals and the
-    /// audio thread's reports (its doorbell) wake the loop at once. Waking costs more CPU than
-    /// anything done once awake, so a quiet session wakes rarely.
+    /// Sleep until the view shows something new. Keys, signals and the audio thread's reports
+    /// (its doorbell) wake the loop at once, so without a view nothing else needs it: it looks
+    /// once a minute all the same. Waking costs more CPU than anything done once awake, so a
+    /// quiet session wakes rarely.
     static func wakeAfterMilliseconds<Device>(_ session: LiveSession<Device>, view screen: TerminalScreen?) -> Int32 {
-        var seconds = 1.0
+        var seconds = 60.0
         if let screen { seconds = min(seconds, StatusLines.secondsUntilChange(status(of: session), width: screen.width)) }
         return Int32(max(5, (seconds * 1000).rounded(.up)))
     }
