@@ -400,11 +400,7 @@ public final class PulsePCM: PCM {
     /// What is still in the server's queue for this stream, by its last report moved on by the
     /// time since (the queue drains at the stream's rate while it plays), less the margin.
     public func rewindableFrames() -> Int {
-        guard broken == 0, let stream, let report = pa_stream_get_timing_info(stream)?.pointee,
-              report.read_index_corrupt == 0, report.write_index_corrupt == 0,
-              case let measuredWall = Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1000,
-              measuredWall >= reportsValidFrom
-        else { return 0 }
+        guard broken == 0, let stream, let (report, measuredWall) = validReport(stream) else { return 0 }
         let rate = Int64(configuration.rate)
         var queued = (report.write_index - report.read_index) / Int64(frameBytes)
         if report.playing != 0 {
@@ -460,10 +456,7 @@ public final class PulsePCM: PCM {
         // The report's moment is on the system clock (the server's gettimeofday): move it to
         // CLOCK_MONOTONIC by the two clocks' present offset.
         let now = MonotonicTime.now()
-        guard let report = pa_stream_get_timing_info(stream)?.pointee, report.read_index_corrupt == 0, report.write_index_corrupt == 0,
-              case let measuredWall = Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1000,
-              measuredWall >= reportsValidFrom
-        else {
+        guard let (report, measuredWall) = validReport(stream) else {
             return PCMStatus(state: .prepared, delayFrames: 0, availableFrames: 0, timestamp: now, triggerTimestamp: now)
         }
         let measured = MonotonicTime(nanoseconds: measuredWall - (wallNanoseconds - now.nanoseconds))
@@ -474,6 +467,15 @@ public final class PulsePCM: PCM {
         let writable = max(0, pa_stream_writable_size(stream))
         return PCMStatus(state: report.playing != 0 ? .running : .prepared, delayFrames: queuedFrames + sinkFrames,
                          availableFrames: writable / frameBytes, timestamp: measured, triggerTimestamp: measured)
+    }
+
+    /// The server's last timing report and when it was measured (system clock, nanoseconds),
+    /// if its indices are whole and it was measured after the last underrun was told of.
+    private func validReport(_ stream: OpaquePointer) -> (pa_timing_info, Int64)? {
+        guard let report = pa_stream_get_timing_info(stream)?.pointee, report.read_index_corrupt == 0, report.write_index_corrupt == 0
+        else { return nil }
+        let measuredWall = Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1000
+        return measuredWall >= reportsValidFrom ? (report, measuredWall) : nil
     }
 
     public func close() {

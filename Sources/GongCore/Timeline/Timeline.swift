@@ -121,17 +121,6 @@ public struct Timeline: Sendable {
     }
 
     public var plannedSeconds: Double { Double(plannedEndFrame) / Double(sampleRate) }
-
-    /// The frame of the first event after `frame`, or nil when none is left. Events are in frame
-    /// order, so this is a binary search: a live control loop asks it every time it goes to sleep.
-    public func nextEventFrame(after frame: Int64) -> Int64? {
-        var low = 0, high = events.count
-        while low < high {
-            let middle = (low + high) / 2
-            if events[middle].frame <= frame { low = middle + 1 } else { high = middle }
-        }
-        return low < events.count ? events[low].frame : nil
-    }
 }
 
 /// Linear amplitude for a gain in decibels.
