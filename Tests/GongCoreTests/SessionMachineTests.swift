@@ -56,7 +56,7 @@ import Testing
                   .underrun: .active, .cuePlayed: .active, .fail: .failed, .deviceLost: .failed, .suspended: .paused],
         .paused: [.resume: .active, .skip: .paused, .stop: .completing, .phaseBegan: .paused, .cuePlayed: .paused,
                   .sessionEnded: .completing, .underrun: .paused, .fail: .failed, .deviceLost: .failed, .suspended: .paused],
-        .completing: [.finished: .completed, .cuePlayed: .completing, .underrun: .completing, .fail: .failed,
+        .completing: [.finished: .completed, .sessionEnded: .completing, .cuePlayed: .completing, .underrun: .completing, .fail: .failed,
                       .deviceLost: .failed, .suspended: .completing],
         .completed: [:],
         .failed: [.deviceReturned: .paused, .stop: .failed, .finished: .completed],
@@ -136,6 +136,9 @@ import Testing
         var machine = try Self.machine(in: .active)
         let effects = try machine.handle(.stop)
         #expect(effects == [.announce(.completing), .sendToAudio(.stop)])
+        // The renderer then jumps to the end and reports reaching it, as it does every end.
+        #expect(try machine.handle(.sessionEnded) == [])
+        #expect(machine.state == .completing && machine.summary.phasesCompleted == 0)
         try machine.handle(.finished(playedFrames: 1))
         guard case .completed(let summary) = machine.state else { Issue.record("not completed"); return }
         #expect(summary.stoppedEarly)

@@ -341,6 +341,24 @@ import Testing
         #expect(summary.suspends == 1)
     }
 
+    // MARK: A stop
+
+    /// A stop jumps to the end cue: the renderer then reports the session's end as it reaches it,
+    /// which the ring-out the stop began takes in its stride (it once came out as an internal error).
+    @Test func aStopWhilePlayingRingsOutTheEndCueAndNothingIsAmiss() throws {
+        let devices = Devices()
+        let session = try LiveSession<FaultInjectingPCM>(pattern: Self.pattern, bank: shippedBank, masterGainDB: 0, interactive: true) {
+            () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
+        }
+        var notices = session.start()
+        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 10) { $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } } }
+        notices += session.send(.stop)
+        let summary = try Self.finish(session, &notices)
+        #expect(summary.stoppedEarly && summary.phasesCompleted == 1, "\(summary)")
+        #expect(summary.cuesPlayed == 3, "two clicks and the chime: \(summary)")
+        #expect(summary.playedFrames > 0)
+    }
+
     // MARK: Commands that do not apply
 
     @Test func aCommandTheSessionDoesNotTakeIsReportedNotDropped() throws {

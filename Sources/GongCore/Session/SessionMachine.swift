@@ -34,8 +34,9 @@ public struct SessionMachine: Sendable {
         .paused: [.resume, .skip, .stop, .phaseBegan, .cuePlayed, .sessionEnded, .underrun, .fail, .deviceLost, .suspended],
         // Nothing is left but the end cue and the tails: a pause, resume, skip or stop this late
         // would only hold the session open or cut what it is for, so the person is told it was
-        // not taken (a halt still cuts the tails).
-        .completing: [.finished, .cuePlayed, .underrun, .fail, .deviceLost, .suspended],
+        // not taken (a halt still cuts the tails). The audio side's `sessionEnded` still comes
+        // after a stop: the stop is a jump to the session's end, which the renderer then reaches.
+        .completing: [.finished, .sessionEnded, .cuePlayed, .underrun, .fail, .deviceLost, .suspended],
         .completed: [],
         // Waiting for the device: it comes back, or the person stops, or the audio side ends.
         .failed: [.deviceReturned, .stop, .finished],
@@ -111,6 +112,10 @@ public struct SessionMachine: Sendable {
         case (.active, .sessionEnded):
             countCompletedPhase()
             state = .completing
+        case (.completing, .sessionEnded):
+            // The end a stop jumped to: the ring-out it began goes on, and the phase it cut short
+            // is not counted as completed.
+            break
 
         case (.completing, .finished(let played)), (.failed, .finished(let played)):
             // From `failed`: the audio side ended while the device was gone (after a stop).
