@@ -72,7 +72,11 @@ import Testing
         var summary = SessionSummary(patternName: "ticks", sampleRate: 48000, plannedFrames: 10 * Self.interval, plannedCycles: 10)
         let steady = Self.timing(ppm: 400, jitter: [0.000_020, -0.000_030, 0.000_010])
         #expect(HeardVerdict(summary: summary, timing: steady) == .everyCueOnItsFrame(jitterSeconds: steady.maxJitterSeconds ?? -1))
-        #expect(HeardVerdict(summary: summary, timing: CueTiming(sampleRate: 48000)) == .unconfirmed)
+        #expect(HeardVerdict(summary: summary, timing: CueTiming(sampleRate: 48000)) == .unconfirmed(deviceTimed: false))
+        var placedApart = CueTiming(sampleRate: 48000)
+        placedApart.cuePlaced()
+        placedApart.cuePlaced()
+        #expect(HeardVerdict(summary: summary, timing: placedApart) == .unconfirmed(deviceTimed: true), "two cues placed with a skip between")
         let rough = Self.timing(ppm: 0, jitter: [0.002, -0.0025, 0.0015, -0.002])
         if case .roughReports = HeardVerdict(summary: summary, timing: rough) {} else { Issue.record("rough reports confirm no frame") }
         // Intervals 1.5 ms long each: within the per-interval bound, but −1 500 ppm is no device.

@@ -59,6 +59,12 @@ public struct CueTiming: Sendable, Equatable {
 
     public var intervalsMeasured: Int { scheduledFrames.count }
 
+    /// Cues the device's clock placed, whether or not an interval could be measured to them (a
+    /// pause, skip or stop between two cues leaves no interval).
+    public private(set) var cuesPlaced = 0
+
+    public mutating func cuePlaced() { cuesPlaced += 1 }
+
     /// The largest difference between a heard interval and its schedule at the nominal rate.
     public var maxDeviationSeconds: Double { deviations(rate: Double(sampleRate)).max() ?? 0 }
 
@@ -113,8 +119,9 @@ public enum HeardVerdict: Equatable, Sendable {
     /// it was cut or heard late.
     case audioLost(xruns: Int, frames: Int64, suspends: Int, deviceLosses: Int)
     /// Rendered on their frames, but the device gave no timing to confirm when they were heard
-    /// (ALSA's `null`), or fewer than two intervals were heard in a row.
-    case unconfirmed
+    /// (ALSA's `null`; `deviceTimed` false), or it did but fewer than two intervals were heard
+    /// in a row (a short or stopped session).
+    case unconfirmed(deviceTimed: Bool)
 
     public init(summary: SessionSummary, timing: CueTiming) {
         if summary.xruns > 0 || summary.suspends > 0 || summary.deviceLosses > 0 || summary.maxCueLatenessFrames > 0 {
@@ -126,7 +133,7 @@ public enum HeardVerdict: Equatable, Sendable {
         } else if let jitter = timing.maxJitterSeconds {
             self = jitter <= CueTiming.toleranceSeconds ? .everyCueOnItsFrame(jitterSeconds: jitter) : .roughReports(jitterSeconds: jitter)
         } else {
-            self = .unconfirmed
+            self = .unconfirmed(deviceTimed: timing.cuesPlaced > 0)
         }
     }
 }

@@ -332,6 +332,7 @@ public final class LiveSession<Device: PCM> {
             if !deviceClockKnown { unplacedCueFrame = sessionFrame }
             return nil
         }
+        timing.cuePlaced()
         defer { previousCue = (sessionFrame, audible) }
         guard let previous = previousCue, sessionFrame > previous.sessionFrame else { return nil }
         return timing.record(scheduledFrames: sessionFrame - previous.sessionFrame, heardSeconds: audible.seconds - previous.audible.seconds)

@@ -88,7 +88,7 @@ enum NoticeFormat {
             case .offTheirFrames(let count, let worst, _): object["heard"] = "offFrame"; object["cuesOffFrame"] = count; object["worstOffFrames"] = worst
             case .roughReports: object["heard"] = "roughReports"
             case .audioLost: object["heard"] = "audioLost"
-            case .unconfirmed: object["heard"] = "unconfirmed"
+            case .unconfirmed(let deviceTimed): object["heard"] = "unconfirmed"; object["deviceTimed"] = deviceTimed
             }
             if timing.intervalsMeasured > 0 {
                 var heard: [String: Any] = ["intervals": timing.intervalsMeasured, "maxDeviationMs": timing.maxDeviationSeconds * 1000,
@@ -142,8 +142,10 @@ enum NoticeFormat {
             if losses > 0 { parts.append("the device was lost \(losses == 1 ? "once" : "\(losses) times")") }
             let late = summary.maxCueLatenessFrames > 0 ? "; the latest cue \(summary.maxCueLatenessFrames) frames late" : ""
             return "audio was lost (" + parts.joined(separator: ", ") + "): cues after it stay on schedule, one sounding across it was heard off its frame" + late
-        case .unconfirmed:
+        case .unconfirmed(deviceTimed: false):
             return "each rendered on its frame (the device gave no timing to confirm when they were heard)"
+        case .unconfirmed(deviceTimed: true):
+            return "each rendered on its frame (too few were heard in a row, with no pause, skip or stop between, to confirm it by the device's clock)"
         }
     }
 
