@@ -38,11 +38,12 @@ public final class PulsePCM: PCM {
     private var reportsValidFrom: Int64 = 0
     private let frameBytes: Int
     private let periodBytes: Int
-    /// How much longer than the period it lacks a wait sleeps: half a period, at most 50 ms.
-    /// PipeWire asks for a period only once its graph has played it, a quantum at a time (up
-    /// to 43 ms at 48 kHz): a thread that woke exactly on time found no room yet and woke
-    /// again when the request came — two wake-ups a period (988 a minute at 500 ms in four
-    /// periods, 94 ms of CPU a minute, where aplay took less).
+    /// How much longer than a period a wait that must sleep sleeps: half a period, at most
+    /// 50 ms. The server gives room in lumps, as its graph plays (PipeWire a period at a time,
+    /// up to a 43 ms quantum after it was played): a thread that slept only until the room it
+    /// lacked was due often found none yet and woke again when the lump came. At 500 ms in four
+    /// periods on PipeWire: 988 wake-ups a minute sleeping exactly that long, 678 with this
+    /// slack, 342 sleeping a whole period and this (PulseAudio: 344).
     private let napSlackFrames: Int64
     /// Bytes taken back and not yet written over: the next write goes that far back.
     private var takenBackBytes = 0
@@ -316,13 +317,13 @@ public final class PulsePCM: PCM {
         return count
     }
 
-    /// Waits for a period of room. The server frees room as its sink plays, and tells of it in
-    /// messages that come as often as the sink wakes (every few milliseconds beside a
-    /// low-latency stream): waking for each of them cost four wake-ups a period. So the thread
-    /// sleeps for as long as the sink takes to play the period it lacks and a little more (the
-    /// server's word comes after its sink has played), then takes every message that has
-    /// arrived in one pass, and waits on the server only if that was not yet enough. Underruns and a lost server are seen at the latest one period later; a rung wake
-    /// descriptor at once.
+    /// Waits for a period of room. The server frees room as its sink plays and tells of it in
+    /// messages, as often as its graph wakes. So when there is less than a period, the thread
+    /// sleeps for a whole period and a little more, whatever part of one it has (the part came
+    /// in a lump, and the rest will too), then takes every message that has arrived in one
+    /// pass, and waits on the server only if that was not yet enough. It often finds two
+    /// periods, which the engine writes before it sleeps again. Underruns and a lost server are
+    /// seen at the latest a period and a half later; a rung wake descriptor at once.
     public func wait(timeoutMs: Int32) -> Int32 {
         guard let loop = mainLoop else { return -EBADFD }
         let deadline = MonotonicTime.now().nanoseconds + Int64(timeoutMs) * 1_000_000
@@ -340,8 +341,8 @@ public final class PulsePCM: PCM {
             guard remaining > 0 else { return 0 }
             if !napped {
                 napped = true
-                let missingFrames = Int64((periodBytes - max(0, writable)) / frameBytes) + napSlackFrames
-                if nap(nanoseconds: min(remaining, FrameTime.nanoseconds(ofFrames: missingFrames, rate: Int64(configuration.rate)))) {
+                let napFrames = Int64(periodBytes / frameBytes) + napSlackFrames
+                if nap(nanoseconds: min(remaining, FrameTime.nanoseconds(ofFrames: napFrames, rate: Int64(configuration.rate)))) {
                     return PCMWait.woken
                 }
                 guard PulsePCM.runOnce(loop, timeoutMicroseconds: 0) >= 0 else { return -ENODEV }
