@@ -346,16 +346,20 @@ import Testing
     /// A stop jumps to the end cue: the renderer then reports the session's end as it reaches it,
     /// which the ring-out the stop began takes in its stride (it once came out as an internal error).
     @Test func aStopWhilePlayingRingsOutTheEndCueAndNothingIsAmiss() throws {
+        // Phases of a second, so that a stop sent in the second lands well before the end.
+        let pattern = Pattern(name: "stopped", phases: (0..<4).map { Phase("p\($0)", length: .one, cue: Cue("click")) },
+                              length: .cycles(1), endCue: Cue("chime"))
         let devices = Devices()
-        let session = try LiveSession<FaultInjectingPCM>(pattern: Self.pattern, bank: shippedBank, masterGainDB: 0, interactive: true) {
+        let session = try LiveSession<FaultInjectingPCM>(pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: true) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
         }
         var notices = session.start()
         LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 10) { $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } } }
         notices += session.send(.stop)
         let summary = try Self.finish(session, &notices)
-        #expect(summary.stoppedEarly && summary.phasesCompleted == 1, "\(summary)")
-        #expect(summary.cuesPlayed == 3, "two clicks and the chime: \(summary)")
+        // On a busy machine the stop may land a phase or two later; never at the end.
+        #expect(summary.stoppedEarly && (1..<4).contains(summary.phasesCompleted), "\(summary)")
+        #expect(summary.cuesPlayed == summary.phasesCompleted + 2, "a click for each phase begun, and the chime: \(summary)")
         #expect(summary.playedFrames > 0)
     }
 
