@@ -72,7 +72,7 @@ def run_once(latency):
     started = next((e for e in events if e["type"] == "started"), {})
     heard = onsets(samples)
     intervals = [b - a for a, b in zip(heard, heard[1:])]
-    off = [i - 144000 for i in intervals if i != 144000]
+    off = [(index, i - 144000) for index, i in enumerate(intervals) if i != 144000]  # (which interval, frames off)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     xruns = [(e.get("frame"), e.get("lostFrames")) for e in events if e["type"] == "xrun"]
     return {"xrunEvents": xruns, "heard": finished.get("heard"), "latencyMs": started.get("latencyMs"), "status": result.returncode, "xruns": finished.get("xruns"),
