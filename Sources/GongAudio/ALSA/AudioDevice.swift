@@ -69,8 +69,8 @@ public struct PCMRequest: Sendable, Equatable {
 /// 2-core machine with two busy loops beside it (bench/exactness.py): 16 ms ran dry up to 9
 /// times in 30 s and put heard intervals up to 419 frames off; 100, 150 and 200 ms ran clean.
 /// What it costs is wake-ups: a 2-minute two-phase through PulseAudio took gong 0.32–0.35 s of
-/// CPU at 150 ms in periods of 50 ms, 0.18 s at 500 ms in four periods (aplay at its own 500 ms
-/// default: 0.24 s).
+/// CPU at 150 ms in periods of 50 ms, 0.16–0.18 s at 500 ms in four periods (aplay at its own
+/// 500 ms default: 0.22–0.23 s; through PipeWire 0.20–0.22 s against 0.22–0.24 s).
 public struct BufferDefaults: Sendable, Equatable {
     public var latencyMs: Double
     public var periodsPerBuffer: Int

@@ -224,6 +224,7 @@ public final class LiveSession<Device: PCM> {
             deviceClockKnown = true
             if anchor == nil { anchor = (0, audible) }
             if let frame = unplacedCueFrame, previousCue == nil {
+                timing.cuePlaced()
                 previousCue = (frame, MonotonicTime(nanoseconds: audible.nanoseconds + FrameTime.nanoseconds(ofFrames: frame, rate: Int64(configuration.rate))))
             }
             unplacedCueFrame = nil
@@ -244,7 +245,12 @@ public final class LiveSession<Device: PCM> {
         case .deviceLost(let code, let at):
             clockRunning = false
             breakTimingChain()
-            let message = "\(configuration.device): \(String(cString: strerror(-code)))"
+            // The engine's -EAGAIN is its own verdict, not a device's word: nothing was taken
+            // for `stallSeconds`. strerror would say "Resource temporarily unavailable".
+            let reason = code == -EAGAIN
+                ? "stalled: it took no audio for \(Int(PlaybackEngine<Device>.stallSeconds)) s"
+                : String(cString: strerror(-code))
+            let message = "\(configuration.device): \(reason)"
             return feed(.fail(SessionFailure(.deviceLost, message)), from: .audio) + [.deviceLost(message: message, at: at)]
         case .deviceBack(_, let at):
             let notices = feed(.deviceReturned(resume: !interactive), from: .audio)
