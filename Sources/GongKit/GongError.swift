@@ -14,8 +14,8 @@ public enum GongError: Error, CustomStringConvertible {
     case output(String)
     /// The audio device cannot be opened or used.
     case device(AudioDeviceError)
-    /// Something else the person asked for is out of range (`--rate 7`).
-    case usage(String)
+    /// A setting is outside `SessionLimits` (a rate of 7 Hz).
+    case setting(SettingError)
     /// gong contradicted itself (a bug): reported, never hidden.
     case internalError(String)
 
@@ -25,7 +25,7 @@ public enum GongError: Error, CustomStringConvertible {
         case .sound(let error): error.description
         case .soundFile(let error): error.description
         case .output(let message): message
-        case .usage(let message): message
+        case .setting(let error): error.description
         case .device(let error): error.description
         case .internalError(let message): "internal error: \(message) (please report this)"
         }

@@ -13,21 +13,62 @@ enum ExitStatus {
     static let cannotCreate: Int32 = 73 // EX_CANTCREAT: the output cannot be created
 }
 
+/// Something wrong with the command line itself, in its own words (`--rate 7: …`).
+struct UsageError: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// The flag each of GongKit's settings is given with.
+func flag(for setting: SettingError.Setting) -> String {
+    switch setting {
+    case .rate: "--rate"
+    case .channels: "--channels"
+    case .latency: "--latency"
+    case .period: "--period"
+    case .format: "--format"
+    case .gain: "--volume"
+    case .block: "--block"
+    }
+}
+
 /// Prints one line to standard error and exits with the status that fits: never a stack trace.
+/// The status comes from what kind of error it is, never from its words.
+func fail(_ error: any Error) -> ExitCode {
+    switch error {
+    case let usage as UsageError:
+        printError(usage.message)
+        return ExitCode(ExitStatus.usage)
+    case let gong as GongError:
+        return fail(gong)
+    default:
+        printError("internal error: \(error) (please report this)")
+        return ExitCode(ExitStatus.software)
+    }
+}
+
 func fail(_ error: GongError) -> ExitCode {
-    printError(error.description)
+    switch error {
+    case .setting(let setting):
+        printError("\(flag(for: setting.setting)) \(setting.value): out of range; use \(setting.allowed)")
+        return ExitCode(ExitStatus.usage)
+    default:
+        printError(error.description)
+    }
     switch error {
     case .pattern(let patternError):
-        if patternError.problem == "file not found" || patternError.problem == "permission denied" { return ExitCode(ExitStatus.noInput) }
-        let fromCommandLine = patternError.location?.hasPrefix("--") == true || patternError.problem == "no such pattern"
-        return ExitCode(fromCommandLine ? ExitStatus.usage : ExitStatus.dataError)
+        switch patternError.kind {
+        case .unreadableFile: return ExitCode(ExitStatus.noInput)
+        case .unknownPattern: return ExitCode(ExitStatus.usage)
+        case .invalid: return ExitCode(ExitStatus.dataError)
+        }
     case .sound(let soundError):
-        return ExitCode(soundError.message.contains("not found") ? ExitStatus.noInput : ExitStatus.dataError)
+        return ExitCode(soundError.kind == .fileNotFound ? ExitStatus.noInput : ExitStatus.dataError)
     case .soundFile:
         return ExitCode(ExitStatus.dataError)
     case .output:
         return ExitCode(ExitStatus.cannotCreate)
-    case .usage:
+    case .setting:
         return ExitCode(ExitStatus.usage)
     case .device:
         return ExitCode(ExitStatus.unavailable)

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 @main
-struct Gong: ParsableCommand {
+struct Gong: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gong",
         abstract: "Frame-exact gongs and breathing cues for meditation, from the terminal.",

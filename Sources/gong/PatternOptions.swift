@@ -61,12 +61,19 @@ struct PatternOptions: ParsableArguments {
         return overrides
     }
 
-    /// Looks the pattern up and applies the overrides.
-    func resolvePattern(_ reference: String) throws(GongError) -> Pattern {
+    /// Looks the pattern up and applies the overrides. A problem with the pattern itself is
+    /// the pattern's (`GongError`); one with what the flags make of it is the command line's.
+    func resolvePattern(_ reference: String) throws -> Pattern {
+        let pattern: Pattern
         do {
-            return try PatternCatalog().pattern(named: reference).applying(overrides())
+            pattern = try PatternCatalog().pattern(named: reference)
         } catch {
-            throw .pattern(error)
+            throw GongError.pattern(error)
+        }
+        do {
+            return try pattern.applying(overrides())
+        } catch {
+            throw UsageError(error.description)
         }
     }
 
@@ -91,8 +98,6 @@ struct VolumeOption: ParsableArguments {
     var volume: Double = 0
 
     func check() throws(GongError) {
-        guard volume.isFinite, PatternLimits.gainRangeDB.contains(volume) else {
-            throw .usage("--volume \(String(format: "%g", volume)): out of range; use a gain from -60 to 12 dB")
-        }
+        do { try SessionLimits.check(gainDB: volume) } catch { throw .setting(error) }
     }
 }

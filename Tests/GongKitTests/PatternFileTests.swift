@@ -118,7 +118,9 @@ import Testing
     }
 
     @Test func missingAndUnreadableFilesAreClearErrors() throws {
-        #expect(throws: PatternError(location: "/nonexistent/x.toml", problem: "file not found", allowed: "a readable pattern file (.toml)")) {
+        var missing = PatternError(location: "/nonexistent/x.toml", problem: "file not found", allowed: "a readable pattern file (.toml)")
+        missing.kind = .unreadableFile
+        #expect(throws: missing) {
             try PatternFile.load(path: "/nonexistent/x.toml")
         }
         let directory = FileManager.default.temporaryDirectory.path

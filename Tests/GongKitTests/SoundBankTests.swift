@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func aCueFileThatDoesNotExistIsNamed() {
-        #expect(throws: SoundBankError(sound: "/no/bell.wav", usedBy: "end", message: "end: sound file '/no/bell.wav' not found")) {
+        #expect(throws: SoundBankError(kind: .fileNotFound, sound: "/no/bell.wav", usedBy: "end", message: "end: sound file '/no/bell.wav' not found")) {
             try shippedBank.resolve("/no/bell.wav", usedBy: "end")
         }
     }

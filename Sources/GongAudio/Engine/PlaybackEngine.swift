@@ -142,7 +142,12 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     // MARK: The audio thread
 
     private func audioThread() {
-        defer { running.store(false, ordering: .releasing) }
+        // The bell rings once more when the thread has ended, so a control side that sleeps on
+        // it learns that `isRunning` turned false without looking again later.
+        defer {
+            running.store(false, ordering: .releasing)
+            eventBell.ring()
+        }
         // Signals are the control side's business: keep them off this thread, whose every
         // system call is the device's.
         var blocked = sigset_t()

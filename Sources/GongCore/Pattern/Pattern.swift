@@ -20,7 +20,7 @@ public struct Cue: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Which way the breath moves during a phase; drives the breathing bar and nothing else.
-public enum BreathMotion: String, Hashable, Sendable, CaseIterable {
+public enum BreathMotion: String, Hashable, Sendable, CaseIterable, Codable {
     case inhale, hold, exhale, still
 }
 

@@ -4,6 +4,18 @@
 /// wrong and what is allowed — `calm.toml:7: phases[1].length = "-4s": must be positive; use a
 /// duration such as 4s, 4.5s, 90s, 15m, 1h30m or 250ms`.
 public struct PatternError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Whose problem it is, for whoever decides what happens next (the command line's exit
+    /// status): never read from the words.
+    public enum Kind: Sendable, Equatable {
+        /// The pattern, or a value given for it, is wrong.
+        case invalid
+        /// No pattern of that name.
+        case unknownPattern
+        /// The pattern file is missing or cannot be read.
+        case unreadableFile
+    }
+
+    public var kind: Kind = .invalid
     /// A file path with an optional line, or the command-line flag the value came from.
     public var location: String?
     /// The key inside the pattern, such as `phases[1].length` or `cycles`.

@@ -29,7 +29,7 @@ public enum SessionState: Equatable, Sendable {
         }
     }
 
-    public enum Kind: String, CaseIterable, Sendable {
+    public enum Kind: String, CaseIterable, Sendable, Codable {
         case idle, preparing, active, paused, completing, completed, failed
     }
 }
@@ -101,7 +101,7 @@ public enum SessionInput: Equatable, Sendable {
         }
     }
 
-    public enum Kind: String, CaseIterable, Sendable {
+    public enum Kind: String, CaseIterable, Sendable, Codable {
         case prepare, start, phaseBegan, pause, resume, skip, stop, sessionEnded, finished
         case underrun, cuePlayed, fail, deviceLost, deviceReturned, suspended
     }

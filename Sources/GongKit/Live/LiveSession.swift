@@ -150,6 +150,17 @@ public final class LiveSession<Device: PCM> {
         return notices
     }
 
+    /// Sets the master gain; the renderer fades there within 10 ms (a device that takes back
+    /// plays it at once, any other after what it holds).
+    public func setGain(decibels: Double) {
+        engine.send(.setGain(decibelsToGain(decibels)))
+    }
+
+    /// Brings `position` up to `now` without draining the audio thread's reports.
+    public func refreshPosition(now: MonotonicTime = .now()) {
+        updatePosition(now: now)
+    }
+
     /// Waits until the audio thread has finished.
     public func waitUntilDone() {
         engine.join()

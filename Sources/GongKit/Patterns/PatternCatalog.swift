@@ -19,8 +19,16 @@ public struct PatternCatalog: Sendable {
         if FileManager.default.fileExists(atPath: userFile) {
             return try PatternFile.load(path: userFile)
         }
-        throw PatternError(value: reference, problem: "no such pattern",
-                           allowed: "one of " + allNames().joined(separator: ", ") + ", or a path to a .toml pattern file")
+        var error = PatternError(value: reference, problem: "no such pattern",
+                                 allowed: "one of " + allNames().joined(separator: ", ") + ", or a path to a .toml pattern file")
+        error.kind = .unknownPattern
+        throw error
+    }
+
+    /// A pattern written in TOML (the format of pattern files), as a program holds it; errors
+    /// name the line as `<name>.toml:LINE`.
+    public static func pattern(toml text: String, name: String = "custom") throws(PatternError) -> Pattern {
+        try PatternFile.parse(text, path: name + ".toml", defaultName: name)
     }
 
     /// Built-in names, then the user's own.

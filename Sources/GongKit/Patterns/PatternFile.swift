@@ -31,7 +31,9 @@ public enum PatternFile {
         do {
             text = try readTextFile(path)
         } catch {
-            throw PatternError(location: path, problem: error.message, allowed: "a readable pattern file (.toml)")
+            var unreadable = PatternError(location: path, problem: error.message, allowed: "a readable pattern file (.toml)")
+            unreadable.kind = .unreadableFile
+            throw unreadable
         }
         let fileName = String(path.split(separator: "/").last ?? Substring(path))
         let defaultName = fileName.hasSuffix(".toml") ? String(fileName.dropLast(5)) : fileName

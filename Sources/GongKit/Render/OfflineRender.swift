@@ -20,6 +20,24 @@ public struct RenderRequest: Sendable {
     }
 }
 
+extension RenderRequest {
+    /// Every setting checked against `SessionLimits`, the same table a live session's are.
+    public func validate() throws(SettingError) {
+        guard SessionLimits.rates.contains(sampleRate) else {
+            throw SettingError(.rate, value: "\(sampleRate)", allowed: SessionLimits.ratesAllowed)
+        }
+        try SessionLimits.check(channels: channels)
+        guard SessionLimits.blockFrames.contains(blockFrames) else {
+            throw SettingError(.block, value: "\(blockFrames)", allowed: SessionLimits.blockAllowed)
+        }
+        try SessionLimits.check(gainDB: masterGainDB)
+    }
+}
+
+/// The file formats and sample encodings a render writes, without importing the audio layer.
+public typealias AudioFileFormat = GongAudio.AudioFileFormat
+public typealias SampleEncoding = GongAudio.SampleEncoding
+
 /// What a render produced.
 public struct RenderReport: Sendable {
     public var summary: SessionSummary
@@ -32,6 +50,7 @@ public struct RenderReport: Sendable {
 /// Renders a session to a file through the same renderer and state machine a live session uses.
 public enum OfflineRender {
     public static func run(_ request: RenderRequest, bank: SoundBank) throws(GongError) -> RenderReport {
+        do { try request.validate() } catch { throw .setting(error) }
         let started = ContinuousClock.now
         let plan = try SessionPlan(pattern: request.pattern, sampleRate: request.sampleRate, channels: request.channels, bank: bank)
         // Write beside the target and rename at the end: a failed render never leaves half a

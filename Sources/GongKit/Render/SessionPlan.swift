@@ -15,9 +15,7 @@ public struct SessionPlan: Sendable {
     public let soundFiles: [String]
 
     public init(pattern: Pattern, sampleRate: Int, channels: Int, bank: SoundBank) throws(GongError) {
-        guard (1...2).contains(channels) else {
-            throw .usage("--channels \(channels): unsupported; use 1 or 2")
-        }
+        do { try SessionLimits.check(channels: channels) } catch { throw .setting(error) }
         let timeline: Timeline
         do {
             timeline = try Timeline(pattern: pattern, sampleRate: sampleRate)

@@ -4,6 +4,9 @@ import GongCore
 
 /// Why a cue's sound cannot be found.
 public struct SoundBankError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A file named by path that is not there, or a name the bank does not have.
+    public enum Kind: Sendable, Equatable { case fileNotFound, unknownSound }
+    public var kind: Kind
     public var sound: String
     public var usedBy: String
     public var message: String
@@ -85,7 +88,7 @@ public struct SoundBank: Sendable {
         if Cue(sound).isFile {
             let path = expandingTilde(sound)
             guard FileManager.default.fileExists(atPath: path) else {
-                throw SoundBankError(sound: sound, usedBy: usedBy, message: "\(usedBy): sound file '\(sound)' not found")
+                throw SoundBankError(kind: .fileNotFound, sound: sound, usedBy: usedBy, message: "\(usedBy): sound file '\(sound)' not found")
             }
             return path
         }
@@ -94,7 +97,7 @@ public struct SoundBank: Sendable {
         let allowed = names.isEmpty
             ? "no sound bank was found (searched \(directories.joined(separator: ", "))); pass --sounds DIR"
             : "use one of " + names.joined(separator: ", ") + ", or a path to a sound file"
-        throw SoundBankError(sound: sound, usedBy: usedBy, message: "\(usedBy): unknown sound \"\(sound)\"; \(allowed)")
+        throw SoundBankError(kind: .unknownSound, sound: sound, usedBy: usedBy, message: "\(usedBy): unknown sound \"\(sound)\"; \(allowed)")
     }
 }
 

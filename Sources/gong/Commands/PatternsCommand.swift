@@ -48,12 +48,12 @@ struct PatternsCommand: ParsableCommand {
             }
         }
 
-        private func describe() throws(GongError) -> String {
+        private func describe() throws -> String {
             let resolved = try options.resolvePattern(pattern)
             do {
                 return PatternDescription.describe(resolved, timeline: try Timeline(pattern: resolved, sampleRate: 48000))
             } catch {
-                throw .pattern(error)
+                throw GongError.pattern(error)
             }
         }
     }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import GongAudio
 import GongCore
 import GongKit
 
@@ -44,16 +43,14 @@ struct RenderCommand: ParsableCommand {
     @OptionGroup var patternOptions: PatternOptions
     @OptionGroup var volume: VolumeOption
 
-    /// Checked here rather than in `validate()` so a mistake is one line, like every other error.
-    private func checkOptions() throws(GongError) {
-        guard (8000...192_000).contains(rate) else { throw .usage("--rate \(rate): unsupported; use 44100, 48000 or 96000 (8000 to 192000 Hz)") }
-        guard (1...2).contains(channels) else { throw .usage("--channels \(channels): unsupported; use 1 or 2") }
-        guard (1...65536).contains(block) else { throw .usage("--block \(block): out of range; use 1 to 65536") }
-        guard ["16", "24", "float"].contains(bits) else { throw .usage("--bits \(bits): unsupported; use 16, 24 or float") }
+    /// What GongKit does not check (its limits are checked with the request): the words of
+    /// this command line. Checked here rather than in `validate()` so a mistake is one line,
+    /// like every other error.
+    private func checkOptions() throws {
+        guard ["16", "24", "float"].contains(bits) else { throw UsageError("--bits \(bits): unsupported; use 16, 24 or float") }
         if let format, AudioFileFormat(rawValue: format.lowercased()) == nil {
-            throw .usage("--format \(format): unsupported; use wav or flac")
+            throw UsageError("--format \(format): unsupported; use wav or flac")
         }
-        try volume.check()
     }
 
     func run() throws {
@@ -64,11 +61,11 @@ struct RenderCommand: ParsableCommand {
         } else if let inferred = AudioFileFormat(path: output) {
             fileFormat = inferred
         } else {
-            throw fail(.usage("-o \(output): cannot tell the format from the name; end it in .wav or .flac, or pass --format"))
+            throw fail(UsageError("-o \(output): cannot tell the format from the name; end it in .wav or .flac, or pass --format"))
         }
         let encoding: SampleEncoding = switch bits { case "24": .pcm24; case "float": .float32; default: .pcm16 }
         if fileFormat == .flac && encoding == .float32 {
-            throw fail(.usage("--bits float: FLAC stores integers only; use --bits 16 or 24, or a .wav file"))
+            throw fail(UsageError("--bits float: FLAC stores integers only; use --bits 16 or 24, or a .wav file"))
         }
         let report: RenderReport
         let request: RenderRequest
@@ -80,7 +77,7 @@ struct RenderCommand: ParsableCommand {
         if !quiet { print(describe(report, request: request)) }
     }
 
-    private func render(format: AudioFileFormat, encoding: SampleEncoding) throws(GongError) -> (RenderRequest, RenderReport) {
+    private func render(format: AudioFileFormat, encoding: SampleEncoding) throws -> (RenderRequest, RenderReport) {
         var request = RenderRequest(pattern: try patternOptions.resolvePattern(pattern), outputPath: output)
         request.sampleRate = rate
         request.channels = channels

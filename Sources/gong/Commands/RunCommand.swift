@@ -1,9 +1,8 @@
 import ArgumentParser
-import GongAudio
 import GongCore
 import GongKit
 
-struct RunCommand: ParsableCommand {
+struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Play a session live on an audio device.",
@@ -24,12 +23,12 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var patternOptions: PatternOptions
     @OptionGroup var volume: VolumeOption
 
-    func run() throws {
+    func run() async throws {
         let status: Int32
         do {
             try volume.check()
-            status = try LivePlayer.play(try patternOptions.resolvePattern(pattern), options: live,
-                                         bank: patternOptions.soundBank(), volume: volume.volume)
+            status = try await LivePlayer.play(try patternOptions.resolvePattern(pattern), options: live,
+                                               bank: patternOptions.soundBank(), volume: volume.volume)
         } catch {
             throw fail(error)
         }
@@ -37,7 +36,7 @@ struct RunCommand: ParsableCommand {
     }
 }
 
-struct BreatheCommand: ParsableCommand {
+struct BreatheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "breathe",
         abstract: "Paced breathing, live: a pattern, or just a rate.",
@@ -55,26 +54,26 @@ struct BreatheCommand: ParsableCommand {
     @OptionGroup var patternOptions: PatternOptions
     @OptionGroup var volume: VolumeOption
 
-    func run() throws {
+    func run() async throws {
         let status: Int32
         do {
-            status = try breathe()
+            status = try await breathe()
         } catch {
             throw fail(error)
         }
         if status != 0 { throw ExitCode(status) }
     }
 
-    private func breathe() throws(GongError) -> Int32 {
+    private func breathe() async throws -> Int32 {
         try volume.check()
         guard pattern != nil || patternOptions.bpm != nil else {
-            throw .usage("breathe: name a pattern (box, 4-7-8, resonant, coherent, sigh) or give --bpm RATE")
+            throw UsageError("breathe: name a pattern (box, 4-7-8, resonant, coherent, sigh) or give --bpm RATE")
         }
         let resolved = try patternOptions.resolvePattern(pattern ?? "resonant")
         guard resolved.isBreathing else {
-            throw .usage("breathe: \(resolved.name) is not a breathing pattern; use 'gong run \(resolved.name)'")
+            throw UsageError("breathe: \(resolved.name) is not a breathing pattern; use 'gong run \(resolved.name)'")
         }
-        return try LivePlayer.play(resolved, options: live, bank: patternOptions.soundBank(), volume: volume.volume)
+        return try await LivePlayer.play(resolved, options: live, bank: patternOptions.soundBank(), volume: volume.volume)
     }
 }
 
@@ -84,7 +83,7 @@ struct DevicesCommand: ParsableCommand {
         abstract: "List the devices gong can play on: ALSA's, like aplay -L, and PulseAudio's sinks.")
 
     func run() throws {
-        let devices = listPlaybackDevices()
+        let devices = PlaybackDevices.list()
         guard !devices.isEmpty else {
             printError("no playback devices found")
             throw ExitCode(ExitStatus.unavailable)

@@ -1,13 +1,12 @@
 import Foundation
 import ArgumentParser
-import GongAudio
 import GongCore
 import GongKit
 
 /// Options for playing on an audio device, shared by `run` and `breathe`.
 struct LiveOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Playback device: auto (a running PulseAudio or PipeWire server, played by gong's own client; else ALSA's default), an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a PulseAudio sink played directly: pulse (the server's default sink) or pulse:SINK. See gong devices.", valueName: "NAME"))
-    var device = OutputRoute.automatic
+    var device = "auto"
 
     @Option(help: "Sample rate in Hz (the device may grant a nearby one).")
     var rate = 48000
@@ -30,16 +29,16 @@ struct LiveOptions: ParsableArguments {
     @Flag(help: "Print every event as one JSON object per line (for tools).")
     var json = false
 
-    func request() throws(GongError) -> PCMRequest {
-        guard Timeline.sampleRates.contains(rate) else { throw .usage("--rate \(rate): unsupported; use 44100, 48000 or 96000 (8000 to 384000 Hz)") }
-        guard (1...2).contains(channels) else { throw .usage("--channels \(channels): unsupported; use 1 or 2") }
-        if let latency, !(latency.isFinite && (1...2000).contains(latency)) { throw .usage("--latency \(String(format: "%g", latency)): out of range; use 1 to 2000 ms") }
-        if let period, !(16...65536).contains(period) { throw .usage("--period \(period): out of range; use 16 to 65536 frames") }
+    /// The session's settings; GongKit checks them against its limits.
+    func sessionOptions(volume: Double, interactive: Bool) throws -> SessionOptions {
         var sampleFormat: SampleFormat?
         if let format {
-            guard let parsed = SampleFormat(rawValue: format) else { throw .usage("--format \(format): unsupported; use float32, int32 or int16") }
+            guard let parsed = SampleFormat(rawValue: format) else {
+                throw UsageError("--format \(format): unsupported; use \(SessionLimits.formatsAllowed)")
+            }
             sampleFormat = parsed
         }
-        return PCMRequest(device: OutputRoute.deciding(device), rate: rate, channels: channels, format: sampleFormat, periodFrames: period, latencyMs: latency)
+        return SessionOptions(device: device, rate: rate, channels: channels, format: sampleFormat, latencyMs: latency,
+                              periodFrames: period, gainDB: volume, interactive: interactive)
     }
 }

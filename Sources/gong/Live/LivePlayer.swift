@@ -1,33 +1,37 @@
 import Foundation
 import Glibc
-import GongAudio
 import GongCore
 import GongKit
 import GongTerminal
 
-/// Runs a live session in the terminal: the main loop that reads keys and signals, drains the
-/// audio thread's events, and draws the view (or prints lines when there is no terminal).
+/// Runs a live session in the terminal, on GongKit's `GongSession`: one loop takes, in order,
+/// the session's events, keys, signals, control commands and redraws, so the terminal is only
+/// ever written from one place.
 enum LivePlayer {
-    static func play(_ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double) throws(GongError) -> Int32 {
-        let request = try options.request()
-        switch OutputRoute(device: request.device) {
-        case .pulseAudio(let sink):
-            return try play(pattern, options: options, bank: bank, volume: volume) {
-                () throws(AudioDeviceError) -> PulsePCM in try PulsePCM(request, sink: sink)
-            }
-        case .alsa:
-            return try play(pattern, options: options, bank: bank, volume: volume) {
-                () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request)
-            }
-        }
+    /// What wakes the loop.
+    enum Input: Sendable {
+        case event(SessionEvent)
+        /// The session's events have ended (after `finished`).
+        case over
+        case keys([Key])
+        /// A signal arrived; `SignalWatcher.take()` says which.
+        case signalled
+        /// The terminal on standard input went away (an SSH connection dropped).
+        case terminalGone
+        /// The live view has something new to show.
+        case redraw
     }
 
-    private static func play<Device: PCM>(_ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double,
-                                          open: @escaping @Sendable () throws(AudioDeviceError) -> Device) throws(GongError) -> Int32 {
+    static func play(_ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double) async throws -> Int32 {
         // Keys need a terminal on stdin; the view needs one on both ends (its last line offers
         // the keys). Anything else gets one line per event.
         let interactive = TerminalScreen.isTerminal(STDIN_FILENO)
-        let session = try LiveSession<Device>(pattern: pattern, bank: bank, masterGainDB: volume, interactive: interactive, open: open)
+        let session: GongSession
+        do {
+            session = try GongSession(pattern: pattern, options: try options.sessionOptions(volume: volume, interactive: interactive), bank: bank)
+        } catch let error as GongError {
+            throw error
+        }
         let signals = SignalWatcher()
         defer { signals.uninstall() }
         // While there is a terminal there is a screen; `view` is it when it also draws.
@@ -36,126 +40,161 @@ enum LivePlayer {
         var view: TerminalScreen? { screen?.drawsView == true ? screen : nil }
         screen?.enter()
         defer { screen?.restore() }
+
+        let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+        let events = session.events()
+        let forwarding = Task {
+            for await event in events { feed.yield(.event(event)) }
+            feed.yield(.over)
+        }
+        defer { forwarding.cancel() }
+        InputThread.start(signals: signals.wakeFileDescriptor, keys: interactive ? STDIN_FILENO : nil, to: feed)
+        session.start()
+
+        var redraw: Task<Void, Never>?
+        /// The next moment the view changes, woken for then and no sooner; keys, signals and
+        /// events wake the loop anyway, so a session without a view never wakes by itself.
+        func scheduleRedraw() {
+            redraw?.cancel()
+            guard let view else { return }
+            let status = liveStatus(session.status)
+            view.draw(StatusLines.render(status, width: view.width))
+            let seconds = max(0.005, min(60, StatusLines.secondsUntilChange(status, width: view.width)))
+            redraw = Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                if !Task.isCancelled { feed.yield(.redraw) }
+            }
+        }
         /// The terminal is gone (an SSH connection dropped, the window closed): the session goes
         /// on to its end — the bell still rings for the person sitting by the speaker — headless,
         /// and writing to a closed pipe no longer ends the process.
         func detachFromTerminal() {
             guard screen != nil else { return }
             screen = nil
-            session.interactive = false
+            session.becomeHeadless()
             signal(SIGPIPE, SIG_IGN)
         }
-
-        let report = { (notices: [LiveNotice]) in
-            for notice in notices {
-                if options.json {
-                    print(NoticeFormat.json(notice, pattern: pattern.name))
-                } else if !options.quiet, let line = NoticeFormat.line(notice, pattern: pattern.name) {
-                    if let view {
-                        if case .phaseBegan = notice { continue }   // the view shows phases
-                        if case .cue = notice { continue }
-                        view.log(line)
-                    } else {
-                        print(line)
-                    }
-                }
-            }
-            fflush(nil)
+        func command(_ command: SessionCommand) {
+            // A refused command is already an `ignored` event, which says why.
+            try? session.send(command)
         }
 
-        report(session.start())
         var interrupts = 0
-        while !session.isOver {
-            var descriptors = [pollfd(fd: signals.wakeFileDescriptor, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: session.eventsReadyDescriptor, events: Int16(POLLIN), revents: 0)]
-            if screen != nil { descriptors.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
-            _ = poll(&descriptors, nfds_t(descriptors.count), wakeAfterMilliseconds(session, view: view))
-            let keys = descriptors.count > 2 ? descriptors[2].revents : 0
-            if keys & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
-                detachFromTerminal()
-            } else if keys & Int16(POLLIN) != 0 {
-                for key in KeyInput.read() {
+        var report: SessionReport?
+        scheduleRedraw()
+        loop: for await input in inputs {
+            switch input {
+            case .event(let event):
+                if case .finished(let finished) = event.kind { report = finished }
+                write(event, pattern: pattern.name, options: options, view: view)
+            case .over:
+                break loop
+            case .keys(let keys):
+                for key in keys {
                     switch key {
-                    case .togglePause: report(session.togglePause())
-                    case .skip: report(session.send(.skip))
-                    case .stop: report(session.send(.stop))
+                    case .togglePause: command(session.status.state == .paused ? .resume : .pause)
+                    case .skip: command(.skip)
+                    case .stop: command(.stop)
+                    }
+                }
+            case .terminalGone:
+                detachFromTerminal()
+            case .redraw:
+                break
+            case .signalled:
+                for signal in signals.take() {
+                    switch signal {
+                    case .interrupt(let count):
+                        interrupts += count
+                        command(interrupts == 1 ? .stop : .halt)
+                    case .terminate:
+                        interrupts += 1
+                        command(interrupts == 1 ? .stop : .halt)
+                    case .stopRequested:
+                        // Let the fade finish before the process stops, so the audio goes quiet.
+                        session.pauseAndWait()
+                        screen?.suspend()
+                        SignalWatcher.stopProcess()
+                        screen?.resume()
+                    case .hangup:
+                        detachFromTerminal()
+                    case .continued, .resized:
+                        break
                     }
                 }
             }
-            for signal in signals.take() {
-                switch signal {
-                case .interrupt(let count):
-                    interrupts += count
-                    if interrupts == 1 {
-                        report(session.send(.stop))
-                    } else {
-                        report(session.halt())
-                    }
-                case .terminate:
-                    interrupts += 1
-                    if interrupts == 1 {
-                        report(session.send(.stop))
-                    } else {
-                        report(session.halt())
-                    }
-                case .stopRequested:
-                    report(session.send(.pause))
-                    // Let the fade finish before the process stops, so the audio goes quiet.
-                    for _ in 0..<20 {
-                        usleep(10_000)
-                        let notices = session.poll()
-                        report(notices)
-                        if notices.contains(where: \.isPaused) { break }
-                    }
-                    screen?.suspend()
-                    SignalWatcher.stopProcess()
-                    screen?.resume()
-                case .hangup:
-                    detachFromTerminal()
-                case .continued, .resized:
-                    break
-                }
-            }
-            report(session.poll())
-            if let view { view.draw(StatusLines.render(status(of: session), width: view.width)) }
+            scheduleRedraw()
         }
-        session.waitUntilDone()
-        report(session.poll())
+        redraw?.cancel()
         screen?.finish()
-        if !options.json { print(NoticeFormat.summary(session.summary, timing: session.timing)) }
-        if case .failed(let failure, _) = session.state {
-            printError(failure.message)
+        let ended = report ?? session.waitForReport()
+        if !options.json { print(NoticeFormat.summary(ended)) }
+        if let failure = ended.failure {
+            printError(failure)
             return ExitStatus.unavailable
         }
         return 0
     }
 
-    /// Sleep until the view shows something new. Keys, signals and the audio thread's reports
-    /// (its doorbell) wake the loop at once, so without a view nothing else needs it: it looks
-    /// once a minute all the same. Waking costs more CPU than anything done once awake, so a
-    /// quiet session wakes rarely.
-    static func wakeAfterMilliseconds<Device>(_ session: LiveSession<Device>, view screen: TerminalScreen?) -> Int32 {
-        var seconds = 60.0
-        if let screen { seconds = min(seconds, StatusLines.secondsUntilChange(status(of: session), width: screen.width)) }
-        return Int32(max(5, (seconds * 1000).rounded(.up)))
+    private static func write(_ event: SessionEvent, pattern: String, options: LiveOptions, view: TerminalScreen?) {
+        if options.json {
+            print(event.jsonLine())
+        } else if !options.quiet, let line = NoticeFormat.line(event, pattern: pattern) {
+            if let view {
+                switch event.kind {
+                case .phaseBegan, .cue: break  // the view shows phases
+                default: view.log(line)
+                }
+            } else {
+                print(line)
+            }
+        }
+        fflush(nil)
     }
 
-    static func status<Device>(of session: LiveSession<Device>) -> LiveStatus {
-        let pattern = session.plan.timeline.pattern
-        let position = session.position
-        let phase = pattern.phases[min(position.phase, pattern.phases.count - 1)]
-        let previous = pattern.phases[(position.phase + pattern.phases.count - 1) % pattern.phases.count]
-        let activity: LiveStatus.Activity = switch session.state {
+    static func liveStatus(_ status: SessionStatus) -> LiveStatus {
+        let activity: LiveStatus.Activity = switch status.state {
         case .idle, .preparing: .preparing
         case .active: .playing
         case .paused: .paused
         case .completing, .completed: .completing
-        case .failed(let failure, _): .waitingForDevice(message: failure.message)
+        case .failed: .waitingForDevice(message: status.waitingFor ?? "")
         }
-        return LiveStatus(patternName: pattern.name, phaseName: phase.name, phaseIndex: position.phase, phaseCount: pattern.phases.count,
-                          cycle: position.cycle + 1, cycleCount: session.plan.timeline.cycleCount,
-                          phaseElapsed: position.phaseElapsedSeconds, phaseLength: position.phaseLengthSeconds,
-                          sessionElapsed: position.sessionElapsedSeconds, sessionLength: position.sessionLengthSeconds,
-                          motion: phase.motion, previousMotion: previous.motion, activity: activity)
+        return LiveStatus(patternName: status.pattern, phaseName: status.phase, phaseIndex: status.phaseIndex, phaseCount: status.phaseCount,
+                          cycle: status.cycle, cycleCount: status.cycles, phaseElapsed: status.phaseElapsedSeconds,
+                          phaseLength: status.phaseSeconds, sessionElapsed: status.elapsedSeconds, sessionLength: status.plannedSeconds,
+                          motion: status.motion, previousMotion: status.previousMotion, activity: activity)
+    }
+}
+
+/// The thread that sleeps on the terminal and the signal pipe, and hands what arrives to the
+/// main loop. It blocks in `poll` with no timeout: it costs nothing while nothing happens.
+enum InputThread {
+    static func start(signals: Int32, keys: Int32?, to feed: AsyncStream<LivePlayer.Input>.Continuation) {
+        let thread = Thread {
+            var watchKeys = keys
+            while true {
+                var descriptors = [pollfd(fd: signals, events: Int16(POLLIN), revents: 0)]
+                if let watchKeys { descriptors.append(pollfd(fd: watchKeys, events: Int16(POLLIN), revents: 0)) }
+                guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 || errno == EINTR else { return }
+                if descriptors[0].revents != 0 {
+                    var drained = [UInt8](repeating: 0, count: 64)
+                    while read(signals, &drained, 64) > 0 {}
+                    feed.yield(.signalled)
+                }
+                if let descriptor = watchKeys, descriptors.count > 1 {
+                    let events = descriptors[1].revents
+                    if events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+                        watchKeys = nil
+                        feed.yield(.terminalGone)
+                    } else if events & Int16(POLLIN) != 0 {
+                        let keys = KeyInput.read(from: descriptor)
+                        if !keys.isEmpty { feed.yield(.keys(keys)) }
+                    }
+                }
+            }
+        }
+        thread.name = "gong input"
+        thread.start()
     }
 }

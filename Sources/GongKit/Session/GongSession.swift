@@ -1,0 +1,332 @@
+import Foundation
+import Glibc
+import GongAudio
+import GongCore
+import Synchronization
+
+/// A session playing live on an audio device: what the `gong` command, the control channel and
+/// the C ABI are built on, and what a Swift program embedding gong uses.
+///
+///     let session = try GongSession(pattern: try Patterns.named("box"), options: SessionOptions(device: "pulse"))
+///     let events = session.events()
+///     session.start()
+///     for await event in events { print(event.jsonLine()) }   // ends after `finished`
+///
+/// - Events: `events()` gives each caller its own stream of everything from then on, ending with
+///   `finished`. A caller that falls more than `eventBacklog` events behind is dropped (its
+///   stream ends early); the session never waits for anyone.
+/// - Commands: `send` from any thread or task; each is taken or refused at once.
+/// - The last reference: when it goes away while the session plays, the session halts (fades out
+///   within 10 ms, cutting tails), its device is closed once the audio thread has ended, and
+///   every event stream ends with `finished`. Dropping it never blocks.
+public final class GongSession: Sendable {
+    public let pattern: Pattern
+    /// What the device granted.
+    public let output: OutputDescription
+    private let core: SessionCore
+
+    /// Events a stream may hold unread before its reader is dropped.
+    public static let eventBacklog = 4096
+
+    /// Opens the device and prepares every sound; plays nothing until `start()`.
+    public init(pattern: Pattern, options: SessionOptions = SessionOptions(), bank: SoundBank = .standard()) throws(GongError) {
+        do { try options.validate() } catch { throw .setting(error) }
+        let request = options.request
+        let live: any LiveSessionDriving
+        switch OutputRoute(device: request.device) {
+        case .pulseAudio(let sink):
+            live = try LiveSession(pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive) {
+                () throws(AudioDeviceError) -> PulsePCM in try PulsePCM(request, sink: sink)
+            }
+        case .alsa:
+            live = try LiveSession(pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive) {
+                () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request)
+            }
+        }
+        self.pattern = pattern
+        output = OutputDescription(live.configuration)
+        core = SessionCore(live, gainDB: options.gainDB)
+    }
+
+    deinit {
+        core.abandon()
+    }
+
+    /// Everything that happens from now on, ending with `finished` (at once if the session is
+    /// over). Ask before `start()` to see it all.
+    public func events() -> AsyncStream<SessionEvent> {
+        core.subscribe()
+    }
+
+    /// Starts playing. A second call does nothing.
+    public func start() {
+        core.start()
+    }
+
+    /// Carries out a command now, or says why it changed nothing.
+    public func send(_ command: SessionCommand) throws(CommandRefusal) {
+        try core.send(command).get()
+    }
+
+    /// Pauses and waits (at most `timeoutSeconds`) until the fade-out is done, so whatever comes
+    /// next (a process stopped by Ctrl-Z) happens in silence. True once the session is paused.
+    @discardableResult
+    public func pauseAndWait(timeoutSeconds: Double = 0.25) -> Bool {
+        let waiter = core.pauseWaiter()
+        do {
+            try send(.pause)
+        } catch {
+            return status.state == .paused
+        }
+        return waiter.wait(timeout: .now() + timeoutSeconds) == .success
+    }
+
+    /// Where the session stands now.
+    public var status: SessionStatus { core.status() }
+
+    /// An interactive session whose person went away (a terminal closed) carries on headless:
+    /// after an interruption it resumes by itself.
+    public func becomeHeadless() {
+        core.becomeHeadless()
+    }
+
+    /// Waits until the session is over and its audio has ended; its report.
+    public func report() async -> SessionReport {
+        await withCheckedContinuation { continuation in core.whenOver { continuation.resume(returning: $0) } }
+    }
+
+    /// `report()` for a thread that may block (a C caller's).
+    public func waitForReport() -> SessionReport {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<SessionReport?>(nil)
+        core.whenOver { report in
+            result.withLock { $0 = report }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0! }
+    }
+}
+
+/// What a device granted a session.
+public struct OutputDescription: Sendable, Equatable, Codable {
+    public var device: String
+    public var rate: Int
+    public var channels: Int
+    public var format: String
+    public var periodFrames: Int
+    public var bufferFrames: Int
+    public var latencyMs: Double
+
+    init(_ configuration: PCMConfiguration) {
+        device = configuration.device
+        rate = configuration.rate
+        channels = configuration.channels
+        format = configuration.format.rawValue
+        periodFrames = configuration.periodFrames
+        bufferFrames = configuration.bufferFrames
+        latencyMs = configuration.latencySeconds * 1000
+    }
+}
+
+/// A live session with its device type erased, so the facade holds one of either.
+protocol LiveSessionDriving: AnyObject {
+    var plan: SessionPlan { get }
+    var configuration: PCMConfiguration { get }
+    var interactive: Bool { get set }
+    var state: SessionState { get }
+    var isOver: Bool { get }
+    var position: LivePosition { get }
+    var summary: SessionSummary { get }
+    var timing: CueTiming { get }
+    var eventsReadyDescriptor: Int32 { get }
+    func start() -> [LiveNotice]
+    func send(_ input: SessionInput) -> [LiveNotice]
+    func halt() -> [LiveNotice]
+    func setGain(decibels: Double)
+    func poll(now: MonotonicTime) -> [LiveNotice]
+    func refreshPosition(now: MonotonicTime)
+    func waitUntilDone()
+}
+
+extension LiveSession: LiveSessionDriving {}
+
+/// The shared part of a session: the live session behind one lock, its subscribers, and the
+/// thread that carries the audio side's reports to them. Held by the facade and by that thread,
+/// so the thread finishes the session even after the facade is gone.
+private final class SessionCore: Sendable {
+    private struct Shared {
+        var live: any LiveSessionDriving
+        var subscribers: [Int: AsyncStream<SessionEvent>.Continuation] = [:]
+        var nextSubscriber = 0
+        var started = false
+        var gainDB: Double
+        /// Set once the audio has ended and the last event is out.
+        var report: SessionReport?
+        var finishedSent = false
+        var overWaiters: [@Sendable (SessionReport) -> Void] = []
+        var pauseWaiters: [DispatchSemaphore] = []
+    }
+
+    private let shared: Mutex<Shared>
+    private let eventsReadyDescriptor: Int32
+    private let pattern: String
+    private let configuration: PCMConfiguration
+
+    init(_ live: sending any LiveSessionDriving, gainDB: Double) {
+        eventsReadyDescriptor = live.eventsReadyDescriptor
+        pattern = live.plan.timeline.pattern.name
+        configuration = live.configuration
+        shared = Mutex(Shared(live: live, gainDB: gainDB))
+    }
+
+    func subscribe() -> AsyncStream<SessionEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingOldest(GongSession.eventBacklog))
+        shared.withLock { shared in
+            if let report = shared.report {
+                continuation.yield(SessionEvent(.finished(report)))
+                continuation.finish()
+                return
+            }
+            let id = shared.nextSubscriber
+            shared.nextSubscriber += 1
+            shared.subscribers[id] = continuation
+        }
+        return stream
+    }
+
+    func start() {
+        let first = shared.withLock { shared -> Bool in
+            guard !shared.started else { return false }
+            shared.started = true
+            emit(shared.live.start(), to: &shared)
+            return true
+        }
+        guard first else { return }
+        let thread = Thread { [self] in carryReports() }
+        thread.name = "gong session"
+        thread.start()
+    }
+
+    func send(_ command: SessionCommand) -> Result<Void, CommandRefusal> {
+        shared.withLock { shared in
+            guard shared.report == nil else { return .failure(CommandRefusal(command: command.name, reason: .over)) }
+            let input: SessionInput
+            switch command {
+            case .setGain(let decibels):
+                guard (try? SessionLimits.check(gainDB: decibels)) != nil else {
+                    return .failure(CommandRefusal(command: .gain, reason: .gainOutOfRange(decibels)))
+                }
+                shared.live.setGain(decibels: decibels)
+                shared.gainDB = decibels
+                emit(SessionEvent(.gainChanged(decibels: decibels)), to: &shared)
+                return .success(())
+            case .halt:
+                emit(shared.live.halt(), to: &shared)
+                return .success(())
+            case .pause: input = .pause
+            case .resume: input = .resume
+            case .skip: input = .skip
+            case .stop: input = .stop
+            }
+            let notices = shared.live.send(input)
+            emit(notices, to: &shared)
+            for case .ignored(let refusal) in notices {
+                return .failure(CommandRefusal(command: command.name, reason: .notNow(refusal.from)))
+            }
+            return .success(())
+        }
+    }
+
+    /// A semaphore signalled by the next `paused` event.
+    func pauseWaiter() -> DispatchSemaphore {
+        let waiter = DispatchSemaphore(value: 0)
+        shared.withLock { $0.pauseWaiters.append(waiter) }
+        return waiter
+    }
+
+    func status() -> SessionStatus {
+        shared.withLock { shared in
+            shared.live.refreshPosition(now: .now())
+            return SessionStatus(shared.live, gainDB: shared.gainDB)
+        }
+    }
+
+    func becomeHeadless() {
+        shared.withLock { $0.live.interactive = false }
+    }
+
+    /// Calls `body` with the report once the session is over (at once if it is).
+    func whenOver(_ body: @escaping @Sendable (SessionReport) -> Void) {
+        let report = shared.withLock { shared -> SessionReport? in
+            if shared.report == nil { shared.overWaiters.append(body) }
+            return shared.report
+        }
+        if let report { body(report) }
+    }
+
+    /// The facade is gone: a session still playing halts; one never started has nothing to do.
+    func abandon() {
+        shared.withLock { shared in
+            guard shared.started, shared.report == nil else { return }
+            emit(shared.live.halt(), to: &shared)
+        }
+    }
+
+    // MARK: The reporting thread
+
+    /// Sleeps until the audio thread reports something, hands it to the subscribers, and once
+    /// the audio has ended closes every stream with `finished`. It never wakes by itself.
+    private func carryReports() {
+        var descriptor = pollfd(fd: eventsReadyDescriptor, events: Int16(POLLIN), revents: 0)
+        var over = false
+        while !over {
+            _ = poll(&descriptor, 1, -1)
+            over = shared.withLock { shared in
+                emit(shared.live.poll(now: .now()), to: &shared)
+                return shared.live.isOver
+            }
+        }
+        let waiters = shared.withLock { shared in
+            shared.live.waitUntilDone()  // returns at once: the audio thread has ended
+            emit(shared.live.poll(now: .now()), to: &shared)
+            var report = SessionReport(summary: shared.live.summary, timing: shared.live.timing)
+            if case .failed(let failure, _) = shared.live.state { report.failure = failure.message }
+            if !shared.finishedSent { emit(SessionEvent(.finished(report)), to: &shared) }
+            shared.report = report
+            for continuation in shared.subscribers.values { continuation.finish() }
+            shared.subscribers.removeAll()
+            defer { shared.overWaiters.removeAll() }
+            return (report, shared.overWaiters)
+        }
+        for waiter in waiters.1 { waiter(waiters.0) }
+    }
+
+    // MARK: Emitting
+
+    private func emit(_ notices: [LiveNotice], to shared: inout Shared) {
+        for notice in notices {
+            guard var event = SessionEvent(notice, pattern: pattern, configuration: configuration) else { continue }
+            if case .finished(var report) = event.kind, case .failed(let failure, _) = shared.live.state {
+                report.failure = failure.message
+                event.kind = .finished(report)
+            }
+            emit(event, to: &shared)
+        }
+    }
+
+    private func emit(_ event: SessionEvent, to shared: inout Shared) {
+        if event.isFinished { shared.finishedSent = true }
+        if case .paused = event.kind {
+            for waiter in shared.pauseWaiters { waiter.signal() }
+            shared.pauseWaiters.removeAll()
+        }
+        for (id, continuation) in shared.subscribers {
+            if case .dropped = continuation.yield(event) {
+                // A reader this far behind is not reading: it is let go, not waited for.
+                continuation.finish()
+                shared.subscribers[id] = nil
+            }
+        }
+    }
+}
