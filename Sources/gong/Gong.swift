@@ -9,6 +9,6 @@ struct Gong: AsyncParsableCommand {
         Every cue starts on the exact audio frame its phase begins on: the audio clock is the
         session clock. Patterns are built in (gong patterns list) or TOML files of your own.
         """,
-        subcommands: [RunCommand.self, BreatheCommand.self, RenderCommand.self, PatternsCommand.self, SoundsCommand.self, DevicesCommand.self]
+        subcommands: [RunCommand.self, BreatheCommand.self, RenderCommand.self, CtlCommand.self, PatternsCommand.self, SoundsCommand.self, DevicesCommand.self]
     )
 }

@@ -56,7 +56,7 @@ import Testing
                   .underrun: .active, .cuePlayed: .active, .fail: .failed, .deviceLost: .failed, .suspended: .paused],
         .paused: [.resume: .active, .skip: .paused, .stop: .completing, .phaseBegan: .paused, .cuePlayed: .paused,
                   .sessionEnded: .completing, .underrun: .paused, .fail: .failed, .deviceLost: .failed, .suspended: .paused],
-        .completing: [.finished: .completed, .sessionEnded: .completing, .cuePlayed: .completing, .underrun: .completing, .fail: .failed,
+        .completing: [.finished: .completed, .sessionEnded: .completing, .phaseBegan: .completing, .cuePlayed: .completing, .underrun: .completing, .fail: .failed,
                       .deviceLost: .failed, .suspended: .completing],
         .completed: [:],
         .failed: [.deviceReturned: .paused, .stop: .failed, .finished: .completed],
@@ -136,6 +136,10 @@ import Testing
         var machine = try Self.machine(in: .active)
         let effects = try machine.handle(.stop)
         #expect(effects == [.announce(.completing), .sendToAudio(.stop)])
+        // A phase a skip jumped to just before the stop reached the renderer still arrives: it
+        // neither reopens the session nor counts as completed.
+        #expect(try machine.handle(.phaseBegan(phase: 1, cycle: 0)) == [])
+        #expect(machine.state == .completing && machine.summary.phasesCompleted == 0)
         // The renderer then jumps to the end and reports reaching it, as it does every end.
         #expect(try machine.handle(.sessionEnded) == [])
         #expect(machine.state == .completing && machine.summary.phasesCompleted == 0)

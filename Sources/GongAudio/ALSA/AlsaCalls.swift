@@ -15,6 +15,8 @@ func alsaClose(_ pcm: OpaquePointer) -> Int32 { snd_pcm_close(pcm) }
 /// audio goes to a sound server rather than to a sound card's buffer.
 func alsaIsExternalPlugin(_ pcm: OpaquePointer) -> Bool { snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG }
 
+func alsaIsNull(_ pcm: OpaquePointer) -> Bool { snd_pcm_type(pcm) == SND_PCM_TYPE_NULL }
+
 func alsaErrorText(_ code: Int32) -> String { String(cString: snd_strerror(code)) }
 
 func alsaHardwareParametersAllocate() -> OpaquePointer? {

@@ -89,7 +89,7 @@ public final class AlsaPCM: PCM {
         handle = pcm
         configuration = PCMConfiguration(device: name, rate: Int(rate), channels: Int(channels), format: format,
                                          periodFrames: Int(periodFrames), bufferFrames: Int(bufferFrames),
-                                         soundServer: alsaIsExternalPlugin(pcm))
+                                         soundServer: alsaIsExternalPlugin(pcm), paced: !alsaIsNull(pcm))
         closeOnFailure = false
     }
 

@@ -124,9 +124,13 @@ public struct PCMConfiguration: Sendable, Equatable {
     /// True when the device can take back frames it has not played (`PCM.rewind`): the engine
     /// then keeps what it needs to render them again.
     public var takesBack: Bool
+    /// False for a device that takes frames as fast as they come (ALSA's `null`): nothing paces
+    /// the thread that feeds it, which then never waits.
+    public var paced: Bool
 
     public init(device: String, rate: Int, channels: Int, format: SampleFormat, periodFrames: Int, bufferFrames: Int,
-                soundServer: Bool = false, reportJitterNanoseconds: Int64? = nil, takesBack: Bool = false) {
+                soundServer: Bool = false, reportJitterNanoseconds: Int64? = nil, takesBack: Bool = false, paced: Bool = true) {
+        self.paced = paced
         self.device = device
         self.rate = rate
         self.channels = channels

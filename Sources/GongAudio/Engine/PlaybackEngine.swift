@@ -108,6 +108,11 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         return true
     }
 
+    /// Commands sent and not yet taken by the audio thread (at most this many; it takes them
+    /// once a period), of `commandCapacity`. Read by the sender, the ring's one producer.
+    public var pendingCommands: Int { commands.approximateCount }
+    public var commandCapacity: Int { commands.capacity }
+
     /// Readable when the audio thread has reported something since `clearEventsReady`.
     public var eventsReadyDescriptor: Int32 { eventBell.descriptor }
 
@@ -478,7 +483,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
 
     /// Asks once, for the first device, and says so if refused.
     private func requestPriority(for configuration: PCMConfiguration) {
-        let priority = ThreadPriority.suited(to: configuration)
+        guard let priority = ThreadPriority.suited(to: configuration) else { return }
         let refusal = priority.apply()
         if refusal != 0 { report(.priorityRefused(priority, code: refusal)) }
     }

@@ -26,9 +26,12 @@ public enum ThreadPriority: Equatable, Sendable, BitwiseCopyable {
     /// PulseAudio's own nice value for its threads when it cannot be real-time is −11.
     public static let raisedNice: Int32 = -10
 
-    /// What a thread feeding this device should ask for.
-    public static func suited(to configuration: PCMConfiguration) -> ThreadPriority {
-        configuration.soundServer ? .raised : .realtime
+    /// What a thread feeding this device should ask for; nil for a device that never makes it
+    /// wait (ALSA's `null`): a real-time thread that never sleeps would take a core from
+    /// everything else, its own session's control side included.
+    public static func suited(to configuration: PCMConfiguration) -> ThreadPriority? {
+        guard configuration.paced else { return nil }
+        return configuration.soundServer ? .raised : .realtime
     }
 
     /// Asks for this priority for the calling thread. Returns 0, or the errno when refused

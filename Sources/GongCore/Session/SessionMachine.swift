@@ -36,7 +36,8 @@ public struct SessionMachine: Sendable {
         // would only hold the session open or cut what it is for, so the person is told it was
         // not taken (a halt still cuts the tails). The audio side's `sessionEnded` still comes
         // after a stop: the stop is a jump to the session's end, which the renderer then reaches.
-        .completing: [.finished, .sessionEnded, .cuePlayed, .underrun, .fail, .deviceLost, .suspended],
+        // So may a phase it rendered before the stop reached it (one a skip jumped to).
+        .completing: [.finished, .sessionEnded, .phaseBegan, .cuePlayed, .underrun, .fail, .deviceLost, .suspended],
         .completed: [],
         // Waiting for the device: it comes back, or the person stops, or the audio side ends.
         .failed: [.deviceReturned, .stop, .finished],
@@ -112,6 +113,10 @@ public struct SessionMachine: Sendable {
         case (.active, .sessionEnded):
             countCompletedPhase()
             state = .completing
+        case (.completing, .phaseBegan):
+            // Rendered before the stop took hold: the stop cut it short, so it is not counted.
+            break
+
         case (.completing, .sessionEnded):
             // The end a stop jumped to: the ring-out it began goes on, and the phase it cut short
             // is not counted as completed.

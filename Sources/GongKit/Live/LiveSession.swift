@@ -9,6 +9,9 @@ public enum LiveNotice: Equatable, Sendable {
     /// The session's first frame is heard at this CLOCK_MONOTONIC time (seconds).
     case firstFrameAudible(monotonicSeconds: Double)
     case phaseBegan(name: String, cycle: Int, cycleCount: Int, lengthSeconds: Double, at: SessionMoment)
+    /// A command of the person's came while the audio thread had not yet taken
+    /// `LiveSession.reservedCommands` short of a full ring of them: refused, and nothing changed.
+    case busy(SessionInput.Kind)
     /// A cue started, `lateFrames` after its schedule (0 unless audio was lost). `offFrames`:
     /// how far from its frame it is heard, by the device's clock, when that is more than
     /// `CueTiming.toleranceSeconds` (nil: on its frame, or not measurable).
@@ -129,6 +132,7 @@ public final class LiveSession<Device: PCM> {
     /// does not accept (resume while playing) changes nothing and comes back as `.ignored`.
     @discardableResult
     public func send(_ input: SessionInput) -> [LiveNotice] {
+        guard hasRoomForCommand else { return [.busy(input.kind)] }
         let before = machine.state
         var notices = feed(input, from: .person)
         if input == .stop, machine.state != before { notices.append(.stopping) }
@@ -152,8 +156,21 @@ public final class LiveSession<Device: PCM> {
 
     /// Sets the master gain; the renderer fades there within 10 ms (a device that takes back
     /// plays it at once, any other after what it holds).
-    public func setGain(decibels: Double) {
-        engine.send(.setGain(decibelsToGain(decibels)))
+    @discardableResult
+    public func setGain(decibels: Double) -> Bool {
+        guard hasRoomForCommand else { return false }
+        return engine.send(.setGain(decibelsToGain(decibels)))
+    }
+
+    /// Room kept in the command ring for what the session itself must send (a halt, the resume
+    /// that lets a paused session's end ring out): a command the audio thread never gets would
+    /// leave the machine and the renderer disagreeing, so a person's command is refused first.
+    public static var reservedCommands: Int { 8 }
+
+    /// False when commands are sent faster than the audio thread takes them (a tool sending
+    /// hundreds at once): a person's command is then refused rather than lost.
+    private var hasRoomForCommand: Bool {
+        engine.pendingCommands <= engine.commandCapacity - Self.reservedCommands
     }
 
     /// Brings `position` up to `now` without draining the audio thread's reports.

@@ -143,7 +143,7 @@ protocol LiveSessionDriving: AnyObject {
     func start() -> [LiveNotice]
     func send(_ input: SessionInput) -> [LiveNotice]
     func halt() -> [LiveNotice]
-    func setGain(decibels: Double)
+    func setGain(decibels: Double) -> Bool
     func poll(now: MonotonicTime) -> [LiveNotice]
     func refreshPosition(now: MonotonicTime)
     func waitUntilDone()
@@ -217,7 +217,7 @@ private final class SessionCore: Sendable {
                 guard (try? SessionLimits.check(gainDB: decibels)) != nil else {
                     return .failure(CommandRefusal(command: .gain, reason: .gainOutOfRange(decibels)))
                 }
-                shared.live.setGain(decibels: decibels)
+                guard shared.live.setGain(decibels: decibels) else { return .failure(CommandRefusal(command: .gain, reason: .busy)) }
                 shared.gainDB = decibels
                 emit(SessionEvent(.gainChanged(decibels: decibels)), to: &shared)
                 return .success(())
@@ -231,8 +231,9 @@ private final class SessionCore: Sendable {
             }
             let notices = shared.live.send(input)
             emit(notices, to: &shared)
-            for case .ignored(let refusal) in notices {
-                return .failure(CommandRefusal(command: command.name, reason: .notNow(refusal.from)))
+            for notice in notices {
+                if case .ignored(let refusal) = notice { return .failure(CommandRefusal(command: command.name, reason: .notNow(refusal.from))) }
+                if case .busy = notice { return .failure(CommandRefusal(command: command.name, reason: .busy)) }
             }
             return .success(())
         }

@@ -51,6 +51,9 @@ public struct CommandRefusal: Error, Equatable, Sendable, CustomStringConvertibl
         case notNow(SessionState.Kind)
         /// A gain outside `SessionLimits.gainDB`, or not a number.
         case gainOutOfRange(Double)
+        /// The audio thread has not yet taken the commands before it (they were sent faster than
+        /// it takes them, once a period): try again shortly.
+        case busy
         /// The session has ended.
         case over
     }
@@ -67,6 +70,7 @@ public struct CommandRefusal: Error, Equatable, Sendable, CustomStringConvertibl
         switch reason {
         case .notNow(let state): "\(command.rawValue): not taken while the session is \(state.rawValue)"
         case .gainOutOfRange(let value): "gain \(value): out of range; use \(SessionLimits.gainAllowed)"
+        case .busy: "\(command.rawValue): commands are coming faster than the audio takes them; try again"
         case .over: "\(command.rawValue): the session is over"
         }
     }

@@ -98,6 +98,12 @@ public struct SessionEvent: Sendable, Equatable {
         }
     }
 
+    /// Every `type` a line may have, in the order README's table lists them.
+    public static let allTypes = [
+        "started", "firstFrameAudible", "phaseBegan", "cue", "paused", "resumed", "skipped", "stopping", "gainChanged", "xrun",
+        "suspendRecovered", "deviceLost", "deviceBack", "priorityRefused", "ignored", "internalError", "failed", "finished",
+    ]
+
     public var isFinished: Bool { if case .finished = kind { true } else { false } }
 
     /// The event as one line of JSON (keys sorted, no newline).
@@ -121,6 +127,7 @@ extension SessionEvent: Codable {
     /// A line whose `schema` this build does not read.
     public struct SchemaMismatch: Error, Equatable, Sendable {
         public var found: Int
+        public init(found: Int) { self.found = found }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -232,6 +239,9 @@ extension SessionEvent {
         case .finished(let summary, let timing):
             self.init(.finished(SessionReport(summary: summary, timing: timing)))
         case .failed(let message): self.init(.failed(message: message))
+        case .busy:
+            // Said to whoever sent it (`CommandRefusal.busy`): nothing happened to the session.
+            return nil
         case .ignored(let refusal):
             guard let command = SessionCommand.Name(refusal.input) else { return nil }
             self.init(.ignored(command: command, state: refusal.from))

@@ -29,6 +29,13 @@ struct LiveOptions: ParsableArguments {
     @Flag(help: "Print every event as one JSON object per line (for tools).")
     var json = false
 
+    @Option(help: ArgumentHelp("Take commands as JSON lines: stdin (replies on stdout; keys then come from the terminal, if there is one), or socket (at $XDG_RUNTIME_DIR/gong/PID.sock, for gong ctl). See README, Embedding.", valueName: "stdin|socket"))
+    var control: ControlMode?
+
+    enum ControlMode: String, ExpressibleByArgument {
+        case stdin, socket
+    }
+
     /// The session's settings; GongKit checks them against its limits.
     func sessionOptions(volume: Double, interactive: Bool) throws -> SessionOptions {
         var sampleFormat: SampleFormat?

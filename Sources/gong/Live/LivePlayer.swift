@@ -20,12 +20,19 @@ enum LivePlayer {
         case terminalGone
         /// The live view has something new to show.
         case redraw
+        /// A line on the control channel (`--control stdin`); `nil`: one longer than
+        /// `ControlProtocol.maxLineBytes`, skipped.
+        case control(String?)
     }
 
     static func play(_ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double) async throws -> Int32 {
-        // Keys need a terminal on stdin; the view needs one on both ends (its last line offers
-        // the keys). Anything else gets one line per event.
-        let interactive = TerminalScreen.isTerminal(STDIN_FILENO)
+        // Keys need a terminal on stdin (or, when stdin is the control channel, the process's
+        // terminal); the view needs one on both ends (its last line offers the keys). Anything
+        // else gets one line per event.
+        let controlOnStdin = options.control == .stdin
+        let keyboard = controlOnStdin ? Self.openTerminal() : (TerminalScreen.isTerminal(STDIN_FILENO) ? STDIN_FILENO : nil)
+        defer { if controlOnStdin, let keyboard { close(keyboard) } }
+        let interactive = keyboard != nil
         let session: GongSession
         do {
             session = try GongSession(pattern: pattern, options: try options.sessionOptions(volume: volume, interactive: interactive), bank: bank)
@@ -35,8 +42,9 @@ enum LivePlayer {
         let signals = SignalWatcher()
         defer { signals.uninstall() }
         // While there is a terminal there is a screen; `view` is it when it also draws.
-        var screen = interactive
-            ? TerminalScreen(drawsView: TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json) : nil
+        var screen = keyboard.map {
+            TerminalScreen(input: $0, drawsView: TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json && !controlOnStdin)
+        }
         var view: TerminalScreen? { screen?.drawsView == true ? screen : nil }
         screen?.enter()
         defer { screen?.restore() }
@@ -48,8 +56,18 @@ enum LivePlayer {
             feed.yield(.over)
         }
         defer { forwarding.cancel() }
-        InputThread.start(signals: signals.wakeFileDescriptor, keys: interactive ? STDIN_FILENO : nil, to: feed)
+        InputThread.start(signals: signals.wakeFileDescriptor, keys: keyboard, control: controlOnStdin ? STDIN_FILENO : nil, to: feed)
+        var server: ControlServer?
+        if options.control == .socket {
+            do {
+                server = try ControlServer(session: session)
+            } catch {
+                throw UsageError("--control socket: \(error)")
+            }
+        }
+        defer { server?.close() }
         session.start()
+        if let server, !options.json, !options.quiet { print("\(pattern.name): control socket \(server.path)") }
 
         var redraw: Task<Void, Never>?
         /// The next moment the view changes, woken for then and no sooner; keys, signals and
@@ -101,6 +119,9 @@ enum LivePlayer {
                 detachFromTerminal()
             case .redraw:
                 break
+            case .control(let line):
+                print(line.map { ControlProtocol.reply(to: Substring($0), session: session) } ?? ControlProtocol.tooLongReply)
+                fflush(nil)
             case .signalled:
                 for signal in signals.take() {
                     switch signal {
@@ -134,6 +155,17 @@ enum LivePlayer {
             return ExitStatus.unavailable
         }
         return 0
+    }
+
+    /// The process's terminal, for keys while standard input carries commands.
+    private static func openTerminal() -> Int32? {
+        let descriptor = open("/dev/tty", O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        guard TerminalScreen.isTerminal(descriptor) else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
     }
 
     private static func write(_ event: SessionEvent, pattern: String, options: LiveOptions, view: TerminalScreen?) {
@@ -170,20 +202,25 @@ enum LivePlayer {
 /// The thread that sleeps on the terminal and the signal pipe, and hands what arrives to the
 /// main loop. It blocks in `poll` with no timeout: it costs nothing while nothing happens.
 enum InputThread {
-    static func start(signals: Int32, keys: Int32?, to feed: AsyncStream<LivePlayer.Input>.Continuation) {
+    static func start(signals: Int32, keys: Int32?, control: Int32?, to feed: AsyncStream<LivePlayer.Input>.Continuation) {
         let thread = Thread {
             var watchKeys = keys
+            var watchControl = control
+            var line = ControlLines()
             while true {
                 var descriptors = [pollfd(fd: signals, events: Int16(POLLIN), revents: 0)]
                 if let watchKeys { descriptors.append(pollfd(fd: watchKeys, events: Int16(POLLIN), revents: 0)) }
+                if let watchControl { descriptors.append(pollfd(fd: watchControl, events: Int16(POLLIN), revents: 0)) }
                 guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 || errno == EINTR else { return }
                 if descriptors[0].revents != 0 {
                     var drained = [UInt8](repeating: 0, count: 64)
                     while read(signals, &drained, 64) > 0 {}
                     feed.yield(.signalled)
                 }
-                if let descriptor = watchKeys, descriptors.count > 1 {
-                    let events = descriptors[1].revents
+                var next = 1
+                if let descriptor = watchKeys {
+                    let events = descriptors[next].revents
+                    next += 1
                     if events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
                         watchKeys = nil
                         feed.yield(.terminalGone)
@@ -192,9 +229,46 @@ enum InputThread {
                         if !keys.isEmpty { feed.yield(.keys(keys)) }
                     }
                 }
+                if let descriptor = watchControl, descriptors[next].revents != 0 {
+                    // The end of the channel ends the commands, not the session.
+                    guard line.read(from: descriptor, into: feed) else {
+                        watchControl = nil
+                        continue
+                    }
+                }
             }
         }
         thread.name = "gong input"
         thread.start()
+    }
+}
+
+/// Splits the control channel into lines, refusing any longer than
+/// `ControlProtocol.maxLineBytes` without holding more than that.
+struct ControlLines {
+    private var partial: [UInt8] = []
+    private var discarding = false
+
+    /// Reads what is there and hands on each whole line; false at the end of the input.
+    mutating func read(from descriptor: Int32, into feed: AsyncStream<LivePlayer.Input>.Continuation) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = Glibc.read(descriptor, &buffer, buffer.count)
+        if count < 0 { return errno == EAGAIN || errno == EINTR }
+        if count == 0 { return false }
+        for byte in buffer[0..<count] {
+            if byte == UInt8(ascii: "\n") {
+                if !discarding, !partial.isEmpty { feed.yield(.control(String(decoding: partial, as: UTF8.self))) }
+                partial.removeAll(keepingCapacity: true)
+                discarding = false
+            } else if !discarding {
+                partial.append(byte)
+                if partial.count > ControlProtocol.maxLineBytes {
+                    feed.yield(.control(nil))
+                    partial.removeAll(keepingCapacity: true)
+                    discarding = true
+                }
+            }
+        }
+        return true
     }
 }

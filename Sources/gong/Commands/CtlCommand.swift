@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import GongCore
+import GongKit
+
+struct CtlCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ctl",
+        abstract: "Control a session started with --control socket: status, pause, resume, skip, stop, gain DB, events.",
+        discussion: """
+        Finds the session by its socket in $XDG_RUNTIME_DIR/gong; with several running, name one
+        with --pid (without, they are listed). events prints the session's events as JSON lines
+        until it ends. Examples:
+          gong run two-phase --control socket &
+          gong ctl status
+          gong ctl gain -6
+          gong ctl --pid 4242 pause
+        """)
+
+    @Option(help: "The process id of the session to control (see gong ctl status with several).")
+    var pid: Int32?
+
+    @Flag(help: "Print the reply as it came, one JSON object.")
+    var json = false
+
+    @Argument(help: "status, pause, resume, skip, stop, gain, or events.")
+    var command: String
+
+    @Argument(help: "For gain: the master gain in dB, from -60 to 12.")
+    var value: String?
+
+    func run() throws {
+        do {
+            try control()
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    private func control() throws {
+        let names = ["status", "pause", "resume", "skip", "stop", "gain", "events"]
+        guard names.contains(command) else { throw UsageError("ctl \(command): unknown command; use one of \(names.joined(separator: ", "))") }
+        var request: [String: Any] = ["command": command == "events" ? "subscribe" : command, "id": 1]
+        if command == "gain" {
+            guard let value, let decibels = Double(value), decibels.isFinite else {
+                throw UsageError("ctl gain \(value ?? ""): not a number; use a gain in dB from -60 to 12, e.g. gong ctl gain -6")
+            }
+            request["decibels"] = decibels
+        } else if let value {
+            throw UsageError("ctl \(command) \(value): \(command) takes no value")
+        }
+        let target = try session()
+        let descriptor = try ControlSockets.connect(target.path)
+        defer { close(descriptor) }
+        let line = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self) + "\n"
+        _ = line.withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        var lines = SocketLines(descriptor: descriptor)
+        guard let replyLine = lines.next() else {
+            printError("session \(target.pid) closed the connection without a reply")
+            throw ExitCode(ExitStatus.unavailable)
+        }
+        let reply = try JSONDecoder().decode(ControlProtocol.Reply.self, from: Data(replyLine.utf8))
+        if json || command == "events" {
+            if json { print(replyLine) }
+        } else if let status = reply.status {
+            print(Self.describe(status, pid: target.pid))
+        }
+        if let error = reply.error {
+            printError(error.message)
+            throw ExitCode(error.code == .badArgument ? ExitStatus.usage : 1)
+        }
+        if command == "events" {
+            while let event = lines.next() {
+                print(event)
+                fflush(nil)
+            }
+        }
+    }
+
+    /// The one session to talk to: the one with --pid, or the only one running.
+    private func session() throws -> ControlSockets.Found {
+        let running = ControlSockets.live()
+        if let pid {
+            guard let found = running.first(where: { $0.pid == pid }) else {
+                printError("no gong session with a control socket runs as process \(pid)" + (running.isEmpty ? "" : "; running: \(running.map { String($0.pid) }.joined(separator: ", "))"))
+                throw ExitCode(ExitStatus.unavailable)
+            }
+            return found
+        }
+        switch running.count {
+        case 0:
+            printError("no gong session with a control socket is running (start one with gong run PATTERN --control socket)")
+            throw ExitCode(ExitStatus.unavailable)
+        case 1:
+            return running[0]
+        default:
+            var listing = ["\(running.count) sessions are running; name one with --pid:"]
+            for found in running {
+                listing.append("  \(found.pid)  " + ((try? Self.status(of: found)).map { Self.describe($0, pid: found.pid) } ?? "(not answering)"))
+            }
+            print(listing.joined(separator: "\n"))
+            throw ExitCode(ExitStatus.usage)
+        }
+    }
+
+    private static func status(of found: ControlSockets.Found) throws -> SessionStatus? {
+        let descriptor = try ControlSockets.connect(found.path)
+        defer { close(descriptor) }
+        _ = #"{"command":"status"}"#.appending("\n").withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        var lines = SocketLines(descriptor: descriptor)
+        guard let line = lines.next() else { return nil }
+        return try JSONDecoder().decode(ControlProtocol.Reply.self, from: Data(line.utf8)).status
+    }
+
+    static func describe(_ status: SessionStatus, pid: Int32) -> String {
+        let cycles = status.cycles > 1 ? ", cycle \(status.cycle)/\(status.cycles)" : ""
+        return "\(status.pattern) (pid \(pid)): \(status.state.rawValue), \(status.phase) (phase \(status.phaseIndex + 1)/\(status.phaseCount)\(cycles)), "
+            + "\(DurationText.format(seconds: status.elapsedSeconds.rounded(.down))) of \(DurationText.format(seconds: status.plannedSeconds)), "
+            + String(format: "gain %+g dB", status.gainDB)
+    }
+}
+
+/// Lines from a connected socket, read as they come (blocking).
+struct SocketLines {
+    let descriptor: Int32
+    private var buffered: [UInt8] = []
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    mutating func next() -> String? {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffered[..<newline], as: UTF8.self)
+                buffered.removeSubrange(...newline)
+                return line
+            }
+            let count = recv(descriptor, &chunk, chunk.count, 0)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            buffered += chunk[0..<count]
+        }
+    }
+}

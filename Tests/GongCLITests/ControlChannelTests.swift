@@ -1,0 +1,217 @@
+import Foundation
+import GongKit
+import Testing
+
+/// A session gong plays on ALSA's `null` (as fast as it renders: a 20-hour meditation lasts
+/// seconds) with its control channel open; the tests drive it as a tool would.
+final class ControlledRun {
+    let process = Process()
+    let input = Pipe()
+    let events: EventReader
+    let runtime: String
+
+    /// `control`: `stdin` or `socket`; `runtime` is the XDG_RUNTIME_DIR the socket goes in.
+    init(control: String, runtime: String, meditation: String = "20h") throws {
+        self.runtime = runtime
+        process.executableURL = URL(fileURLWithPath: gongExecutable)
+        process.arguments = ["run", "two-phase", "--set", "meditation=\(meditation)", "--device", "null", "--control", control, "--json"]
+        process.environment = environment(with: ["XDG_RUNTIME_DIR": runtime])
+        process.standardInput = input
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        events = EventReader(out)
+        try process.run()
+    }
+
+    func send(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// The reply carrying `id`, once it has come.
+    func reply(_ id: Int, seconds: Double = 15) -> [String: Any]? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let reply = events.all("reply").first(where: { $0["id"] as? Int == id }) { return reply }
+            usleep(5000)
+        }
+        return nil
+    }
+
+    func waitForExit(seconds: Double = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        return !process.isRunning
+    }
+
+    var socketPath: String { "\(runtime)/gong/\(process.processIdentifier).sock" }
+
+    deinit {
+        if process.isRunning { process.interrupt(); process.interrupt() }
+    }
+}
+
+/// The reply's error code, when it is an error.
+func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [String: Any])?["code"] as? String }
+
+@Suite struct ControlChannelTests {
+    @Test func standardInputPausesResumesAndStopsASessionWithARepliesForEachLine() throws {
+        let scratch = try ScratchDirectory()
+        let run = try ControlledRun(control: "stdin", runtime: scratch.path)
+        #expect(run.events.wait(for: "started"))
+        run.send(#"{"command": "pause", "id": 1}"#)
+        #expect(run.reply(1)?["ok"] as? Bool == true)
+        #expect(run.events.wait(for: "paused"), "the fade-out is done")
+        run.send(#"{"command": "status", "id": 2}"#)
+        let status = try #require(run.reply(2)?["status"] as? [String: Any])
+        #expect(status["state"] as? String == "paused" && status["pattern"] as? String == "two-phase")
+        run.send(#"{"command": "pause", "id": 3}"#)
+        #expect(errorCode(run.reply(3)) == "notNow", "a pause while paused changes nothing")
+        // Lines that are not commands: each gets an error reply, and the session is as it was.
+        run.send("pause")
+        run.send(#"{"command": "fly", "id": 4}"#)
+        run.send(#"{"command": "gain", "decibels": "loud", "id": 5}"#)
+        run.send(#"{"command": "gain", "decibels": 40, "id": 6}"#)
+        run.send(#"{"command": "pause", "id": 7, "padding": ""# + String(repeating: "x", count: 5000) + #""}"#)
+        run.send(#"{"command": "subscribe", "id": 8}"#)
+        #expect(errorCode(run.reply(4)) == "unknownCommand")
+        #expect(errorCode(run.reply(5)) == "badArgument")
+        #expect(errorCode(run.reply(6)) == "badArgument")
+        #expect(errorCode(run.reply(8)) == "unsupported")
+        let anonymous = run.events.all("reply").filter { $0["id"] == nil }.compactMap(errorCode)
+        #expect(anonymous.sorted() == ["malformed", "tooLong"], "\(run.events.all("reply"))")
+        run.send(#"{"command": "gain", "decibels": -6, "id": 9}"#)
+        #expect(run.reply(9)?["ok"] as? Bool == true)
+        run.send(#"{"command": "resume", "id": 10}"#)
+        #expect(run.reply(10)?["ok"] as? Bool == true)
+        #expect(run.events.wait(for: "resumed"))
+        run.send(#"{"command": "stop", "id": 11}"#)
+        #expect(run.reply(11)?["ok"] as? Bool == true)
+        #expect(run.waitForExit())
+        #expect(run.process.terminationStatus == 0)
+        let types = run.events.types.filter { $0 != "reply" }
+        #expect(types.first == "started" && types.last == "finished", "\(types)")
+        #expect(types.filter { $0 == "paused" }.count == 1 && types.filter { $0 == "resumed" }.count == 1)
+        #expect(run.events.all("gainChanged").first?["decibels"] as? Double == -6)
+        let summary = try #require(run.events.last("finished"))
+        #expect(summary["stoppedEarly"] as? Bool == true && summary["pauses"] as? Int == 1, "\(summary)")
+        let paused = try #require(run.events.last("paused")?["frame"] as? Int)
+        let resumed = try #require(run.events.last("resumed")?["frame"] as? Int)
+        #expect(paused == resumed, "the session clock stood still while paused")
+        let frames = run.events.all("phaseBegan").compactMap { $0["frame"] as? Int } + run.events.all("cue").compactMap { $0["frame"] as? Int }
+        #expect(frames.allSatisfy { $0 >= 0 })
+    }
+
+    @Test func theSocketIsPrivateAndGongCtlFindsOneSessionAndListsTwo() throws {
+        let scratch = try ScratchDirectory()
+        let first = try ControlledRun(control: "socket", runtime: scratch.path)
+        #expect(first.events.wait(for: "started"))
+        let ctl = { (arguments: [String]) in try runGong(["ctl"] + arguments, environment: ["XDG_RUNTIME_DIR": scratch.path]) }
+        // Paused at once, so the session stands still for the rest of the test.
+        let paused = try ctl(["pause"])
+        #expect(paused.status == 0, "\(paused.stderr)")
+        #expect(first.events.wait(for: "paused"))
+        let directory = try FileManager.default.attributesOfItem(atPath: scratch.path + "/gong")
+        let socket = try FileManager.default.attributesOfItem(atPath: first.socketPath)
+        #expect((directory[.posixPermissions] as? Int) == 0o700)
+        #expect((socket[.posixPermissions] as? Int) == 0o600)
+        #expect((socket[.type] as? FileAttributeType) == .typeSocket)
+
+        let status = try ctl(["status"])
+        #expect(status.status == 0 && status.stdout.contains("two-phase (pid \(first.process.processIdentifier)): paused, meditation"), "\(status)")
+        let again = try ctl(["pause"])
+        #expect(again.status == 1 && again.stderr == "gong: pause: not taken while the session is paused\n", "\(again)")
+        #expect(try ctl(["gain", "loud"]).status == 64)
+        #expect(try ctl(["fly"]).status == 64)
+
+        let second = try ControlledRun(control: "socket", runtime: scratch.path)
+        #expect(second.events.wait(for: "started"))
+        #expect(try ctl(["--pid", "\(second.process.processIdentifier)", "pause"]).status == 0)
+        let both = try ctl(["status"])
+        #expect(both.status == 64, "with two sessions, ctl asks which")
+        #expect(both.stdout.contains("\(first.process.processIdentifier)") && both.stdout.contains("\(second.process.processIdentifier)"), "\(both)")
+        let json = try ctl(["--pid", "\(second.process.processIdentifier)", "--json", "status"])
+        let reply = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect((reply?["status"] as? [String: Any])?["state"] as? String == "paused", "\(json)")
+
+        for run in [first, second] {
+            #expect(try ctl(["--pid", "\(run.process.processIdentifier)", "stop"]).status == 0)
+            #expect(run.waitForExit())
+            #expect(!FileManager.default.fileExists(atPath: run.socketPath), "the socket goes with its session")
+        }
+        let none = try ctl(["status"])
+        #expect(none.status == 69 && none.stderr.contains("no gong session"), "\(none)")
+    }
+
+    @Test func aMalformedLineANeverReadingClientAndAnOverlongLineChangeNothing() throws {
+        let scratch = try ScratchDirectory()
+        let run = try ControlledRun(control: "socket", runtime: scratch.path, meditation: "2h")
+        #expect(run.events.wait(for: "started"))
+        #expect(try runGong(["ctl", "pause"], environment: ["XDG_RUNTIME_DIR": scratch.path]).status == 0)
+        // A client that subscribes and never reads, and one that sends half a line forever.
+        let silent = try ControlSockets.connect(run.socketPath)
+        defer { close(silent) }
+        _ = "{\"command\":\"subscribe\"}\n".withCString { send(silent, $0, strlen($0), 0) }
+        let stuck = try ControlSockets.connect(run.socketPath)
+        defer { close(stuck) }
+        _ = "{\"command\":".withCString { send(stuck, $0, strlen($0), 0) }
+
+        let client = try ControlSockets.connect(run.socketPath)
+        defer { close(client) }
+        var lines = LineReader(descriptor: client)
+        func ask(_ line: String) -> [String: Any]? {
+            _ = (line + "\n").withCString { send(client, $0, strlen($0), 0) }
+            return lines.next().flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+        #expect(errorCode(ask("{not json")) == "malformed")
+        #expect(errorCode(ask(#"{"command": 7}"#)) == "unknownCommand")
+        #expect(errorCode(ask(String(repeating: "y", count: 10_000))) == "tooLong")
+        #expect((ask(#"{"command": "status", "id": "s"}"#)?["status"] as? [String: Any])?["state"] as? String == "paused")
+        #expect(ask(#"{"command": "resume"}"#)?["ok"] as? Bool == true)
+        // The session plays on to its end without waiting for anyone.
+        #expect(run.waitForExit(), "the session ended although two clients never finished")
+        #expect(run.events.last("finished")?["stoppedEarly"] as? Bool == false)
+    }
+
+    @Test func aStaleSocketOfAKilledSessionIsRemovedAndALiveOneIsNot() throws {
+        let scratch = try ScratchDirectory()
+        let run = try ControlledRun(control: "socket", runtime: scratch.path)
+        #expect(run.events.wait(for: "started"))
+        #expect(try runGong(["ctl", "pause"], environment: ["XDG_RUNTIME_DIR": scratch.path]).status == 0)
+        // A session killed outright leaves its socket behind.
+        let killed = try ControlledRun(control: "socket", runtime: scratch.path)
+        #expect(killed.events.wait(for: "started"))
+        let stale = killed.socketPath
+        kill(killed.process.processIdentifier, SIGKILL)
+        killed.process.waitUntilExit()
+        #expect(FileManager.default.fileExists(atPath: stale))
+        let status = try runGong(["ctl", "status"], environment: ["XDG_RUNTIME_DIR": scratch.path])
+        #expect(status.status == 0 && status.stdout.contains("pid \(run.process.processIdentifier)"), "only the live one is found: \(status)")
+        #expect(!FileManager.default.fileExists(atPath: stale), "the killed session's socket is gone")
+        #expect(FileManager.default.fileExists(atPath: run.socketPath), "the live one's is not")
+        #expect(try runGong(["ctl", "stop"], environment: ["XDG_RUNTIME_DIR": scratch.path]).status == 0)
+        #expect(run.waitForExit())
+    }
+}
+
+/// Lines from a connected socket, read as they come.
+struct LineReader {
+    let descriptor: Int32
+    private var buffered: [UInt8] = []
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    mutating func next() -> String? {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffered[..<newline], as: UTF8.self)
+                buffered.removeSubrange(...newline)
+                return line
+            }
+            let count = recv(descriptor, &chunk, chunk.count, 0)
+            guard count > 0 else { return nil }
+            buffered += chunk[0..<count]
+        }
+    }
+}

@@ -1,0 +1,271 @@
+import Foundation
+import GongCore
+import GongKit
+import Synchronization
+import Testing
+
+/// The facade as an embedding program uses it, on ALSA's `null` device (which takes frames as
+/// fast as they come, so a session plays in a fraction of its length).
+@Suite struct GongSessionTests {
+    /// Box breathing, one 16 s cycle: chime, click, woodblock, click, and the bowl at 16 s.
+    static let box16: Pattern = {
+        var overrides = PatternOverrides()
+        overrides.cycles = 1
+        return try! BuiltInPatterns.named("box")!.applying(overrides)
+    }()
+    /// Long enough that no test sees it end by itself: commands and drops land while it plays.
+    static let long = Pattern(name: "long", phases: [Phase("sit", length: 3600, cue: Cue("gong")), Phase("walk", length: 3600, cue: Cue("bowl"))],
+                              length: .cycles(6), endCue: Cue("gong"))
+
+    static func open(_ pattern: Pattern) throws -> GongSession {
+        try GongSession(pattern: pattern, options: SessionOptions(device: "null"), bank: shippedBank)
+    }
+
+    /// Collects a stream's events until it ends.
+    static func collect(_ events: AsyncStream<SessionEvent>) async -> [SessionEvent] {
+        var seen: [SessionEvent] = []
+        for await event in events { seen.append(event) }
+        return seen
+    }
+
+    /// Waits (at most `seconds`) until the stream has yielded an event matching `matches`.
+    static func first(_ iterator: inout AsyncStream<SessionEvent>.Iterator, seconds: Double = 20,
+                      where matches: (SessionEvent) -> Bool) async -> SessionEvent? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline, let event = await iterator.next() {
+            if matches(event) { return event }
+        }
+        return nil
+    }
+
+    @Test func aSessionPlaysToItsEndAndTheStreamEndsWithItsReport() async throws {
+        let session = try Self.open(Self.box16)
+        let events = session.events()
+        session.start()
+        let seen = await Self.collect(events)
+        #expect(seen.first?.type == "started")
+        #expect(seen.last?.type == "finished")
+        let cues = seen.compactMap { if case .cue(let sound, _, _) = $0.kind { (sound, $0.frame) } else { nil } }
+        #expect(cues.map(\.0) == ["chime", "click", "woodblock", "click", "bowl"])
+        #expect(cues.map(\.1) == [0, 192_000, 384_000, 576_000, 768_000].map { Int64($0) }, "every cue on its frame")
+        let report = await session.report()
+        #expect(report.cues == 5 && report.cycles == 1 && !report.stoppedEarly && report.failure == nil)
+        #expect(seen.last == SessionEvent(.finished(report)))
+        // A stream asked for after the end gets the end at once.
+        #expect(await Self.collect(session.events()) == [SessionEvent(.finished(report))])
+        #expect(throws: CommandRefusal(command: .pause, reason: .over)) { try session.send(.pause) }
+    }
+
+    @Test func twoSessionsPlayAtOnceEachOnItsOwnFrames() async throws {
+        let first = try Self.open(Self.box16)
+        let second = try GongSession(pattern: Self.box16, options: SessionOptions(device: "null", rate: 44100, channels: 1), bank: shippedBank)
+        let (a, b) = (first.events(), second.events())
+        first.start()
+        second.start()
+        async let seenA = Self.collect(a)
+        async let seenB = Self.collect(b)
+        let (eventsA, eventsB) = await (seenA, seenB)
+        let framesA = eventsA.compactMap { if case .cue = $0.kind { $0.frame } else { nil } }
+        let framesB = eventsB.compactMap { if case .cue = $0.kind { $0.frame } else { nil } }
+        #expect(framesA == [0, 4, 8, 12, 16].map { Int64($0 * 48000) })
+        #expect(framesB == [0, 4, 8, 12, 16].map { Int64($0 * 44100) })
+        #expect(first.output.rate == 48000 && second.output.rate == 44100 && second.output.channels == 1)
+    }
+
+    @Test func commandsFromSeveralTasksAreEachTakenOrRefusedWithTheStateTheyMet() async throws {
+        let session = try Self.open(Self.long)
+        var iterator = session.events().makeAsyncIterator()
+        let all = session.events()
+        session.start()
+        _ = try #require(await Self.first(&iterator) { $0.type == "cue" })
+        let commands: [SessionCommand] = [.pause, .resume, .skip, .setGain(decibels: -6), .pause, .resume]
+        let outcomes = await withTaskGroup(of: [(SessionCommand, CommandRefusal?)].self) { group in
+            for task in 0..<6 {
+                group.addTask {
+                    var outcomes: [(SessionCommand, CommandRefusal?)] = []
+                    for round in 0..<30 {
+                        let command = commands[(task + round) % commands.count]
+                        do throws(CommandRefusal) {
+                            try session.send(command)
+                            outcomes.append((command, nil))
+                        } catch {
+                            outcomes.append((command, error))
+                        }
+                    }
+                    return outcomes
+                }
+            }
+            var all: [(SessionCommand, CommandRefusal?)] = []
+            for await outcome in group { all += outcome }
+            return all
+        }
+        try session.send(.stop)
+        let report = await session.report()
+        let events = await Self.collect(all)
+        for (command, refusal) in outcomes {
+            // Sent faster than the audio thread takes them: refused whole, never half done.
+            guard let refusal, refusal.reason != .busy else { continue }
+            guard case .notNow(let state) = refusal.reason else {
+                Issue.record("\(command) refused for \(refusal.reason)")
+                continue
+            }
+            let input: SessionInput.Kind = switch command {
+            case .pause: .pause
+            case .resume: .resume
+            case .skip: .skip
+            default: .stop
+            }
+            #expect(!SessionMachine.accepts(input, in: state), "\(command) was refused in \(state), which takes it")
+        }
+        func taken(_ command: SessionCommand) -> Int { outcomes.filter { $0.0 == command && $0.1 == nil }.count }
+        #expect(report.pauses == taken(.pause) && report.skips == taken(.skip), "\(report)")
+        #expect(events.filter { $0.type == "gainChanged" }.count == taken(.setGain(decibels: -6)))
+        let notNow = outcomes.filter { if case .notNow = $0.1?.reason { true } else { false } }.count
+        #expect(events.filter { $0.type == "ignored" }.count == notNow)
+        #expect(!events.contains { $0.type == "internalError" }, "\(events.filter { $0.type == "internalError" })")
+        #expect(report.stoppedEarly && events.last?.type == "finished")
+        let frames = events.compactMap(\.frame)
+        #expect(frames == frames.sorted(), "events come in the order they happened")
+    }
+
+    @Test func aCommandOutOfRangeOrBeforeTheStartChangesNothing() async throws {
+        let session = try Self.open(Self.box16)
+        #expect(throws: CommandRefusal(command: .pause, reason: .notNow(.idle))) { try session.send(.pause) }
+        #expect(throws: CommandRefusal(command: .gain, reason: .gainOutOfRange(40))) { try session.send(.setGain(decibels: 40)) }
+        #expect(throws: CommandRefusal.self) { try session.send(.setGain(decibels: .nan)) }
+        #expect(session.status.gainDB == 0 && session.status.state == .idle)
+        try session.send(.setGain(decibels: -12))
+        #expect(session.status.gainDB == -12)
+    }
+
+    @Test func droppingTheLastReferenceWhilePlayingHaltsTheSessionAndEndsItsStreams() async throws {
+        var session: GongSession? = try Self.open(Self.long)
+        weak let watched = session
+        var iterator = try #require(session).events().makeAsyncIterator()
+        session?.start()
+        _ = try #require(await Self.first(&iterator) { $0.type == "cue" })
+        session = nil
+        #expect(watched == nil, "nothing but the caller keeps a session alive")
+        let finished = try #require(await Self.first(&iterator) { $0.isFinished }, "the stream ends with finished")
+        guard case .finished(let report) = finished.kind else { return }
+        #expect(report.stoppedEarly && report.playedSeconds < report.plannedSeconds, "\(report)")
+        #expect(await iterator.next() == nil, "and then ends")
+    }
+
+    @Test func badSettingsAreTypedErrorsNamingTheSetting() throws {
+        let cases: [(SessionOptions, SettingError.Setting)] = [
+            (SessionOptions(device: "null", rate: 7), .rate),
+            (SessionOptions(device: "null", channels: 3), .channels),
+            (SessionOptions(device: "null", latencyMs: 0), .latency),
+            (SessionOptions(device: "null", periodFrames: 1), .period),
+            (SessionOptions(device: "null", gainDB: 13), .gain),
+        ]
+        for (options, setting) in cases {
+            do {
+                _ = try GongSession(pattern: Self.box16, options: options, bank: shippedBank)
+                Issue.record("\(setting) accepted")
+            } catch {
+                guard case .setting(let error) = error else { Issue.record("\(error)"); continue }
+                #expect(error.setting == setting)
+            }
+        }
+    }
+
+    @Test func aPatternWrittenInTOMLPlays() async throws {
+        let pattern = try PatternCatalog.pattern(toml: """
+        name = "tiny"
+        [[phases]]
+        name = "sit"
+        length = "2s"
+        cue = "bowl"
+        """)
+        let session = try Self.open(pattern)
+        let events = session.events()
+        session.start()
+        let seen = await Self.collect(events)
+        #expect(seen.contains { if case .cue("bowl", _, _) = $0.kind { true } else { false } })
+        #expect(throws: PatternError.self) { try PatternCatalog.pattern(toml: "[[phases]]\nname = 4") }
+    }
+}
+
+/// Every type of event, written and read back the same: the schema is what `--json` prints.
+@Suite struct SessionEventSchemaTests {
+    static let report = SessionReport.sample
+    static let every: [SessionEvent] = [
+        SessionEvent(.started(pattern: "box", device: "pulse", rate: 48000, channels: 2, format: "float32", latencyMs: 500)),
+        SessionEvent(.firstFrameAudible, frame: 0, audible: 1234.5),
+        SessionEvent(.phaseBegan(phase: "inhale", cycle: 1, cycles: 3, seconds: 4), frame: 0, audible: 1234.5),
+        SessionEvent(.cue(sound: "gong", lateFrames: 0, offFrames: nil), frame: 192_000, audible: 1238.5),
+        SessionEvent(.cue(sound: "gong", lateFrames: 12, offFrames: -3), frame: 192_000),
+        SessionEvent(.paused, frame: 200_000, audible: 1238.7),
+        SessionEvent(.resumed, frame: 200_000, audible: 1240),
+        SessionEvent(.skipped(seconds: 2.5), frame: 210_000),
+        SessionEvent(.stopping),
+        SessionEvent(.gainChanged(decibels: -6)),
+        SessionEvent(.xrun(lostFrames: 480), frame: 300_000, audible: 1250),
+        SessionEvent(.suspendRecovered(paused: true), frame: 310_000),
+        SessionEvent(.deviceLost(message: "pulse: stalled"), frame: 320_000),
+        SessionEvent(.deviceBack(resumed: false), frame: 320_000),
+        SessionEvent(.priorityRefused(priority: .realtime, message: "Operation not permitted")),
+        SessionEvent(.ignored(command: .resume, state: .active)),
+        SessionEvent(.internalError(input: .finished, state: .paused)),
+        SessionEvent(.failed(message: "the audio stopped")),
+        SessionEvent(.finished(report)),
+    ]
+
+    @Test func everyTypeRoundTripsThroughItsJSONLine() throws {
+        #expect(Set(Self.every.map(\.type)) == Set(SessionEvent.allTypes), "the samples cover every type")
+        for event in Self.every {
+            let line = event.jsonLine()
+            #expect(!line.contains("\n"))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["schema"] as? Int == SessionEvent.schemaVersion && object["type"] as? String == event.type, "\(line)")
+            #expect(try JSONDecoder().decode(SessionEvent.self, from: Data(line.utf8)) == event, "\(line)")
+        }
+    }
+
+    @Test func everyVerdictOfTheReportRoundTrips() throws {
+        let verdicts: [SessionReport.Heard] = [.onFrame(jitterMs: 0.02), .offFrame(count: 2, worstFrames: 256), .roughReports(jitterMs: 2.5),
+                                              .audioLost, .unconfirmed(deviceTimed: true), .unconfirmed(deviceTimed: false)]
+        for heard in verdicts {
+            var report = Self.report
+            report.heard = heard
+            report.failure = heard == .audioLost ? "gone" : nil
+            let event = SessionEvent(.finished(report))
+            #expect(try JSONDecoder().decode(SessionEvent.self, from: Data(event.jsonLine().utf8)) == event)
+        }
+    }
+
+    @Test func aLineOfAnotherSchemaOrAnUnknownTypeIsRefused() {
+        #expect(throws: SessionEvent.SchemaMismatch(found: 2)) {
+            try JSONDecoder().decode(SessionEvent.self, from: Data(#"{"schema":2,"type":"paused"}"#.utf8))
+        }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(SessionEvent.self, from: Data(#"{"schema":1,"type":"exploded"}"#.utf8))
+        }
+    }
+
+    @Test func theREADMEDocumentsEveryType() throws {
+        let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
+        for type in SessionEvent.allTypes {
+            #expect(readme.contains("| `\(type)` |"), "README's event table has a row for \(type)")
+        }
+    }
+}
+
+/// The repository's root, where README.md is.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+extension SessionReport {
+    static var sample: SessionReport {
+        let json = #"""
+        {"schema":1,"type":"finished","pattern":"box","rate":48000,"plannedSeconds":16,"playedSeconds":21.5,"plannedCycles":1,
+         "cycles":1,"phases":4,"pauses":1,"skips":0,"stoppedEarly":false,"xruns":0,"lostFrames":0,"suspends":0,"deviceLosses":0,
+         "cues":5,"maxCueLatenessFrames":0,"heard":"onFrame","jitterMs":0.01,
+         "timing":{"intervals":4,"maxDeviationMs":0.02,"meanDeviationMs":0.01,"deviceClockPPM":3.5,"maxJitterMs":0.01}}
+        """#
+        let event = try! JSONDecoder().decode(SessionEvent.self, from: Data(json.utf8))
+        guard case .finished(let report) = event.kind else { fatalError("a finished event") }
+        return report
+    }
+}
