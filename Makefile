@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DEMO_FILE ?= out/demo.wav
 
-.PHONY: all deps build demo test install uninstall bench clean sounds
+.PHONY: all deps build lib demo test install uninstall bench clean sounds
 
 all: build
 
@@ -12,6 +12,14 @@ deps:
 
 build: deps
 	$(SWIFT) build -c release --product gong
+
+# libgong.so and its header include/gong.h, the C interface (see README, Embedding). SwiftPM
+# names the product libGongABI.so (a product cannot share the executable's name gong); it has no
+# SONAME, so the copy under the documented name is what programs link against.
+CONFIGURATION ?= release
+lib: deps
+	$(SWIFT) build -c $(CONFIGURATION) --product GongABI
+	cp .build/$(CONFIGURATION)/libGongABI.so .build/$(CONFIGURATION)/libgong.so
 
 # A short two-phase session: start gong, 40 s meditation, triple gong, 20 s reflection, end gong,
 # played live; where no device can play it, rendered to a file instead.
@@ -26,7 +34,8 @@ demo: build
 # The two test sound servers with their null sinks (PulseAudio, and PipeWire in a private runtime
 # directory); everything but the real-time tests, side by side; then the real-time tests alone
 # (they measure timing to the frame through a sound server, which a CPU-bound test suite beside
-# them would disturb as it would a sound card); then the lock-free ring and the real-time engine
+# them would disturb as it would a sound card); then the embedding examples (C, Python, Swift);
+# then the lock-free ring and the real-time engine
 # again under the thread sanitizer.
 REALTIME_TESTS = LivePulseTests|PulseClientTests
 test:
@@ -36,15 +45,18 @@ test:
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)'
 	$(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)'
+	scripts/test-examples.sh
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'SPSCRingTests|PlaybackEngineTests|LiveSessionDeviceLossTests'
 
-install: build
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/gong/sounds
+install: build lib
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/gong/sounds $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 755 .build/release/gong $(DESTDIR)$(PREFIX)/bin/gong
+	install -m 755 .build/release/libgong.so $(DESTDIR)$(PREFIX)/lib/libgong.so
+	install -m 644 include/gong.h $(DESTDIR)$(PREFIX)/include/gong.h
 	install -m 644 Sounds/*.flac $(DESTDIR)$(PREFIX)/share/gong/sounds/
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/gong
+	rm -f $(DESTDIR)$(PREFIX)/bin/gong $(DESTDIR)$(PREFIX)/lib/libgong.so $(DESTDIR)$(PREFIX)/include/gong.h
 	rm -rf $(DESTDIR)$(PREFIX)/share/gong
 
 # Regenerate the sound bank from its recipe (needs python3 with numpy, and sox).
@@ -62,4 +74,4 @@ bench:
 	bench/live.py
 
 clean:
-	rm -rf .build out
+	rm -rf .build .build-examples .build-tsan out

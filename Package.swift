@@ -9,6 +9,9 @@ let package = Package(
         .library(name: "GongCore", targets: ["GongCore"]),
         .library(name: "GongAudio", targets: ["GongAudio"]),
         .library(name: "GongKit", targets: ["GongKit"]),
+        // The C interface (include/gong.h). `make lib` builds it and names it libgong.so: a
+        // product cannot share the executable's name.
+        .library(name: "GongABI", type: .dynamic, targets: ["GongABI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -28,6 +31,8 @@ let package = Package(
         .target(name: "GongAudio", dependencies: ["GongCore", "CAlsa", "CPulse", "CSndFile", "CSoxr"]),
         // The embedding facade: pattern files, sound bank lookup, sessions.
         .target(name: "GongKit", dependencies: ["GongCore", "GongAudio", "TOMLKit"]),
+        // The C ABI over GongKit: opaque handles, statuses and JSON strings.
+        .target(name: "GongABI", dependencies: ["GongKit"]),
         // The live terminal view: status lines, keys, signals. Depends on GongCore only so it is
         // testable without a device.
         .target(name: "GongTerminal", dependencies: ["GongCore"]),

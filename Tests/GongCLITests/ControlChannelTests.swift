@@ -2,7 +2,7 @@ import Foundation
 import GongKit
 import Testing
 
-/// A session gong plays on ALSA's `null` (as fast as it renders: a 20-hour meditation lasts
+/// A session gong plays on ALSA's `null` (as fast as it renders: a 23-hour meditation lasts
 /// seconds) with its control channel open; the tests drive it as a tool would.
 final class ControlledRun {
     let process = Process()
@@ -11,7 +11,7 @@ final class ControlledRun {
     let runtime: String
 
     /// `control`: `stdin` or `socket`; `runtime` is the XDG_RUNTIME_DIR the socket goes in.
-    init(control: String, runtime: String, meditation: String = "20h") throws {
+    init(control: String, runtime: String, meditation: String = "23h") throws {
         self.runtime = runtime
         process.executableURL = URL(fileURLWithPath: gongExecutable)
         process.arguments = ["run", "two-phase", "--set", "meditation=\(meditation)", "--device", "null", "--control", control, "--json"]

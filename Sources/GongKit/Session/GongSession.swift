@@ -29,20 +29,23 @@ public final class GongSession: Sendable {
     public static let eventBacklog = 4096
 
     /// Opens the device and prepares every sound; plays nothing until `start()`.
-    public init(pattern: Pattern, options: SessionOptions = SessionOptions(), bank: SoundBank = .standard()) throws(GongError) {
+    public convenience init(pattern: Pattern, options: SessionOptions = SessionOptions(), bank: SoundBank = .standard()) throws(GongError) {
         do { try options.validate() } catch { throw .setting(error) }
         let request = options.request
-        let live: any LiveSessionDriving
         switch OutputRoute(device: request.device) {
         case .pulseAudio(let sink):
-            live = try LiveSession(pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive) {
-                () throws(AudioDeviceError) -> PulsePCM in try PulsePCM(request, sink: sink)
+            try self.init(pattern: pattern, bank: bank, options: options) { () throws(AudioDeviceError) -> PulsePCM in
+                try PulsePCM(request, sink: sink)
             }
         case .alsa:
-            live = try LiveSession(pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive) {
-                () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request)
-            }
+            try self.init(pattern: pattern, bank: bank, options: options) { () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request) }
         }
+    }
+
+    /// A session on a device of the caller's making (a test's, with faults injected).
+    init<Device: PCM>(pattern: Pattern, bank: SoundBank, options: SessionOptions,
+                      open: @escaping @Sendable () throws(AudioDeviceError) -> Device) throws(GongError) {
+        let live = try LiveSession(pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive, open: open)
         self.pattern = pattern
         output = OutputDescription(live.configuration)
         core = SessionCore(live, gainDB: options.gainDB)

@@ -1,0 +1,272 @@
+import Foundation
+import GongCore
+import GongKit
+import Synchronization
+
+// The C interface declared in include/gong.h, built as libgong.so (`make lib`). Every function
+// checks its pointers and turns every Swift error into a status and a message: nothing here
+// may trap, since a trap would end the host program.
+
+/// `GONG_ABI_VERSION` in gong.h: raised whenever a function, a status or a key's meaning changes.
+let abiVersion: UInt32 = 1
+
+enum Status: Int32 {
+    case ok = 0, argument, pattern, device, refused, over, timeout, `internal`
+}
+
+/// A session behind a C handle, with its events queued as JSON lines for `gong_next_event`.
+final class Handle: Sendable {
+    let session: GongSession
+    private let mailbox = Mailbox()
+
+    init(_ session: GongSession) {
+        self.session = session
+        let events = session.events()
+        // Holds the stream and the mailbox, never the session: freeing the handle halts it.
+        Task { [mailbox] in
+            for await event in events { mailbox.put(event.jsonLine()) }
+            mailbox.end()
+        }
+    }
+
+    func next(timeoutMilliseconds: Int32) -> (String?, Status) { mailbox.take(timeoutMilliseconds: timeoutMilliseconds) }
+}
+
+/// Lines waiting for `gong_next_event`, each handed out once, whichever thread asks.
+final class Mailbox: Sendable {
+    /// Lines not yet handed out, and whether the last (`finished`) has been put.
+    private let queue = Mutex<(lines: [String], ended: Bool)>(([], false))
+    /// Counts what a waiting caller may take: one per line, and one more at the end.
+    private let ready = DispatchSemaphore(value: 0)
+
+    func put(_ line: String) {
+        queue.withLock { $0.lines.append(line) }
+        ready.signal()
+    }
+
+    func end() {
+        queue.withLock { $0.ended = true }
+        ready.signal()
+    }
+
+    /// The next line; `nil` with `.over` once every line is out, or `.timeout`.
+    func take(timeoutMilliseconds: Int32) -> (String?, Status) {
+        let deadline: DispatchTime = timeoutMilliseconds < 0 ? .distantFuture : .now() + .milliseconds(Int(timeoutMilliseconds))
+        guard ready.wait(timeout: deadline) == .success else { return (nil, .timeout) }
+        return queue.withLock { queue in
+            if !queue.lines.isEmpty { return (queue.lines.removeFirst(), .ok) }
+            // The end: left signalled, so every later call learns it too.
+            ready.signal()
+            return (nil, .over)
+        }
+    }
+}
+
+/// A copy the caller frees with `gong_free`.
+private func duplicate(_ string: String) -> UnsafeMutablePointer<CChar>? { strdup(string) }
+
+private func report(_ message: String?, to error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) {
+    error?.pointee = message.flatMap(duplicate)
+}
+
+private func handle(_ pointer: OpaquePointer?) -> Handle? {
+    pointer.map { Unmanaged<Handle>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+}
+
+private func status(of error: GongError) -> Status {
+    switch error {
+    case .pattern, .sound, .soundFile: .pattern
+    case .device: .device
+    case .setting, .output: .argument
+    case .internalError: .internal
+    }
+}
+
+/// Why options JSON cannot be used, in one line.
+private struct OptionsError: Error {
+    var message: String
+}
+
+/// Options as JSON: an object of known keys only, so a misspelt one is an error, not a default.
+private func options(_ text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>?) -> Result<SessionOptions, OptionsError> {
+    var options = SessionOptions(device: device.map { String(cString: $0) } ?? "auto")
+    guard let text else { return .success(options) }
+    let data = Data(String(cString: text).utf8)
+    guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+        return .failure(OptionsError(message: "options: not a JSON object; use e.g. {\"rate\": 48000, \"gainDB\": -6}"))
+    }
+    struct Options: Decodable {
+        var rate: Int?, channels: Int?, latencyMs: Double?, periodFrames: Int?, gainDB: Double?, format: String?
+    }
+    let known = ["rate", "channels", "latencyMs", "periodFrames", "gainDB", "format"]
+    if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+        return .failure(OptionsError(message: "options: unknown key \"\(unknown)\"; use \(known.joined(separator: ", "))"))
+    }
+    guard let decoded = try? JSONDecoder().decode(Options.self, from: data) else {
+        return .failure(OptionsError(message: "options: a value of the wrong type; rate, channels and periodFrames are whole numbers, latencyMs and gainDB numbers, format a string"))
+    }
+    if let rate = decoded.rate { options.rate = rate }
+    if let channels = decoded.channels { options.channels = channels }
+    options.latencyMs = decoded.latencyMs
+    options.periodFrames = decoded.periodFrames
+    if let gain = decoded.gainDB { options.gainDB = gain }
+    if let format = decoded.format {
+        guard let sampleFormat = SampleFormat(rawValue: format) else {
+            return .failure(OptionsError(message: "options: format \"\(format)\": unsupported; use \(SessionLimits.formatsAllowed)"))
+        }
+        options.format = sampleFormat
+    }
+    return .success(options)
+}
+
+private func create(_ pattern: () throws(PatternError) -> Pattern, options text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>?,
+                    out: UnsafeMutablePointer<OpaquePointer?>?, errorOut: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    report(nil, to: errorOut)
+    guard let out else {
+        report("out: NULL; pass the address of a gong_session pointer", to: errorOut)
+        return Status.argument.rawValue
+    }
+    out.pointee = nil
+    let resolved: Pattern
+    do {
+        resolved = try pattern()
+    } catch {
+        report(error.description, to: errorOut)
+        return Status.pattern.rawValue
+    }
+    let chosen: SessionOptions
+    switch options(text, device: device) {
+    case .success(let value): chosen = value
+    case .failure(let failure):
+        report(failure.message, to: errorOut)
+        return Status.argument.rawValue
+    }
+    do {
+        let session = try GongSession(pattern: resolved, options: chosen)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(Handle(session)).toOpaque())
+        return Status.ok.rawValue
+    } catch let failure {
+        report(failure.description, to: errorOut)
+        return status(of: failure).rawValue
+    }
+}
+
+@_cdecl("gong_abi_version")
+public func gong_abi_version() -> UInt32 { abiVersion }
+
+@_cdecl("gong_session_create")
+public func gong_session_create(_ pattern: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?, _ device: UnsafePointer<CChar>?,
+                                _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                                _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guard let pattern else {
+        report("pattern: NULL; give a pattern's name or a .toml path", to: error)
+        out?.pointee = nil
+        return Status.argument.rawValue
+    }
+    let name = String(cString: pattern)
+    return create({ () throws(PatternError) -> Pattern in try PatternCatalog().pattern(named: name) }, options: options, device: device, out: out, errorOut: error)
+}
+
+@_cdecl("gong_session_create_toml")
+public func gong_session_create_toml(_ toml: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?, _ device: UnsafePointer<CChar>?,
+                                     _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                                     _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guard let toml else {
+        report("toml: NULL; give the pattern's TOML text", to: error)
+        out?.pointee = nil
+        return Status.argument.rawValue
+    }
+    let text = String(cString: toml)
+    return create({ () throws(PatternError) -> Pattern in try PatternCatalog.pattern(toml: text) }, options: options, device: device, out: out, errorOut: error)
+}
+
+@_cdecl("gong_session_start")
+public func gong_session_start(_ session: OpaquePointer?) -> Int32 {
+    guard let handle = handle(session) else { return Status.argument.rawValue }
+    handle.session.start()
+    return Status.ok.rawValue
+}
+
+private func command(_ session: OpaquePointer?, _ command: SessionCommand, _ errorOut: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    report(nil, to: errorOut)
+    guard let handle = handle(session) else {
+        report("session: NULL", to: errorOut)
+        return Status.argument.rawValue
+    }
+    do {
+        try handle.session.send(command)
+        return Status.ok.rawValue
+    } catch {
+        report(error.description, to: errorOut)
+        switch error.reason {
+        case .gainOutOfRange: return Status.argument.rawValue
+        case .over: return Status.over.rawValue
+        case .notNow, .busy: return Status.refused.rawValue
+        }
+    }
+}
+
+@_cdecl("gong_pause")
+public func gong_pause(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    command(session, .pause, error)
+}
+
+@_cdecl("gong_resume")
+public func gong_resume(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    command(session, .resume, error)
+}
+
+@_cdecl("gong_skip")
+public func gong_skip(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    command(session, .skip, error)
+}
+
+@_cdecl("gong_stop")
+public func gong_stop(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    command(session, .stop, error)
+}
+
+@_cdecl("gong_set_gain")
+public func gong_set_gain(_ session: OpaquePointer?, _ decibels: Double, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    command(session, .setGain(decibels: decibels), error)
+}
+
+@_cdecl("gong_next_event")
+public func gong_next_event(_ session: OpaquePointer?, _ timeoutMilliseconds: Int32, _ event: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guard let handle = handle(session), let event else { return Status.argument.rawValue }
+    event.pointee = nil
+    let (line, status) = handle.next(timeoutMilliseconds: timeoutMilliseconds)
+    event.pointee = line.flatMap(duplicate)
+    return status.rawValue
+}
+
+private func json<T: Encodable>(_ value: T) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+}
+
+@_cdecl("gong_session_status")
+public func gong_session_status(_ session: OpaquePointer?, _ status: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guard let handle = handle(session), let status else { return Status.argument.rawValue }
+    status.pointee = duplicate(json(handle.session.status))
+    return Status.ok.rawValue
+}
+
+@_cdecl("gong_session_report")
+public func gong_session_report(_ session: OpaquePointer?, _ report: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guard let handle = handle(session), let report else { return Status.argument.rawValue }
+    report.pointee = duplicate(json(handle.session.waitForReport()))
+    return Status.ok.rawValue
+}
+
+@_cdecl("gong_free")
+public func gong_free(_ string: UnsafeMutablePointer<CChar>?) {
+    free(string)
+}
+
+@_cdecl("gong_session_free")
+public func gong_session_free(_ session: OpaquePointer?) {
+    guard let session else { return }
+    Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(session)).release()
+}

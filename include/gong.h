@@ -1,0 +1,110 @@
+/*
+ * gong.h — the C interface to gong's engine (libgong.so).
+ *
+ * A session plays a pattern live on an audio device: every cue on the exact audio frame its
+ * phase begins on. Events come as JSON lines, the same objects `gong run --json` prints (schema
+ * in README, "Embedding"); so do the report and the errors' messages.
+ *
+ * Versioning: gong_abi_version() returns GONG_ABI_VERSION of the library actually loaded. A
+ * program built against version N runs with any library whose version is N. Within a version,
+ * functions and their meaning never change; a later release may add functions and JSON keys
+ * (readers ignore keys they do not know) without changing it. Removing or changing a function,
+ * an error code or the meaning of a key raises it, and the library's file name stays libgong.so
+ * (check the version at start-up, as the examples do).
+ *
+ * Errors: no function aborts or exits the process. Each returns a gong_status; where it takes a
+ * `char **error`, it stores there (when error is not NULL) a one-line message the caller frees
+ * with gong_free, or NULL on success. NULL where a pointer is required is GONG_ERR_ARGUMENT.
+ *
+ * Threads: every function may be called from any thread, and commands from several threads at
+ * once. gong_next_event hands each event out once, to whichever caller takes it. gong_session_free
+ * must be the last call on a session, with no other call on it still running.
+ *
+ * Memory: every string the library returns is the caller's, freed with gong_free (never free());
+ * a session is freed with gong_session_free.
+ */
+#ifndef GONG_H
+#define GONG_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GONG_ABI_VERSION 1
+
+typedef enum gong_status {
+    GONG_OK = 0,
+    /* A NULL pointer, malformed options JSON, an option out of range. */
+    GONG_ERR_ARGUMENT = 1,
+    /* No such pattern, or the pattern (TOML) is wrong; a sound is missing or unreadable. */
+    GONG_ERR_PATTERN = 2,
+    /* The audio device cannot be opened. */
+    GONG_ERR_DEVICE = 3,
+    /* The session does not take this command now (resume while playing); nothing changed. */
+    GONG_ERR_REFUSED = 4,
+    /* The session is over (gong_next_event: every event has been handed out). */
+    GONG_ERR_OVER = 5,
+    /* gong_next_event: nothing within the timeout. */
+    GONG_ERR_TIMEOUT = 6,
+    /* A bug in gong: please report it with the message. */
+    GONG_ERR_INTERNAL = 7
+} gong_status;
+
+typedef struct gong_session gong_session;
+
+/* The ABI version of the loaded library (GONG_ABI_VERSION when they match). */
+unsigned int gong_abi_version(void);
+
+/*
+ * Opens `device` ("auto", "pulse", "pulse:SINK", "default", "hw:0", "null", ...; NULL: "auto")
+ * and prepares the session; nothing plays until gong_session_start. `pattern` is a built-in
+ * name (two-phase, box, 4-7-8, resonant, coherent, sigh, interval), a name from
+ * ~/.config/gong/patterns, or a path to a .toml file. `options_json` (NULL: none) is an object
+ * with any of "rate", "channels", "latencyMs", "periodFrames", "gainDB", "format" ("float32",
+ * "int32", "int16"). On success *out is the session.
+ */
+gong_status gong_session_create(const char *pattern, const char *options_json, const char *device,
+                                gong_session **out, char **error);
+
+/* The same, with the pattern given as TOML text (the format of pattern files). */
+gong_status gong_session_create_toml(const char *toml, const char *options_json, const char *device,
+                                     gong_session **out, char **error);
+
+/* Starts playing. A second call does nothing. */
+gong_status gong_session_start(gong_session *session);
+
+/* Commands, carried out at once or refused (GONG_ERR_REFUSED, with why in *error). */
+gong_status gong_pause(gong_session *session, char **error);
+gong_status gong_resume(gong_session *session, char **error);
+gong_status gong_skip(gong_session *session, char **error);
+/* Ends early: the end cue plays and every tail rings out. */
+gong_status gong_stop(gong_session *session, char **error);
+/* The master gain in dB, -60 to 12 (GONG_ERR_ARGUMENT outside). */
+gong_status gong_set_gain(gong_session *session, double decibels, char **error);
+
+/*
+ * The next event as one JSON object (no newline) in *event_json. timeout_ms: -1 waits for it,
+ * 0 only looks. The last event is "finished"; after it, GONG_ERR_OVER.
+ */
+gong_status gong_next_event(gong_session *session, int timeout_ms, char **event_json);
+
+/* Where the session stands now, as the control channel's "status" object. */
+gong_status gong_session_status(gong_session *session, char **status_json);
+
+/* Waits until the session is over; its report: the "finished" event's fields. */
+gong_status gong_session_report(gong_session *session, char **report_json);
+
+/* Frees a string the library returned. NULL is ignored. */
+void gong_free(char *string);
+
+/*
+ * Frees the session. One still playing halts (fades out within 10 ms, cutting tails) and its
+ * device is closed once its audio thread has ended; this call does not wait for that.
+ */
+void gong_session_free(gong_session *session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GONG_H */
