@@ -3,6 +3,9 @@ import Glibc
 /// A way for one thread to wake another that sleeps in `poll`: a non-blocking pipe. Ringing
 /// writes a byte (never blocks: a full pipe is ringing already); the sleeper watches
 /// `descriptor` and, once woken, empties it. Allocates nothing after `init`.
+///
+/// `@unchecked Sendable`: it holds two descriptors set once in `init`, and `write`/`read` on a
+/// pipe are safe from any thread; nothing else is shared.
 public final class Doorbell: @unchecked Sendable {
     /// The end to watch for `POLLIN`.
     public let descriptor: Int32

@@ -26,6 +26,25 @@ import Synchronization
 /// reach, goes back to the checkpoint there, applies the command, and renders again. The
 /// renderer's events are held until they are out of reach too, so the control side never hears
 /// of a cue that was taken back.
+///
+/// What the audio thread must never call once it plays (reopening a lost device, where the
+/// session is silent anyway, is the one exception):
+/// - `malloc`, `free`, or anything that may: Swift arrays, strings, classes, closures that
+///   capture, `print`, string interpolation, `Data`, Foundation;
+/// - a lock: `Mutex`, `NSLock`, `DispatchQueue.sync`, a semaphore's `wait`, `pthread_mutex_*`;
+/// - the file system, the network, logging, or `poll` on anything but the device and the
+///   command doorbell;
+/// - the Swift runtime's slow paths: `as?` to an existential, a generic not specialised,
+///   `Task`, actors, `await`;
+/// - anything without a bound on how long it takes: unbounded loops, sleeps other than the
+///   device's wait.
+/// It talks to the control side only through the two lock-free rings and the doorbells, and the
+/// render path is compiled with `@_noAllocation @_noLocks`, which makes the compiler refuse most
+/// of the above there.
+///
+/// `@unchecked Sendable`: the renderer and the device belong to the audio thread alone once it
+/// runs (the control side touches them only before `start` and after `join`); everything the
+/// two sides share is a lock-free ring, a doorbell or an atomic.
 public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     public typealias DeviceOpener = @Sendable () throws(AudioDeviceError) -> Device
 

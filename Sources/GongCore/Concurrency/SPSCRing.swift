@@ -17,6 +17,10 @@ import Synchronization
 /// bytes. Symmetrically the consumer stores `head` with *release* after reading, and the
 /// producer loads it with *acquire* before overwriting that slot. Each side loads its own index
 /// *relaxed*: only it ever writes it.
+///
+/// `@unchecked Sendable`: its storage is shared between exactly two threads, and the ordering
+/// above is what makes that safe; the compiler cannot see it. One producer and one consumer at a
+/// time is the caller's promise (the engine's owner sends under its own lock).
 public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     @usableFromInline let storage: UnsafeMutablePointer<Element>
     @usableFromInline let mask: Int

@@ -27,8 +27,11 @@ struct CtlCommand: ParsableCommand {
     @Argument(help: "status, pause, resume, skip, stop, gain, or events.")
     var command: String
 
-    @Argument(help: "For gain: the master gain in dB, from -60 to 12.")
-    var value: String?
+    /// Taken as it comes, so that `gain -6` is a value, not an unknown flag.
+    @Argument(parsing: .allUnrecognized, help: "For gain: the master gain in dB, from -60 to 12.")
+    var values: [String] = []
+
+    private var value: String? { values.first }
 
     func run() throws {
         do {
@@ -45,13 +48,15 @@ struct CtlCommand: ParsableCommand {
         guard names.contains(command) else { throw UsageError("ctl \(command): unknown command; use one of \(names.joined(separator: ", "))") }
         var request: [String: Any] = ["command": command == "events" ? "subscribe" : command, "id": 1]
         if command == "gain" {
-            guard let value, let decibels = Double(value), decibels.isFinite else {
-                throw UsageError("ctl gain \(value ?? ""): not a number; use a gain in dB from -60 to 12, e.g. gong ctl gain -6")
+            guard let value else { throw UsageError("ctl gain: needs the gain in dB, from -60 to 12, e.g. gong ctl gain -6") }
+            guard let decibels = Double(value), decibels.isFinite else {
+                throw UsageError("ctl gain \(value): not a number; use a gain in dB from -60 to 12, e.g. gong ctl gain -6")
             }
             request["decibels"] = decibels
         } else if let value {
             throw UsageError("ctl \(command) \(value): \(command) takes no value")
         }
+        if values.count > 1 { throw UsageError("ctl \(command) \(values.joined(separator: " ")): one value at most") }
         let target = try session()
         let descriptor = try ControlSockets.connect(target.path)
         defer { close(descriptor) }

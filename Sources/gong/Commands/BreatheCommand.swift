@@ -1,0 +1,44 @@
+import ArgumentParser
+import GongCore
+import GongKit
+
+struct BreatheCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "breathe",
+        abstract: "Paced breathing, live: a pattern, or just a rate.",
+        discussion: """
+        Examples:
+          gong breathe box
+          gong breathe --bpm 5.5 --ratio 4:6 --duration 10m
+          gong breathe resonant --bpm 6->4.5 --ramp 10m --duration 15m
+        """)
+
+    @Argument(help: "A breathing pattern (box, 4-7-8, resonant, coherent, sigh, or your own); default: resonant with --bpm.")
+    var pattern: String?
+
+    @OptionGroup var live: LiveOptions
+    @OptionGroup var patternOptions: PatternOptions
+    @OptionGroup var volume: VolumeOption
+
+    func run() async throws {
+        let status: Int32
+        do {
+            status = try await breathe()
+        } catch {
+            throw fail(error)
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    private func breathe() async throws -> Int32 {
+        try volume.check()
+        guard pattern != nil || patternOptions.bpm != nil else {
+            throw UsageError("breathe: name a pattern (box, 4-7-8, resonant, coherent, sigh) or give --bpm RATE")
+        }
+        let resolved = try patternOptions.resolvePattern(pattern ?? "resonant")
+        guard resolved.isBreathing else {
+            throw UsageError("breathe: \(resolved.name) is not a breathing pattern; use 'gong run \(resolved.name)'")
+        }
+        return try await LivePlayer.play(resolved, options: live, bank: patternOptions.soundBank(), volume: volume.volume)
+    }
+}
