@@ -36,6 +36,16 @@ import Testing
         }
     }
 
+    /// Why `session` refused `command`; nil when it took it.
+    static func refusal(of command: SessionCommand, by session: GongSession) -> CommandRefusal? {
+        do throws(CommandRefusal) {
+            try session.send(command)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// Collects a stream's events until it ends.
     static func collect(_ events: AsyncStream<SessionEvent>) async -> [SessionEvent] {
         var seen: [SessionEvent] = []
@@ -100,12 +110,7 @@ import Testing
                     var outcomes: [(SessionCommand, CommandRefusal?)] = []
                     for round in 0..<30 {
                         let command = commands[(task + round) % commands.count]
-                        do throws(CommandRefusal) {
-                            try session.send(command)
-                            outcomes.append((command, nil))
-                        } catch {
-                            outcomes.append((command, error))
-                        }
+                        outcomes.append((command, Self.refusal(of: command, by: session)))
                     }
                     return outcomes
                 }
@@ -115,13 +120,10 @@ import Testing
             return all
         }
         // Sent after the flood: refused while the audio thread catches up, then taken.
-        while true {
-            do throws(CommandRefusal) {
-                try session.send(.stop)
-                break
-            } catch where error.reason == .busy {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+        while let refusal = Self.refusal(of: .stop, by: session) {
+            #expect(refusal.reason == .busy, "\(refusal)")
+            guard refusal.reason == .busy else { break }
+            try await Task.sleep(for: .milliseconds(5))
         }
         let report = await session.report()
         let events = await Self.collect(all)
