@@ -29,7 +29,7 @@ final class ControlledRun {
     }
 
     /// The reply carrying `id`, once it has come.
-    func reply(_ id: Int, seconds: Double = 15) -> [String: Any]? {
+    func reply(_ id: Int, seconds: Double = 60) -> [String: Any]? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if let reply = events.all("reply").first(where: { $0["id"] as? Int == id }) { return reply }
@@ -38,7 +38,7 @@ final class ControlledRun {
         return nil
     }
 
-    func waitForExit(seconds: Double = 60) -> Bool {
+    func waitForExit(seconds: Double = 120) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning, Date() < deadline { usleep(10_000) }
         return !process.isRunning
@@ -58,10 +58,10 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
     @Test func standardInputPausesResumesAndStopsASessionWithARepliesForEachLine() throws {
         let scratch = try ScratchDirectory()
         let run = try ControlledRun(control: "stdin", runtime: scratch.path)
-        #expect(run.events.wait(for: "started"))
+        #expect(run.events.wait(for: "started", seconds: 60))
         run.send(#"{"command": "pause", "id": 1}"#)
         #expect(run.reply(1)?["ok"] as? Bool == true)
-        #expect(run.events.wait(for: "paused"), "the fade-out is done")
+        #expect(run.events.wait(for: "paused", seconds: 60), "the fade-out is done")
         run.send(#"{"command": "status", "id": 2}"#)
         let status = try #require(run.reply(2)?["status"] as? [String: Any])
         #expect(status["state"] as? String == "paused" && status["pattern"] as? String == "two-phase")
@@ -84,7 +84,7 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         #expect(run.reply(9)?["ok"] as? Bool == true)
         run.send(#"{"command": "resume", "id": 10}"#)
         #expect(run.reply(10)?["ok"] as? Bool == true)
-        #expect(run.events.wait(for: "resumed"))
+        #expect(run.events.wait(for: "resumed", seconds: 60))
         run.send(#"{"command": "stop", "id": 11}"#)
         #expect(run.reply(11)?["ok"] as? Bool == true)
         #expect(run.waitForExit())
@@ -105,12 +105,12 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
     @Test func theSocketIsPrivateAndGongCtlFindsOneSessionAndListsTwo() throws {
         let scratch = try ScratchDirectory()
         let first = try ControlledRun(control: "socket", runtime: scratch.path)
-        #expect(first.events.wait(for: "started"))
+        #expect(first.events.wait(for: "started", seconds: 60))
         let ctl = { (arguments: [String]) in try runGong(["ctl"] + arguments, environment: ["XDG_RUNTIME_DIR": scratch.path]) }
         // Paused at once, so the session stands still for the rest of the test.
         let paused = try ctl(["pause"])
         #expect(paused.status == 0, "\(paused.stderr)")
-        #expect(first.events.wait(for: "paused"))
+        #expect(first.events.wait(for: "paused", seconds: 60))
         let directory = try FileManager.default.attributesOfItem(atPath: scratch.path + "/gong")
         let socket = try FileManager.default.attributesOfItem(atPath: first.socketPath)
         #expect((directory[.posixPermissions] as? Int) == 0o700)
@@ -125,7 +125,7 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         #expect(try ctl(["fly"]).status == 64)
 
         let second = try ControlledRun(control: "socket", runtime: scratch.path)
-        #expect(second.events.wait(for: "started"))
+        #expect(second.events.wait(for: "started", seconds: 60))
         #expect(try ctl(["--pid", "\(second.process.processIdentifier)", "pause"]).status == 0)
         let both = try ctl(["status"])
         #expect(both.status == 64, "with two sessions, ctl asks which")
@@ -146,7 +146,7 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
     @Test func aMalformedLineANeverReadingClientAndAnOverlongLineChangeNothing() throws {
         let scratch = try ScratchDirectory()
         let run = try ControlledRun(control: "socket", runtime: scratch.path, meditation: "2h")
-        #expect(run.events.wait(for: "started"))
+        #expect(run.events.wait(for: "started", seconds: 60))
         #expect(try runGong(["ctl", "pause"], environment: ["XDG_RUNTIME_DIR": scratch.path]).status == 0)
         // A client that subscribes and never reads, and one that sends half a line forever.
         let silent = try ControlSockets.connect(run.socketPath)
@@ -176,11 +176,11 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
     @Test func aStaleSocketOfAKilledSessionIsRemovedAndALiveOneIsNot() throws {
         let scratch = try ScratchDirectory()
         let run = try ControlledRun(control: "socket", runtime: scratch.path)
-        #expect(run.events.wait(for: "started"))
+        #expect(run.events.wait(for: "started", seconds: 60))
         #expect(try runGong(["ctl", "pause"], environment: ["XDG_RUNTIME_DIR": scratch.path]).status == 0)
         // A session killed outright leaves its socket behind.
         let killed = try ControlledRun(control: "socket", runtime: scratch.path)
-        #expect(killed.events.wait(for: "started"))
+        #expect(killed.events.wait(for: "started", seconds: 60))
         let stale = killed.socketPath
         kill(killed.process.processIdentifier, SIGKILL)
         killed.process.waitUntilExit()

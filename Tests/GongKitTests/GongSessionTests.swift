@@ -53,8 +53,10 @@ import Testing
         return seen
     }
 
-    /// Waits (at most `seconds`) until the stream has yielded an event matching `matches`.
-    static func first(_ iterator: inout AsyncStream<SessionEvent>.Iterator, seconds: Double = 20,
+    /// Waits until the stream has yielded an event matching `matches`, looking no further once
+    /// `seconds` have passed. Generous: a whole suite starting at once on two cores, each test
+    /// preparing its sounds, has taken over 30 s to hear its first event.
+    static func first(_ iterator: inout AsyncStream<SessionEvent>.Iterator, seconds: Double = 120,
                       where matches: (SessionEvent) -> Bool) async -> SessionEvent? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline, let event = await iterator.next() {

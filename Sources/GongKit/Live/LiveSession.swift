@@ -9,8 +9,8 @@ public enum LiveNotice: Equatable, Sendable {
     /// The session's first frame is heard at this CLOCK_MONOTONIC time (seconds).
     case firstFrameAudible(monotonicSeconds: Double)
     case phaseBegan(name: String, cycle: Int, cycleCount: Int, lengthSeconds: Double, at: SessionMoment)
-    /// A command of the person's came while the audio thread had not yet taken
-    /// `LiveSession.reservedCommands` short of a full ring of them: refused, and nothing changed.
+    /// A command of the person's came while the command ring was all but full (the audio thread
+    /// had not yet taken the ones before it): refused, and nothing changed.
     case busy(SessionInput.Kind)
     /// A cue started, `lateFrames` after its schedule (0 unless audio was lost). `offFrames`:
     /// how far from its frame it is heard, by the device's clock, when that is more than
