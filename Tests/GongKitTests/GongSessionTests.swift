@@ -155,6 +155,19 @@ import Testing
         #expect(frames == frames.sorted(), "events come in the order they happened")
     }
 
+    @Test func pauseAndWaitReturnsOnceTheFadeIsDone() async throws {
+        let session = try Self.openPaced(Self.long)
+        var iterator = session.events().makeAsyncIterator()
+        session.start()
+        _ = try #require(await Self.first(&iterator) { $0.type == "cue" })
+        #expect(session.pauseAndWait(timeoutSeconds: 30), "the fade-out ended")
+        #expect(session.status.state == .paused)
+        #expect(await Self.first(&iterator) { $0.type == "paused" } != nil, "and said so")
+        #expect(session.pauseAndWait(timeoutSeconds: 0.05), "paused already: true at once, and nothing changed")
+        try session.send(.halt)
+        #expect(await session.report().stoppedEarly)
+    }
+
     @Test func aCommandOutOfRangeOrBeforeTheStartChangesNothing() async throws {
         let session = try Self.open(Self.box16)
         #expect(throws: CommandRefusal(command: .pause, reason: .notNow(.idle))) { try session.send(.pause) }

@@ -23,6 +23,8 @@ enum LivePlayer {
         /// A line on the control channel (`--control stdin`); `nil`: one longer than
         /// `ControlProtocol.maxLineBytes`, skipped.
         case control(String?)
+        /// Ctrl-Z's pause has had its time to fade: stop the process now, paused or not.
+        case stopDue
     }
 
     static func play(_ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double) async throws -> Int32 {
@@ -99,12 +101,24 @@ enum LivePlayer {
 
         var interrupts = 0
         var report: SessionReport?
+        /// Ctrl-Z was pressed and its pause is fading: the process stops once the `paused` event
+        /// is out (so whoever reads the events sees it before the silence), or after 250 ms.
+        var stopping = false
+        func stopProcess() {
+            stopping = false
+            screen?.suspend()
+            SignalWatcher.stopProcess()
+            screen?.resume()
+        }
         scheduleRedraw()
         loop: for await input in inputs {
             switch input {
             case .event(let event):
                 if case .finished(let finished) = event.kind { report = finished }
                 write(event, pattern: pattern.name, options: options, view: view)
+                if stopping, case .paused = event.kind { stopProcess() }
+            case .stopDue:
+                if stopping { stopProcess() }
             case .over:
                 break loop
             case .keys(let keys):
@@ -133,10 +147,15 @@ enum LivePlayer {
                         command(interrupts == 1 ? .stop : .halt)
                     case .stopRequested:
                         // Let the fade finish before the process stops, so the audio goes quiet.
-                        session.pauseAndWait()
-                        screen?.suspend()
-                        SignalWatcher.stopProcess()
-                        screen?.resume()
+                        guard (try? session.send(.pause)) != nil else {
+                            stopProcess()  // paused already, or nothing to pause
+                            break
+                        }
+                        stopping = true
+                        Task {
+                            try? await Task.sleep(for: .milliseconds(250))
+                            feed.yield(.stopDue)
+                        }
                     case .hangup:
                         detachFromTerminal()
                     case .continued, .resized:
