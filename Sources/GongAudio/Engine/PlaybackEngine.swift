@@ -152,7 +152,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             audioThread()
             done.signal()
         }
-        thread.name = "gong audio"
+        // Named by the thread itself, once its priority is set (see `audioThread`).
         thread.stackSize = 1 << 20
         thread.start()
     }
@@ -177,6 +177,8 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         var blocked = sigset_t()
         sigfillset(&blocked)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        // Its priority first: whoever finds the thread by its name finds it at that priority.
+        if let device { requestPriority(for: device.configuration) }
         // Named for `top -H`; its id (the last part of /proc/thread-self) for whoever watches it.
         let comm = open("/proc/thread-self/comm", O_WRONLY)
         if comm >= 0 {
@@ -187,7 +189,6 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         let length = readlink("/proc/thread-self", &link, link.count - 1)
         let path = String(decoding: link.prefix(max(0, length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if let id = path.split(separator: "/").last.flatMap({ Int32($0) }) { threadID.store(id, ordering: .releasing) }
-        if let device { requestPriority(for: device.configuration) }
         let converterCapacity = periodFrames * channels
         while let device {
             let outcome = play(on: device, converter: SampleConverter(format: device.configuration.format, capacitySamples: converterCapacity))
