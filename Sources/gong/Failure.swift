@@ -41,6 +41,10 @@ func fail(_ error: any Error) -> ExitCode {
         return ExitCode(ExitStatus.usage)
     case let gong as GongError:
         return fail(gong)
+    case let socket as ControlSocketError:
+        // The session's socket could not be made (--control socket) or reached (gong ctl).
+        printError(socket.description)
+        return ExitCode(socket.operation == "connect" ? ExitStatus.unavailable : ExitStatus.cannotCreate)
     default:
         printError("internal error: \(error) (please report this)")
         return ExitCode(ExitStatus.software)

@@ -174,12 +174,10 @@ private final class SessionCore: Sendable {
     private let shared: Mutex<Shared>
     private let eventsReadyDescriptor: Int32
     private let pattern: String
-    private let configuration: PCMConfiguration
 
     init(_ live: sending any LiveSessionDriving, gainDB: Double) {
         eventsReadyDescriptor = live.eventsReadyDescriptor
         pattern = live.plan.timeline.pattern.name
-        configuration = live.configuration
         shared = Mutex(Shared(live: live, gainDB: gainDB))
     }
 
@@ -310,7 +308,7 @@ private final class SessionCore: Sendable {
 
     private func emit(_ notices: [LiveNotice], to shared: inout Shared) {
         for notice in notices {
-            guard var event = SessionEvent(notice, pattern: pattern, configuration: configuration) else { continue }
+            guard var event = SessionEvent(notice, pattern: pattern) else { continue }
             if case .finished(var report) = event.kind, case .failed(let failure, _) = shared.live.state {
                 report.failure = failure.message
                 event.kind = .finished(report)

@@ -213,7 +213,7 @@ extension SessionEvent: Codable {
 
 extension SessionEvent {
     /// The event a live session's notice becomes.
-    init?(_ notice: LiveNotice, pattern: String, configuration: PCMConfiguration) {
+    init?(_ notice: LiveNotice, pattern: String) {
         func at(_ moment: SessionMoment, _ kind: Kind) -> SessionEvent {
             SessionEvent(kind, frame: moment.sessionFrame, audible: moment.audibleSeconds)
         }

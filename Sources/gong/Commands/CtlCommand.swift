@@ -67,7 +67,10 @@ struct CtlCommand: ParsableCommand {
             printError("session \(target.pid) closed the connection without a reply")
             throw ExitCode(ExitStatus.unavailable)
         }
-        let reply = try JSONDecoder().decode(ControlProtocol.Reply.self, from: Data(replyLine.utf8))
+        guard let reply = try? JSONDecoder().decode(ControlProtocol.Reply.self, from: Data(replyLine.utf8)) else {
+            printError("session \(target.pid) answered with something that is not a reply: \(replyLine.prefix(200))")
+            throw ExitCode(ExitStatus.unavailable)
+        }
         if json || command == "events" {
             if json { print(replyLine) }
         } else if let status = reply.status {

@@ -35,12 +35,7 @@ enum LivePlayer {
         let keyboard = controlOnStdin ? Self.openTerminal() : (TerminalScreen.isTerminal(STDIN_FILENO) ? STDIN_FILENO : nil)
         defer { if controlOnStdin, let keyboard { close(keyboard) } }
         let interactive = keyboard != nil
-        let session: GongSession
-        do {
-            session = try GongSession(pattern: pattern, options: try options.sessionOptions(volume: volume, interactive: interactive), bank: bank)
-        } catch let error as GongError {
-            throw error
-        }
+        let session = try GongSession(pattern: pattern, options: try options.sessionOptions(volume: volume, interactive: interactive), bank: bank)
         let signals = SignalWatcher()
         defer { signals.uninstall() }
         // While there is a terminal there is a screen; `view` is it when it also draws.
@@ -59,14 +54,7 @@ enum LivePlayer {
         }
         defer { forwarding.cancel() }
         InputThread.start(signals: signals.wakeFileDescriptor, keys: keyboard, control: controlOnStdin ? STDIN_FILENO : nil, to: feed)
-        var server: ControlServer?
-        if options.control == .socket {
-            do {
-                server = try ControlServer(session: session)
-            } catch {
-                throw UsageError("--control socket: \(error)")
-            }
-        }
+        let server = options.control == .socket ? try ControlServer(session: session) : nil
         defer { server?.close() }
         session.start()
         if let server, !options.json, !options.quiet { print("\(pattern.name): control socket \(server.path)") }

@@ -11,6 +11,12 @@ let pattern = try PatternCatalog.pattern(toml: """
     length = "3s"
     cue = "bowl"
     """)
+// Bad input is a typed error, never a trap: a rate of 7 Hz names its setting and what is allowed.
+do {
+    _ = try GongSession(pattern: pattern, options: SessionOptions(device: device, rate: 7))
+} catch {
+    print("refused: \(error)")
+}
 do {
     let session = try GongSession(pattern: pattern, options: SessionOptions(device: device, gainDB: -6))
     let events = session.events()
