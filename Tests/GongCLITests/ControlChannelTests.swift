@@ -158,7 +158,7 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
 
         let client = try ControlSockets.connect(run.socketPath)
         defer { close(client) }
-        var lines = LineReader(descriptor: client)
+        var lines = ControlSockets.LineReader(descriptor: client)
         func ask(_ line: String) -> [String: Any]? {
             _ = (line + "\n").withCString { send(client, $0, strlen($0), 0) }
             return lines.next().flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -191,27 +191,5 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         #expect(FileManager.default.fileExists(atPath: run.socketPath), "the live one's is not")
         #expect(try runGong(["ctl", "stop"], environment: ["XDG_RUNTIME_DIR": scratch.path]).status == 0)
         #expect(run.waitForExit())
-    }
-}
-
-/// Lines from a connected socket, read as they come.
-struct LineReader {
-    let descriptor: Int32
-    private var buffered: [UInt8] = []
-
-    init(descriptor: Int32) { self.descriptor = descriptor }
-
-    mutating func next() -> String? {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffered[..<newline], as: UTF8.self)
-                buffered.removeSubrange(...newline)
-                return line
-            }
-            let count = recv(descriptor, &chunk, chunk.count, 0)
-            guard count > 0 else { return nil }
-            buffered += chunk[0..<count]
-        }
     }
 }

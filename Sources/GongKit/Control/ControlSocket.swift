@@ -53,6 +53,30 @@ public enum ControlSockets {
         return descriptor
     }
 
+    /// Lines from a connected socket, read as they come (blocking): a client's replies and events.
+    public struct LineReader {
+        public let descriptor: Int32
+        private var buffered: [UInt8] = []
+
+        public init(descriptor: Int32) { self.descriptor = descriptor }
+
+        /// The next line without its newline; nil once the other end has closed.
+        public mutating func next() -> String? {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: buffered[..<newline], as: UTF8.self)
+                    buffered.removeSubrange(...newline)
+                    return line
+                }
+                let count = recv(descriptor, &chunk, chunk.count, 0)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return nil }
+                buffered += chunk[0..<count]
+            }
+        }
+    }
+
     static func unixAddress(_ path: String) throws(ControlSocketError) -> sockaddr_un {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

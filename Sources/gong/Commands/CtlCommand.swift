@@ -62,7 +62,7 @@ struct CtlCommand: ParsableCommand {
         defer { close(descriptor) }
         let line = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self) + "\n"
         _ = line.withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-        var lines = SocketLines(descriptor: descriptor)
+        var lines = ControlSockets.LineReader(descriptor: descriptor)
         guard let replyLine = lines.next() else {
             printError("session \(target.pid) closed the connection without a reply")
             throw ExitCode(ExitStatus.unavailable)
@@ -118,7 +118,7 @@ struct CtlCommand: ParsableCommand {
         let descriptor = try ControlSockets.connect(found.path)
         defer { close(descriptor) }
         _ = #"{"command":"status"}"#.appending("\n").withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-        var lines = SocketLines(descriptor: descriptor)
+        var lines = ControlSockets.LineReader(descriptor: descriptor)
         guard let line = lines.next() else { return nil }
         return try JSONDecoder().decode(ControlProtocol.Reply.self, from: Data(line.utf8)).status
     }
@@ -128,28 +128,5 @@ struct CtlCommand: ParsableCommand {
         return "\(status.pattern) (pid \(pid)): \(status.state.rawValue), \(status.phase) (phase \(status.phaseIndex + 1)/\(status.phaseCount)\(cycles)), "
             + "\(DurationText.format(seconds: status.elapsedSeconds.rounded(.down))) of \(DurationText.format(seconds: status.plannedSeconds)), "
             + String(format: "gain %+g dB", status.gainDB)
-    }
-}
-
-/// Lines from a connected socket, read as they come (blocking).
-struct SocketLines {
-    let descriptor: Int32
-    private var buffered: [UInt8] = []
-
-    init(descriptor: Int32) { self.descriptor = descriptor }
-
-    mutating func next() -> String? {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffered[..<newline], as: UTF8.self)
-                buffered.removeSubrange(...newline)
-                return line
-            }
-            let count = recv(descriptor, &chunk, chunk.count, 0)
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            buffered += chunk[0..<count]
-        }
     }
 }
