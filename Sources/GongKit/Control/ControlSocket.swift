@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import GongAudio
 import Synchronization
 
 /// Where control sockets live: `$XDG_RUNTIME_DIR/gong/<pid>.sock` (without XDG_RUNTIME_DIR,
@@ -111,7 +112,8 @@ public final class ControlServer: Sendable {
     public static let maxUnsentBytes = 1 << 20
 
     private let listener: Int32
-    private let wake: (reader: Int32, writer: Int32)
+    /// Rung when a subscription has lines to hand over, or to close.
+    private let wake = Doorbell()
     /// Event lines for subscribed connections, by connection, handed from their tasks to the
     /// serving thread; `nil` marks a stream that has ended.
     private let pending = Mutex<[Int: [String?]]>([:])
@@ -137,10 +139,6 @@ public final class ControlServer: Sendable {
             throw ControlSocketError(path: path, operation: "bind", code: code)
         }
         self.listener = listener
-        var ends: [Int32] = [-1, -1]
-        _ = pipe(&ends)
-        for end in ends { Self.makeNonBlocking(end) }
-        wake = (ends[0], ends[1])
         let thread = Thread { [self] in
             serve(session)
             done.signal()
@@ -152,12 +150,10 @@ public final class ControlServer: Sendable {
     /// Closes every connection and removes the socket.
     public func close() {
         guard !closing.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        ring()
+        wake.ring()
         done.wait()
         unlink(path)
         Glibc.close(listener)
-        Glibc.close(wake.reader)
-        Glibc.close(wake.writer)
     }
 
     deinit { close() }
@@ -179,11 +175,6 @@ public final class ControlServer: Sendable {
     private static func makeNonBlocking(_ descriptor: Int32) {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-    }
-
-    private func ring() {
-        var byte: UInt8 = 1
-        _ = write(wake.writer, &byte, 1)
     }
 
     // MARK: Serving
@@ -212,15 +203,14 @@ public final class ControlServer: Sendable {
         }
         while !closing.load(ordering: .acquiring) {
             let ids = Array(connections.keys)
-            var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.reader, events: Int16(POLLIN), revents: 0)]
+            var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
             for id in ids {
                 let connection = connections[id]!
                 descriptors.append(pollfd(fd: connection.descriptor, events: Int16(POLLIN) | (connection.outbound.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
             }
             guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 || errno == EINTR else { return }
             if descriptors[1].revents != 0 {
-                var drained = [UInt8](repeating: 0, count: 64)
-                while read(wake.reader, &drained, 64) > 0 {}
+                wake.drain()
                 let handed: [Int: [String?]] = pending.withLock { pending in
                     let taken = pending
                     pending.removeAll()
@@ -314,7 +304,7 @@ public final class ControlServer: Sendable {
 
     private func deliver(_ line: String?, to id: Int) {
         pending.withLock { $0[id, default: []].append(line) }
-        ring()
+        wake.ring()
     }
 
     /// Writes what the socket takes now; false when the peer is gone.
