@@ -32,6 +32,29 @@ func flag(for setting: SettingError.Setting) -> String {
     }
 }
 
+/// The flag each pattern override is given with.
+func flag(for override: PatternOverrides.Field) -> String {
+    switch override {
+    case .phaseLength: "--set"
+    case .cycles: "--cycles"
+    case .duration: "--duration"
+    case .pace: "--bpm"
+    case .ramp: "--ramp"
+    case .ratio: "--ratio"
+    case .warmUp: "--warmup"
+    case .cue: "--cue"
+    case .phases: "--set/--ratio/--bpm"
+    case .overrides: "overrides"
+    }
+}
+
+/// A pattern error in the command line's words: an override is named by its flag.
+func describe(_ error: PatternError) -> String {
+    var worded = error
+    if worded.location == nil, let override = worded.override { worded.location = flag(for: override) }
+    return worded.description
+}
+
 /// Prints one line to standard error and exits with the status that fits: never a stack trace.
 /// The status comes from what kind of error it is, never from its words.
 func fail(_ error: any Error) -> ExitCode {
@@ -56,6 +79,8 @@ func fail(_ error: GongError) -> ExitCode {
     case .setting(let setting):
         printError("\(flag(for: setting.setting)) \(setting.value): out of range; use \(setting.allowed)")
         return ExitCode(ExitStatus.usage)
+    case .pattern(let patternError):
+        printError(describe(patternError))
     default:
         printError(error.description)
     }

@@ -32,31 +32,32 @@ struct PatternOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Directory of sounds searched before the built-in bank.", valueName: "DIR"))
     var sounds: String?
 
-    /// Turns the flags into overrides; each bad value names its flag.
+    /// Turns the flags into overrides; each bad value names its override, which `describe` words
+    /// as the flag.
     func overrides() throws(PatternError) -> PatternOverrides {
         var overrides = PatternOverrides()
         for text in phaseLengths {
-            do { overrides.phaseLengths.append(try PatternText.phaseLength(text)) } catch { throw error.located("--set") }
+            do { overrides.phaseLengths.append(try PatternText.phaseLength(text)) } catch { throw error.caused(by: .phaseLength) }
         }
         if let cycles {
             guard (1...PatternLimits.maxCycles).contains(cycles) else {
-                throw PatternError(location: "--cycles", value: "\(cycles)", problem: "out of range", allowed: PatternLimits.cyclesAllowed)
+                throw PatternError(override: .cycles, value: "\(cycles)", problem: "out of range", allowed: PatternLimits.cyclesAllowed)
             }
             overrides.cycles = cycles
         }
-        if let duration { overrides.duration = try Self.duration(duration, flag: "--duration") }
-        let rampSeconds = try ramp.map { text throws(PatternError) in try Self.duration(text, flag: "--ramp") } ?? overrides.duration
+        if let duration { overrides.duration = try Self.duration(duration, for: .duration) }
+        let rampSeconds = try ramp.map { text throws(PatternError) in try Self.duration(text, for: .ramp) } ?? overrides.duration
         if let bpm {
-            do { overrides.pace = try PatternText.pace(bpm, rampSeconds: rampSeconds) } catch { throw error.located("--bpm") }
+            do { overrides.pace = try PatternText.pace(bpm, rampSeconds: rampSeconds) } catch { throw error.caused(by: .pace) }
         } else if ramp != nil {
-            throw PatternError(location: "--ramp", value: ramp, problem: "only applies to a ramping --bpm", allowed: "--bpm 6->4.5 --ramp 10m")
+            throw PatternError(override: .ramp, value: ramp, problem: "only applies to a ramping --bpm", allowed: "--bpm 6->4.5 --ramp 10m")
         }
         if let ratio {
-            do { overrides.ratio = try PatternText.ratio(ratio) } catch { throw error.located("--ratio") }
+            do { overrides.ratio = try PatternText.ratio(ratio) } catch { throw error.caused(by: .ratio) }
         }
-        if let warmup { overrides.warmUp = try Self.duration(warmup, flag: "--warmup", allowZero: true) }
+        if let warmup { overrides.warmUp = try Self.duration(warmup, for: .warmUp, allowZero: true) }
         for text in cues {
-            do { overrides.cues.append(try PatternText.cueAssignment(text)) } catch { throw error.located("--cue") }
+            do { overrides.cues.append(try PatternText.cueAssignment(text)) } catch { throw error.caused(by: .cue) }
         }
         return overrides
     }
@@ -73,7 +74,7 @@ struct PatternOptions: ParsableArguments {
         do {
             return try pattern.applying(overrides())
         } catch {
-            throw UsageError(error.description)
+            throw UsageError(describe(error))
         }
     }
 
@@ -81,12 +82,12 @@ struct PatternOptions: ParsableArguments {
         SoundBank.standard(explicit: sounds)
     }
 
-    static func duration(_ text: String, flag: String, allowZero: Bool = false) throws(PatternError) -> Rational {
+    static func duration(_ text: String, for field: PatternOverrides.Field, allowZero: Bool = false) throws(PatternError) -> Rational {
         guard let seconds = DurationText.seconds(text) else {
-            throw PatternError(location: flag, value: text, problem: text.hasPrefix("-") ? "must be positive" : "not a duration", allowed: DurationText.allowed)
+            throw PatternError(override: field, value: text, problem: text.hasPrefix("-") ? "must be positive" : "not a duration", allowed: DurationText.allowed)
         }
         guard allowZero || seconds.isPositive else {
-            throw PatternError(location: flag, value: text, problem: "must be positive", allowed: DurationText.allowed)
+            throw PatternError(override: field, value: text, problem: "must be positive", allowed: DurationText.allowed)
         }
         return seconds
     }

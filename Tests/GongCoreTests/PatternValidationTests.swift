@@ -69,9 +69,36 @@ import Testing
     @Test func setNamingNoPhaseListsThePhases() {
         var overrides = PatternOverrides()
         overrides.phaseLengths = [.init(phase: "medtation", seconds: 1200)]
-        #expect(throws: PatternError(location: "--set", value: "medtation", problem: "two-phase has no phase of that name", allowed: "one of meditation, reflection")) {
+        #expect(throws: PatternError(override: .phaseLength, value: "medtation", problem: "two-phase has no phase of that name", allowed: "one of meditation, reflection")) {
             try BuiltInPatterns.twoPhase.applying(overrides)
         }
+    }
+
+    /// Flags are the command line's words: GongCore names the override, and its sentences never
+    /// mention a flag an embedding program does not have.
+    @Test func overrideErrorsNameTheOverrideAndNoFlag() {
+        func failure(_ pattern: Pattern, _ change: (inout PatternOverrides) -> Void) -> PatternError? {
+            var overrides = PatternOverrides()
+            change(&overrides)
+            do { _ = try pattern.applying(overrides); return nil } catch { return error }
+        }
+        let cases: [(PatternError?, PatternOverrides.Field)] = [
+            (failure(BuiltInPatterns.twoPhase) { $0.phaseLengths = [.init(phase: "x", seconds: 60)] }, .phaseLength),
+            (failure(BuiltInPatterns.twoPhase) { $0.phaseLengths = [.init(phase: "meditation", seconds: 0)] }, .phaseLength),
+            (failure(BuiltInPatterns.twoPhase) { $0.pace = Pace(bpm: 6) }, .pace),
+            (failure(BuiltInPatterns.twoPhase) { $0.ratio = [1, 2] }, .ratio),
+            (failure(BuiltInPatterns.box) { $0.ratio = [1, 2, 3] }, .ratio),
+            (failure(BuiltInPatterns.box) { $0.cycles = 2; $0.duration = 60 }, .cycles),
+            (failure(BuiltInPatterns.box) { $0.duration = 3 }, .duration),
+            (failure(BuiltInPatterns.box) { $0.cues = [.init(target: "nowhere", sound: "bowl")] }, .cue),
+        ]
+        for (error, field) in cases {
+            #expect(error?.override == field, "\(String(describing: error))")
+            #expect(error?.location == nil)
+            #expect(error.map { !$0.description.contains("--") } == true, "\(String(describing: error))")
+        }
+        #expect(throws: PatternError.self) { try PatternText.phaseLength("meditation") }
+        do { _ = try PatternText.phaseLength("meditation") } catch { #expect(!error.description.contains("--")) }
     }
 
     @Test func bpmOnANonBreathingPatternIsAnErrorNotIgnored() {

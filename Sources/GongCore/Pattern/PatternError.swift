@@ -1,6 +1,6 @@
 /// Why a pattern, a pattern file or an override cannot be used, in words a person can act on.
 ///
-/// It renders as one line: where (file and line, or the flag), which key, the bad value, what is
+/// It renders as one line: where (file and line, or the override), which key, the bad value, what is
 /// wrong and what is allowed — `calm.toml:7: phases[1].length = "-4s": must be positive; use a
 /// duration such as 4s, 4.5s, 90s, 15m, 1h30m or 250ms`.
 public struct PatternError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -16,8 +16,11 @@ public struct PatternError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 
     public var kind: Kind = .invalid
-    /// A file path with an optional line, or the command-line flag the value came from.
+    /// A file path with an optional line.
     public var location: String?
+    /// The override the value came from, when it came from one: whoever offered the override
+    /// (a command line, a config file) names it in its own words.
+    public var override: PatternOverrides.Field?
     /// The key inside the pattern, such as `phases[1].length` or `cycles`.
     public var key: String?
     /// The offending value as the person wrote it.
@@ -27,8 +30,10 @@ public struct PatternError: Error, Equatable, Sendable, CustomStringConvertible 
     /// What would have been accepted.
     public var allowed: String?
 
-    public init(location: String? = nil, key: String? = nil, value: String? = nil, problem: String, allowed: String? = nil) {
+    public init(location: String? = nil, override: PatternOverrides.Field? = nil, key: String? = nil, value: String? = nil,
+                problem: String, allowed: String? = nil) {
         self.location = location
+        self.override = override
         self.key = key
         self.value = value
         self.problem = problem
@@ -37,7 +42,11 @@ public struct PatternError: Error, Equatable, Sendable, CustomStringConvertible 
 
     public var description: String {
         var text = ""
-        if let location { text += location + ": " }
+        if let location {
+            text += location + ": "
+        } else if let override {
+            text += override.description + ": "
+        }
         if let key {
             text += key
             if let value { text += " = \(quoted(value))" }
@@ -54,6 +63,13 @@ public struct PatternError: Error, Equatable, Sendable, CustomStringConvertible 
     public func located(_ location: String?) -> PatternError {
         var copy = self
         if copy.location == nil { copy.location = location }
+        return copy
+    }
+
+    /// The same error, blamed on `override` unless it already names a place.
+    public func caused(by override: PatternOverrides.Field) -> PatternError {
+        var copy = self
+        if copy.location == nil, copy.override == nil { copy.override = override }
         return copy
     }
 

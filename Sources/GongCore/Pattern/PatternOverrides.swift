@@ -1,7 +1,9 @@
 /// The changes a person asks for on the command line, applied on top of any pattern.
 ///
 /// Every override works on every pattern where it means something, and is an error (never
-/// silently ignored) where it does not: `--bpm` on `two-phase`, `--set` naming no phase.
+/// silently ignored) where it does not: a breathing rate on `two-phase`, a length for a phase the
+/// pattern does not have. Errors name the override as a `Field`; the command line words it as
+/// its flag.
 public struct PatternOverrides: Sendable, Equatable {
     /// `--set PHASE=DURATION`, in the order given.
     public var phaseLengths: [PhaseLength] = []
@@ -31,21 +33,39 @@ public struct PatternOverrides: Sendable, Equatable {
 
     public var isEmpty: Bool { self == PatternOverrides() }
 
-    /// The flag that sets a pattern key, for errors an override causes.
-    static func flag(forKey key: String?) -> String {
-        guard let key else { return "overrides" }
-        if key.hasPrefix("duration") || key == "length" { return "--duration" }
-        if key.hasPrefix("cycles") { return "--cycles" }
-        if key.hasPrefix("pace") { return "--bpm" }
-        if key.hasPrefix("warmup") { return "--warmup" }
-        if key.hasPrefix("phases") { return "--set/--ratio/--bpm" }
-        if key.hasPrefix("start") || key.hasPrefix("end") { return "--cue" }
-        return "overrides"
+    /// Each kind of override, for errors to say which one was wrong.
+    public enum Field: String, Sendable, CaseIterable, CustomStringConvertible {
+        case phaseLength, cycles, duration, pace, ramp, ratio, warmUp, cue
+        /// The phases as a whole: their lengths, ratio or pace together.
+        case phases
+        /// More than one, or none in particular.
+        case overrides
+
+        public var description: String {
+            switch self {
+            case .phaseLength: "phase length"
+            case .pace: "breathing rate"
+            case .warmUp: "warm-up"
+            default: rawValue
+            }
+        }
+
+        /// The override that sets a pattern key, for errors the validated result reports by key.
+        static func setting(key: String?) -> Field {
+            guard let key else { return .overrides }
+            if key.hasPrefix("duration") || key == "length" { return .duration }
+            if key.hasPrefix("cycles") { return .cycles }
+            if key.hasPrefix("pace") { return .pace }
+            if key.hasPrefix("warmup") { return .warmUp }
+            if key.hasPrefix("phases") { return .phases }
+            if key.hasPrefix("start") || key.hasPrefix("end") { return .cue }
+            return .overrides
+        }
     }
 }
 
 extension Pattern {
-    /// This pattern with `overrides` applied, validated. Throws naming the flag that cannot apply.
+    /// This pattern with `overrides` applied, validated. Throws naming the override that cannot apply.
     public func applying(_ overrides: PatternOverrides) throws(PatternError) -> Pattern {
         var pattern = self
         for assignment in overrides.phaseLengths {
@@ -54,15 +74,16 @@ extension Pattern {
         if let ratio = overrides.ratio { try pattern.applyRatio(ratio) }
         if let pace = overrides.pace {
             guard pattern.isBreathing else {
-                throw PatternError(location: "--bpm", value: pace.description, problem: "\(name) is not a breathing pattern",
-                                   allowed: "--bpm with a breathing pattern such as box, 4-7-8, resonant or coherent")
+                throw PatternError(override: .pace, value: pace.description, problem: "\(name) is not a breathing pattern",
+                                   allowed: "a breathing pattern such as box, 4-7-8, resonant or coherent")
             }
             pattern.convertToShares()
             pattern.pace = pace
         }
         if let cycles = overrides.cycles {
             guard overrides.duration == nil else {
-                throw PatternError(location: "--cycles", value: "\(cycles)", problem: "cannot be combined with --duration", allowed: "one of --cycles or --duration")
+                throw PatternError(override: .cycles, value: "\(cycles)", problem: "cannot be combined with a duration",
+                                   allowed: "a number of cycles or a duration, not both")
             }
             pattern.length = .cycles(cycles)
         }
@@ -74,29 +95,29 @@ extension Pattern {
             // Lengths that only the schedule can check (a duration shorter than one breath).
             _ = try Timeline(pattern: pattern, sampleRate: 48000)
         } catch {
-            // The pattern itself was valid, so the override made it invalid: name the flag.
-            throw overrides.isEmpty ? error : error.located(PatternOverrides.flag(forKey: error.key))
+            // The pattern itself was valid, so an override made it invalid: name which.
+            throw overrides.isEmpty ? error : error.caused(by: .setting(key: error.key))
         }
         return pattern
     }
 
-    private mutating func phaseIndex(_ name: String, flag: String) throws(PatternError) -> Int {
+    private mutating func phaseIndex(_ name: String, for field: PatternOverrides.Field) throws(PatternError) -> Int {
         guard let index = phases.firstIndex(where: { $0.name == name }) else {
-            throw PatternError(location: flag, value: name, problem: "\(self.name) has no phase of that name",
+            throw PatternError(override: field, value: name, problem: "\(self.name) has no phase of that name",
                                allowed: "one of " + phases.map(\.name).joined(separator: ", "))
         }
         return index
     }
 
     private mutating func setLength(of phaseName: String, to seconds: Rational) throws(PatternError) {
-        let index = try phaseIndex(phaseName, flag: "--set")
+        let index = try phaseIndex(phaseName, for: .phaseLength)
         guard seconds >= PatternLimits.minPhaseSeconds, seconds <= PatternLimits.maxSessionSeconds else {
-            throw PatternError(location: "--set", key: phaseName, value: DurationText.format(seconds), problem: "is out of range", allowed: "a duration from 0.25s to 24h")
+            throw PatternError(override: .phaseLength, key: phaseName, value: DurationText.format(seconds), problem: "is out of range", allowed: "a duration from 0.25s to 24h")
         }
         if let pace {
             guard !pace.isRamp else {
-                throw PatternError(location: "--set", key: phaseName, problem: "\(name)'s breathing rate ramps, so its phases have no fixed length",
-                                   allowed: "--ratio to change proportions, or --bpm for a constant rate")
+                throw PatternError(override: .phaseLength, key: phaseName, problem: "\(name)'s breathing rate ramps, so its phases have no fixed length",
+                                   allowed: "a ratio to change proportions, or a constant breathing rate")
             }
             convertToSeconds(bpm: pace.from)
         }
@@ -107,11 +128,11 @@ extension Pattern {
     private mutating func applyRatio(_ parts: [Rational]) throws(PatternError) {
         let text = parts.map(formatDecimal).joined(separator: ":")
         guard isBreathing else {
-            throw PatternError(location: "--ratio", value: text, problem: "\(name) is not a breathing pattern",
-                               allowed: "--ratio with a breathing pattern such as box, 4-7-8, resonant or coherent")
+            throw PatternError(override: .ratio, value: text, problem: "\(name) is not a breathing pattern",
+                               allowed: "a breathing pattern such as box, 4-7-8, resonant or coherent")
         }
         guard parts.allSatisfy(\.isPositive) else {
-            throw PatternError(location: "--ratio", value: text, problem: "every part must be positive", allowed: "a ratio such as 4:6 or 4:7:8")
+            throw PatternError(override: .ratio, value: text, problem: "every part must be positive", allowed: "a ratio such as 4:6 or 4:7:8")
         }
         let breathSeconds = pace == nil ? phases.reduce(Rational.zero) { $0.adding($1.length) ?? $0 } : nil
         convertToShares()
@@ -124,7 +145,7 @@ extension Pattern {
             phases[inhale].length = parts[0]
             phases[exhale].length = parts[1]
         } else {
-            throw PatternError(location: "--ratio", value: text, problem: "\(name) has \(phases.count) phases (\(phases.map(\.name).joined(separator: ", ")))",
+            throw PatternError(override: .ratio, value: text, problem: "\(name) has \(phases.count) phases (\(phases.map(\.name).joined(separator: ", ")))",
                                allowed: "inhale:exhale, or one part per phase")
         }
         if let breathSeconds, let bpm = Rational(60).divided(by: breathSeconds) {
@@ -157,13 +178,13 @@ extension Pattern {
         case "start": startCue = Cue(assignment.sound, gainDB: gainOf(startCue))
         case "end": endCue = Cue(assignment.sound, gainDB: gainOf(endCue))
         case let target where target.hasSuffix(".bell"):
-            let index = try phaseIndex(String(target.dropLast(5)), flag: "--cue")
+            let index = try phaseIndex(String(target.dropLast(5)), for: .cue)
             guard let bell = phases[index].bell else {
-                throw PatternError(location: "--cue", value: target, problem: "phase \(phases[index].name) has no interval bell", allowed: "a phase, PHASE.bell of a phase with a bell, start or end")
+                throw PatternError(override: .cue, value: target, problem: "phase \(phases[index].name) has no interval bell", allowed: "a phase, PHASE.bell of a phase with a bell, start or end")
             }
             phases[index].bell = IntervalBell(every: bell.every, cue: Cue(assignment.sound, gainDB: bell.cue.gainDB))
         default:
-            let index = try phaseIndex(assignment.target, flag: "--cue")
+            let index = try phaseIndex(assignment.target, for: .cue)
             phases[index].cue = Cue(assignment.sound, gainDB: gainOf(phases[index].cue))
         }
     }
@@ -191,16 +212,16 @@ public enum PatternText {
         for rate in rates { try Pattern.validate(bpm: rate, key: "bpm") }
         if rates.count == 1 || rates[0] == rates[1] { return Pace(bpm: rates[0]) }
         guard let rampSeconds, rampSeconds.isPositive else {
-            throw PatternError(value: text, problem: "a ramping rate needs to know how long the ramp takes", allowed: "--ramp DURATION (e.g. --ramp 10m), or `over` in a pattern file")
+            throw PatternError(value: text, problem: "a ramping rate needs to know how long the ramp takes", allowed: "a ramp length as well, such as 10m")
         }
         return Pace(from: rates[0], to: rates[1], over: rampSeconds)
     }
 
-    /// `PHASE=DURATION` for `--set`.
+    /// `PHASE=DURATION`, a phase's length.
     public static func phaseLength(_ text: String) throws(PatternError) -> PatternOverrides.PhaseLength {
         let pieces = text.split(separator: "=", maxSplits: 1)
         guard pieces.count == 2 else {
-            throw PatternError(value: text, problem: "not PHASE=DURATION", allowed: "--set meditation=20m")
+            throw PatternError(value: text, problem: "not PHASE=DURATION", allowed: "PHASE=DURATION, such as meditation=20m")
         }
         let valueText = String(pieces[1])
         guard let seconds = DurationText.seconds(valueText) else {
@@ -209,11 +230,11 @@ public enum PatternText {
         return .init(phase: String(pieces[0]), seconds: seconds)
     }
 
-    /// `TARGET=SOUND` for `--cue`.
+    /// `TARGET=SOUND`, a cue's sound.
     public static func cueAssignment(_ text: String) throws(PatternError) -> PatternOverrides.CueAssignment {
         let pieces = text.split(separator: "=", maxSplits: 1)
         guard pieces.count == 2, !pieces[1].isEmpty else {
-            throw PatternError(value: text, problem: "not TARGET=SOUND", allowed: "--cue meditation=bowl, --cue end=~/sounds/bell.wav")
+            throw PatternError(value: text, problem: "not TARGET=SOUND", allowed: "TARGET=SOUND, such as meditation=bowl or end=~/sounds/bell.wav")
         }
         return .init(target: String(pieces[0]), sound: String(pieces[1]))
     }
