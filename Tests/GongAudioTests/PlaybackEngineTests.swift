@@ -57,6 +57,21 @@ import Testing
         }
     }
 
+    /// The compiler-checked entry points the audio thread uses carry elements through intact,
+    /// refuse a push to a full ring and find an empty one empty.
+    @Test func theAudioThreadsRingCallsCarryCommandsAndEvents() {
+        let commands = SPSCRing<RenderCommand>(minimumCapacity: 2)
+        #expect(takeCommandOnAudioThread(commands) == nil)
+        #expect(commands.tryPush(.advance(frames: 480)))
+        #expect(takeCommandOnAudioThread(commands) == .advance(frames: 480))
+        let events = SPSCRing<EngineEvent>(minimumCapacity: 1)
+        let lost = EngineEvent.eventsDropped(count: 3)
+        #expect(postFromAudioThread(lost, to: events))
+        #expect(!postFromAudioThread(.eventsDropped(count: 4), to: events))
+        #expect(events.tryPop() == lost)
+        #expect(events.tryPop() == nil)
+    }
+
     @Test func aWholeSessionPlaysOnTheNullDeviceWithEveryCueOnItsFrame() throws {
         let timeline = try Self.timeline()
         let renderer = Self.renderer(timeline)

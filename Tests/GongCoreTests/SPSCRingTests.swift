@@ -36,11 +36,8 @@ import Testing
     @Test func renderEventsArriveIntact() {
         let ring = SPSCRing<RenderEvent>(minimumCapacity: 16)
         let event = RenderEvent(kind: .cueStarted(sound: 7, scheduledFrame: 1 << 40), sessionFrame: -3, outputFrame: Int64.max)
-        #expect(pushFromAudioThread(event, to: ring))
+        #expect(ring.tryPush(event))
         #expect(ring.tryPop() == event)
-        let commands = SPSCRing<RenderCommand>(minimumCapacity: 2)
-        #expect(commands.tryPush(.advance(frames: 480)))
-        #expect(popOnAudioThread(commands) == .advance(frames: 480))
     }
 
     /// A multi-word element on two threads: a torn or lost element, a duplicate or a reordering

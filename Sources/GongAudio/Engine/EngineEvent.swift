@@ -46,3 +46,17 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
     /// The event ring was full and `count` events were lost (the control side did not drain).
     case eventsDropped(count: Int32)
 }
+
+// The audio thread's two ring calls, with the element types fixed so that the compiler checks
+// what their attributes promise: taking a command and posting an event allocate nothing and
+// take no lock. The engine makes its ring calls on the audio thread through these alone.
+
+@_noAllocation @_noLocks
+func takeCommandOnAudioThread(_ ring: SPSCRing<RenderCommand>) -> RenderCommand? {
+    ringPop(ring)
+}
+
+@_noAllocation @_noLocks
+func postFromAudioThread(_ event: EngineEvent, to ring: SPSCRing<EngineEvent>) -> Bool {
+    ringPush(event, to: ring)
+}

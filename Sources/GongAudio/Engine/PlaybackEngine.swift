@@ -299,10 +299,10 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         while true {
             // A halt fades out over a few milliseconds and finishes like any session: the
             // renderer ends, the device drains, `finished` is reported.
-            if let command = commands.tryPop() {
+            if let command = takeCommandOnAudioThread(commands) {
                 takeBack()
                 renderer.pointee.apply(command, events: &renderEvents)
-                while let command = commands.tryPop() {
+                while let command = takeCommandOnAudioThread(commands) {
                     renderer.pointee.apply(command, events: &renderEvents)
                 }
                 // What was rendered before the commands would undo them if gone back to.
@@ -416,7 +416,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// Tells the control side, and rings for it. A full ring loses the event (the control side
     /// stopped taking them) and says so when there is room again.
     private func report(_ event: EngineEvent) {
-        if !events.tryPush(event) { _ = events.tryPush(.eventsDropped(count: 1)) }
+        if !postFromAudioThread(event, to: events) { _ = postFromAudioThread(.eventsDropped(count: 1), to: events) }
         eventBell.ring()
     }
 
@@ -483,7 +483,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 usleep(20_000)
                 slept += 20
                 var ignored = RenderEventBuffer(capacity: 16)
-                while let command = commands.tryPop() {
+                while let command = takeCommandOnAudioThread(commands) {
                     if command == .halt || command == .stop {
                         renderer.pointee.apply(.halt, events: &ignored)
                         report(.finished(lastFrameAudible: .now()))

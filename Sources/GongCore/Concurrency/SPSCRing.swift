@@ -25,16 +25,15 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     @usableFromInline let storage: UnsafeMutablePointer<Element>
     @usableFromInline let mask: Int
     /// Shared indices: `indices[0]` is head (next slot to read), `indices[16]` is tail (next
-    /// slot to write) — 16 × 8 bytes apart.
+    /// slot to write) — 16 × 8 bytes apart. (Written as literals where they are used: a named
+    /// constant would be a global or a static, which a real-time caller in another module reaches
+    /// through a lazy initialiser or the class's metadata.)
     @usableFromInline let indices: UnsafeMutablePointer<Atomic<Int>>
     /// Private caches: `caches[0]` is the producer's copy of head, `caches[16]` the consumer's
     /// copy of tail. Each is touched by one thread only.
     @usableFromInline let caches: UnsafeMutablePointer<Int>
 
     public let capacity: Int
-
-    @usableFromInline static var headSlot: Int { 0 }
-    @usableFromInline static var tailSlot: Int { 16 }
 
     /// - Parameter minimumCapacity: rounded up to a power of two so indices wrap with a mask.
     public init(minimumCapacity: Int) {
@@ -59,44 +58,43 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
 
     /// Producer only. False when the ring is full; the element is then not queued.
     @inlinable @inline(__always)
-    public func tryPush(_ element: Element) -> Bool {
-        let tail = indices[SPSCRing.tailSlot].load(ordering: .relaxed)
-        if tail - caches[0] == capacity {
-            caches[0] = indices[SPSCRing.headSlot].load(ordering: .acquiring)
-            if tail - caches[0] == capacity { return false }
-        }
-        (storage + (tail & mask)).initialize(to: element)
-        indices[SPSCRing.tailSlot].store(tail &+ 1, ordering: .releasing)
-        return true
-    }
+    public func tryPush(_ element: Element) -> Bool { ringPush(element, to: self) }
 
     /// Consumer only. Nil when the ring is empty.
     @inlinable @inline(__always)
-    public func tryPop() -> Element? {
-        let head = indices[SPSCRing.headSlot].load(ordering: .relaxed)
-        if head == caches[SPSCRing.tailSlot] {
-            caches[SPSCRing.tailSlot] = indices[SPSCRing.tailSlot].load(ordering: .acquiring)
-            if head == caches[SPSCRing.tailSlot] { return nil }
-        }
-        let element = storage[head & mask]
-        indices[SPSCRing.headSlot].store(head &+ 1, ordering: .releasing)
-        return element
-    }
+    public func tryPop() -> Element? { ringPop(self) }
 
     /// A snapshot that may be stale by the time it is read; for display and tests only.
     public var approximateCount: Int {
-        indices[SPSCRing.tailSlot].load(ordering: .acquiring) - indices[SPSCRing.headSlot].load(ordering: .acquiring)
+        indices[16].load(ordering: .acquiring) - indices[0].load(ordering: .acquiring)
     }
 }
 
-/// The audio thread's side of the rings with the element types fixed, so the compiler checks
-/// that pushing an event and popping a command allocate nothing and take no locks.
-@_noAllocation @_noLocks
-public func pushFromAudioThread(_ event: RenderEvent, to ring: SPSCRing<RenderEvent>) -> Bool {
-    ring.tryPush(event)
+/// `tryPush`'s body. Transparent so that it is inlined into the caller even in a debug build and
+/// from another module: a real-time entry point there with the element type fixed
+/// (`@_noAllocation @_noLocks`) is then checked by the compiler down to these loads and stores,
+/// rather than stopping at a generic call it cannot see into.
+@_transparent
+public func ringPush<Element>(_ element: Element, to ring: SPSCRing<Element>) -> Bool {
+    let tail = ring.indices[16].load(ordering: .relaxed)
+    if tail - ring.caches[0] == ring.capacity {
+        ring.caches[0] = ring.indices[0].load(ordering: .acquiring)
+        if tail - ring.caches[0] == ring.capacity { return false }
+    }
+    (ring.storage + (tail & ring.mask)).initialize(to: element)
+    ring.indices[16].store(tail &+ 1, ordering: .releasing)
+    return true
 }
 
-@_noAllocation @_noLocks
-public func popOnAudioThread(_ ring: SPSCRing<RenderCommand>) -> RenderCommand? {
-    ring.tryPop()
+/// `tryPop`'s body, transparent for the same reason as `ringPush`.
+@_transparent
+public func ringPop<Element>(_ ring: SPSCRing<Element>) -> Element? {
+    let head = ring.indices[0].load(ordering: .relaxed)
+    if head == ring.caches[16] {
+        ring.caches[16] = ring.indices[16].load(ordering: .acquiring)
+        if head == ring.caches[16] { return nil }
+    }
+    let element = ring.storage[head & ring.mask]
+    ring.indices[0].store(head &+ 1, ordering: .releasing)
+    return element
 }
