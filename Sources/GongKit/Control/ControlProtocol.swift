@@ -200,3 +200,37 @@ public enum JSONValue: Codable, Sendable, Equatable {
         }
     }
 }
+
+/// Cuts the bytes a control channel delivers into its lines, holding at most
+/// `ControlProtocol.maxLineBytes` of one: what the stdin channel and the socket server both read
+/// with. A blank line is nothing; a line that grows too long is reported once, when it passes
+/// the cap, and the rest of it is skipped as it arrives.
+public struct ControlLineSplitter {
+    public enum Piece: Equatable, Sendable {
+        case line(String)
+        case tooLong
+    }
+
+    private var partial: [UInt8] = []
+    private var discarding = false
+
+    public init() {}
+
+    /// Takes the next bytes in order; `take` gets each piece they complete.
+    public mutating func feed(_ bytes: some Sequence<UInt8>, _ take: (Piece) -> Void) {
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") {
+                if !discarding, !partial.isEmpty { take(.line(String(decoding: partial, as: UTF8.self))) }
+                partial.removeAll(keepingCapacity: true)
+                discarding = false
+            } else if !discarding {
+                partial.append(byte)
+                if partial.count > ControlProtocol.maxLineBytes {
+                    take(.tooLong)
+                    partial.removeAll(keepingCapacity: true)
+                    discarding = true
+                }
+            }
+        }
+    }
+}

@@ -181,9 +181,7 @@ public final class ControlServer: Sendable {
 
     private final class Connection {
         let descriptor: Int32
-        var inbound: [UInt8] = []
-        /// Skipping the rest of a line that was too long.
-        var discarding = false
+        var inbound = ControlLineSplitter()
         var outbound: [UInt8] = []
         var subscription: Task<Void, Never>?
         /// The session's events have ended on this connection: close once everything is sent.
@@ -257,22 +255,13 @@ public final class ControlServer: Sendable {
             let count = read(connection.descriptor, &buffer, buffer.count)
             if count == 0 { return false }
             if count < 0 { return errno == EAGAIN || errno == EINTR }
-            for byte in buffer[0..<count] {
-                if byte == UInt8(ascii: "\n") {
-                    if connection.discarding {
-                        connection.discarding = false
-                    } else {
-                        answer(String(decoding: connection.inbound, as: UTF8.self), on: connection, id: id, session: session)
-                    }
-                    connection.inbound.removeAll(keepingCapacity: true)
-                } else if !connection.discarding {
-                    connection.inbound.append(byte)
-                    if connection.inbound.count > ControlProtocol.maxLineBytes {
-                        // Answered now, the rest of the line skipped as it comes.
-                        connection.outbound += Array((ControlProtocol.tooLongReply + "\n").utf8)
-                        connection.inbound.removeAll(keepingCapacity: true)
-                        connection.discarding = true
-                    }
+            connection.inbound.feed(buffer[0..<count]) { piece in
+                switch piece {
+                case .line(let line):
+                    answer(line, on: connection, id: id, session: session)
+                case .tooLong:
+                    // Answered now; the rest of the line is skipped as it comes.
+                    connection.outbound += Array((ControlProtocol.tooLongReply + "\n").utf8)
                 }
             }
         }

@@ -253,27 +253,19 @@ enum InputThread {
 /// Splits the control channel into lines, refusing any longer than
 /// `ControlProtocol.maxLineBytes` without holding more than that.
 struct ControlLines {
-    private var partial: [UInt8] = []
-    private var discarding = false
+    private var splitter = ControlLineSplitter()
 
-    /// Reads what is there and hands on each whole line; false at the end of the input.
+    /// Reads what is there and hands on each whole line (nil for one that was too long); false
+    /// at the end of the input.
     mutating func read(from descriptor: Int32, into feed: AsyncStream<LivePlayer.Input>.Continuation) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = Glibc.read(descriptor, &buffer, buffer.count)
         if count < 0 { return errno == EAGAIN || errno == EINTR }
         if count == 0 { return false }
-        for byte in buffer[0..<count] {
-            if byte == UInt8(ascii: "\n") {
-                if !discarding, !partial.isEmpty { feed.yield(.control(String(decoding: partial, as: UTF8.self))) }
-                partial.removeAll(keepingCapacity: true)
-                discarding = false
-            } else if !discarding {
-                partial.append(byte)
-                if partial.count > ControlProtocol.maxLineBytes {
-                    feed.yield(.control(nil))
-                    partial.removeAll(keepingCapacity: true)
-                    discarding = true
-                }
+        splitter.feed(buffer[0..<count]) { piece in
+            switch piece {
+            case .line(let line): feed.yield(.control(line))
+            case .tooLong: feed.yield(.control(nil))
             }
         }
         return true
