@@ -192,4 +192,57 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         #expect(try runGong(["ctl", "stop"], environment: ["XDG_RUNTIME_DIR": scratch.path]).status == 0)
         #expect(run.waitForExit())
     }
+
+    /// Keys keep working beside `--control stdin`: with standard input carrying commands, gong
+    /// reads them from its terminal (`/dev/tty`). Here a pseudo-terminal is made the session's
+    /// controlling terminal (`setsid --ctty`) and commands come through a FIFO.
+    @Test func keysOnTheTerminalWorkBesideCommandsOnStandardInput() throws {
+        let scratch = try ScratchDirectory()
+        let fifo = scratch.file("control")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let terminal = try PseudoTerminal()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+        // The shell tells its pid, which stays gong's across the exec, so the test can end it.
+        process.arguments = ["--wait", "--ctty", "/bin/sh", "-c",
+                             #"echo $$ >&2; exec "$0" run two-phase --set meditation=23h --device null --control stdin --json < "$1""#,
+                             gongExecutable, fifo]
+        process.environment = environment(with: ["XDG_RUNTIME_DIR": scratch.path])
+        process.standardInput = terminal.slave
+        let out = Pipe(), errors = Pipe()
+        process.standardOutput = out
+        process.standardError = errors
+        let events = EventReader(out)
+        try process.run()
+        let firstLine = String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
+        let gong = try #require(Int32(firstLine.split(separator: "\n").first ?? ""), "\(firstLine)")
+        defer { if process.isRunning { kill(gong, SIGKILL) } }
+        // Blocks until the shell opens the FIFO to read it.
+        let commands = try #require(FileHandle(forWritingAtPath: fifo))
+        func send(_ line: String) { commands.write(Data((line + "\n").utf8)) }
+        func reply(_ id: Int) -> [String: Any]? {
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                if let reply = events.all("reply").first(where: { $0["id"] as? Int == id }) { return reply }
+                usleep(5000)
+            }
+            return nil
+        }
+
+        #expect(events.wait(for: "started", seconds: 60))
+        terminal.type(" ")
+        #expect(events.wait(for: "paused", seconds: 60), "the space bar paused: \(events.types)")
+        send(#"{"command": "status", "id": 1}"#)
+        #expect((reply(1)?["status"] as? [String: Any])?["state"] as? String == "paused")
+        send(#"{"command": "resume", "id": 2}"#)
+        #expect(reply(2)?["ok"] as? Bool == true)
+        #expect(events.wait(for: "resumed", seconds: 60))
+        terminal.type("q")
+        #expect(events.wait(for: "finished", seconds: 60), "q stopped the session: \(events.types)")
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let summary = try #require(events.last("finished"))
+        #expect(summary["stoppedEarly"] as? Bool == true && summary["pauses"] as? Int == 1, "\(summary)")
+        try? commands.close()
+    }
 }
