@@ -1,4 +1,3 @@
-import CPulse
 import Glibc
 import GongCore
 
@@ -70,40 +69,38 @@ public final class PulsePCM: PCM {
         func failure(_ code: Int32, _ operation: String, _ message: String) -> AudioDeviceError {
             AudioDeviceError(code: code, operation: operation, device: name, message: message)
         }
-        guard let loop = pa_mainloop_new() else { throw failure(-ENOMEM, "pa_mainloop_new", "out of memory") }
+        guard let loop = pulseMainLoopNew() else { throw failure(-ENOMEM, "pa_mainloop_new", "out of memory") }
         var context: OpaquePointer?
         var stream: OpaquePointer?
         var opened = false
-        defer { if !opened { PulsePCM.release(loop: loop, context: context, stream: stream) } }
+        defer { if !opened { pulseRelease(loop: loop, context: context, stream: stream) } }
 
-        guard let client = pa_context_new(pa_mainloop_get_api(loop), "gong") else {
-            throw failure(-ENOMEM, "pa_context_new", "out of memory")
-        }
+        guard let client = pulseContextNew(loop) else { throw failure(-ENOMEM, "pa_context_new", "out of memory") }
         context = client
-        guard PulsePCM.connect(client, on: loop, timeoutMs: PulsePCM.openTimeoutMs) else {
-            let code = pa_context_errno(client)
+        guard pulseConnect(client, on: loop, timeoutMs: PulsePCM.openTimeoutMs) else {
+            let error = pulseContextError(client)
             // A server that never answers leaves no error code: the library's text for 0 is "OK".
-            let why = code == 0 ? "it did not answer within \(PulsePCM.openTimeoutMs / 1000) s" : String(cString: pa_strerror(code))
-            throw failure(code == 0 ? -ETIMEDOUT : -PulsePCM.errnoValue(code), "pa_context_connect",
-                          "no PulseAudio server to play through at \(PulsePCM.serverName(client)) (\(why))"
+            let why = error.code == 0 ? "it did not answer within \(PulsePCM.openTimeoutMs / 1000) s" : error.text
+            throw failure(error.code == 0 ? -ETIMEDOUT : -pulseErrnoValue(error.code), "pa_context_connect",
+                          "no PulseAudio server to play through at \(pulseServerName(client)) (\(why))"
                           + "; start one, or choose an ALSA device with --device ('gong devices' lists them)")
         }
 
         // PipeWire's PulseAudio server (0.3.65) plays a stream aimed at a sink it does not have
         // on its default sink instead of refusing it: the sink is looked for first.
-        if let sink, PulsePCM.hasSink(named: sink, context: client, loop: loop, timeoutMs: PulsePCM.openTimeoutMs) == false {
+        if let sink, pulseHasSink(named: sink, context: client, loop: loop, timeoutMs: PulsePCM.openTimeoutMs) == false {
             throw failure(-ENOENT, "pa_context_get_sink_info_by_name", "no such sink '\(sink)'; 'gong devices' lists them")
         }
 
         let format = request.format ?? .float32
-        var spec = pa_sample_spec(format: format.pulse, rate: UInt32(clamping: request.rate), channels: UInt8(clamping: request.channels))
-        guard request.channels >= 1, request.channels <= 2, pa_sample_spec_valid(&spec) != 0 else {
+        let created = pulseStreamNew(client, format: format, rate: request.rate, channels: request.channels)
+        guard created.valid else {
             throw failure(-EINVAL, "pa_sample_spec_valid",
                           "cannot play \(request.channels) channel(s) at \(request.rate) Hz; the server takes 1–2 channels at 1 Hz–384 kHz here")
         }
-        guard let playback = pa_stream_new(client, "gong session", &spec, nil) else {
-            let code = pa_context_errno(client)
-            throw failure(-PulsePCM.errnoValue(code), "pa_stream_new", String(cString: pa_strerror(code)))
+        guard let playback = created.stream else {
+            let error = pulseContextError(client)
+            throw failure(-pulseErrnoValue(error.code), "pa_stream_new", error.text)
         }
         stream = playback
         // The latency asked for (default `BufferDefaults.takingBack`) over four periods. (Two
@@ -113,46 +110,37 @@ public final class PulsePCM: PCM {
         let defaults = PulsePCM.bufferDefaults
         let period = request.periodFrames(at: request.rate, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
         let buffer = request.bufferFrames(at: request.rate, period: period, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(buffer * frameBytes), prebuf: UInt32.max,
-                                        minreq: UInt32(period * frameBytes), fragsize: UInt32.max)
-        guard pa_stream_connect_playback(playback, sink, &attributes, PA_STREAM_EARLY_REQUESTS, nil, nil) >= 0,
-              PulsePCM.iterate(loop, timeoutMs: PulsePCM.openTimeoutMs, until: {
-                  let state = pa_stream_get_state(playback)
-                  return state == PA_STREAM_READY || PA_STREAM_IS_GOOD(state) == 0
-              }),
-              pa_stream_get_state(playback) == PA_STREAM_READY
-        else {
-            let code = pa_context_errno(client)
+        let asked = PulseStreamShape(rate: request.rate, channels: request.channels, bufferBytes: buffer * frameBytes,
+                                     periodBytes: period * frameBytes)
+        guard pulseConnectPlayback(playback, sink: sink, shape: asked, loop: loop, timeoutMs: PulsePCM.openTimeoutMs) else {
+            let error = pulseContextError(client)
             let message: String
-            if code == Int32(PA_ERR_NOENTITY.rawValue) {
+            if pulseIsNoSuchEntity(error.code) {
                 message = "no such sink '\(sink ?? "")'; 'gong devices' lists them"
-            } else if code == 0 {
+            } else if error.code == 0 {
                 // The server is there but started no stream: typically PipeWire without its
                 // session manager, which links streams to sinks.
-                message = "the sound server at \(PulsePCM.serverName(client)) took no stream within \(PulsePCM.openTimeoutMs / 1000) s;"
+                message = "the sound server at \(pulseServerName(client)) took no stream within \(PulsePCM.openTimeoutMs / 1000) s;"
                     + " is its session manager running (PipeWire needs wireplumber)? 'pactl info' shows the server"
             } else {
-                message = String(cString: pa_strerror(code))
+                message = error.text
             }
-            throw failure(code == 0 ? -ETIMEDOUT : -PulsePCM.errnoValue(code), "pa_stream_connect_playback", message)
+            throw failure(error.code == 0 ? -ETIMEDOUT : -pulseErrnoValue(error.code), "pa_stream_connect_playback", message)
         }
         underflows = .allocate(capacity: 1)
         underflows.initialize(to: 0)
         rung = .allocate(capacity: 1)
         rung.initialize(to: false)
-        pa_stream_set_underflow_callback(playback, { _, counter in
-            counter?.assumingMemoryBound(to: Int.self).pointee += 1
-        }, underflows)
-        let granted = pa_stream_get_buffer_attr(playback)?.pointee ?? attributes
-        let grantedSpec = pa_stream_get_sample_spec(playback)?.pointee ?? spec
+        pulseCountUnderflows(playback, into: underflows)
+        let granted = pulseGrantedShape(playback, asked: asked)
         mainLoop = loop
         self.context = client
         self.stream = playback
         self.frameBytes = frameBytes
-        periodBytes = max(frameBytes, Int(granted.minreq) / frameBytes * frameBytes)
-        napSlackFrames = min(Int64(periodBytes / frameBytes / 2), Int64(grantedSpec.rate) / 20)
-        configuration = PCMConfiguration(device: name, rate: Int(grantedSpec.rate), channels: Int(grantedSpec.channels), format: format,
-                                         periodFrames: periodBytes / frameBytes, bufferFrames: Int(granted.tlength) / frameBytes,
+        periodBytes = max(frameBytes, granted.periodBytes / frameBytes * frameBytes)
+        napSlackFrames = min(Int64(periodBytes / frameBytes / 2), Int64(granted.rate) / 20)
+        configuration = PCMConfiguration(device: name, rate: granted.rate, channels: granted.channels, format: format,
+                                         periodFrames: periodBytes / frameBytes, bufferFrames: granted.bufferBytes / frameBytes,
                                          soundServer: true, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds, takesBack: true)
         opened = true
     }
@@ -174,104 +162,22 @@ public final class PulsePCM: PCM {
     /// The server's sinks as devices gong can name (`pulse:SINK`); none when no server answers
     /// within a second.
     public static func sinks() -> [AudioDeviceInfo] {
-        guard let loop = pa_mainloop_new() else { return [] }
-        let context = pa_context_new(pa_mainloop_get_api(loop), "gong")
-        defer { release(loop: loop, context: context, stream: nil) }
-        guard let context, connect(context, on: loop, timeoutMs: 1000) else { return [] }
-        /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
-        final class Listing {
-            var sinks: [AudioDeviceInfo] = []
-            var complete = false
+        guard let loop = pulseMainLoopNew() else { return [] }
+        let context = pulseContextNew(loop)
+        defer { pulseRelease(loop: loop, context: context, stream: nil) }
+        guard let context, pulseConnect(context, on: loop, timeoutMs: 1000) else { return [] }
+        return pulseSinks(context: context, loop: loop, timeoutMs: 1000).map {
+            AudioDeviceInfo(name: "pulse:" + $0.name, description: "PulseAudio sink: " + $0.description)
         }
-        let listing = Listing()
-        let userdata = Unmanaged.passRetained(listing)
-        defer { userdata.release() }
-        guard let operation = pa_context_get_sink_info_list(context, { _, info, last, userdata in
-            guard let userdata else { return }
-            let listing = Unmanaged<Listing>.fromOpaque(userdata).takeUnretainedValue()
-            if last != 0 {
-                listing.complete = true
-            } else if let sink = info?.pointee, let name = sink.name {
-                let description = sink.description.map { String(cString: $0) } ?? ""
-                listing.sinks.append(AudioDeviceInfo(name: "pulse:" + String(cString: name), description: "PulseAudio sink: " + description))
-            }
-        }, userdata.toOpaque()) else { return [] }
-        defer { pa_operation_unref(operation) }
-        _ = iterate(loop, timeoutMs: 1000, until: { listing.complete })
-        return listing.sinks
     }
 
     /// Whether a server answers a client within the timeout (at once when there is no socket).
     public static func serverAnswers(timeoutMs: Int64) -> Bool {
-        guard let loop = pa_mainloop_new() else { return false }
-        let context = pa_context_new(pa_mainloop_get_api(loop), "gong")
-        defer { release(loop: loop, context: context, stream: nil) }
+        guard let loop = pulseMainLoopNew() else { return false }
+        let context = pulseContextNew(loop)
+        defer { pulseRelease(loop: loop, context: context, stream: nil) }
         guard let context else { return false }
-        return connect(context, on: loop, timeoutMs: timeoutMs)
-    }
-
-    /// Whether the server has a sink of this name; nil when it did not say in time.
-    private static func hasSink(named name: String, context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> Bool? {
-        /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
-        final class Answer {
-            var found = false
-            var missing = false
-            var complete = false
-        }
-        let answer = Answer()
-        let userdata = Unmanaged.passRetained(answer)
-        defer { userdata.release() }
-        guard let operation = pa_context_get_sink_info_by_name(context, name, { context, info, last, userdata in
-            guard let userdata else { return }
-            let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
-            if info != nil {
-                answer.found = true
-            } else if last < 0 {
-                answer.missing = pa_context_errno(context) == Int32(PA_ERR_NOENTITY.rawValue)
-                answer.complete = true
-            } else if last > 0 {
-                answer.complete = true
-            }
-        }, userdata.toOpaque()) else { return nil }
-        defer { pa_operation_unref(operation) }
-        guard iterate(loop, timeoutMs: timeoutMs, until: { answer.complete }) else { return nil }
-        return answer.found ? true : answer.missing ? false : nil
-    }
-
-    /// Connects a client to the server, waiting at most the timeout; true once it is ready. No
-    /// autospawn: a server that is not running is an error to report, not one to start.
-    private static func connect(_ context: OpaquePointer, on loop: OpaquePointer, timeoutMs: Int64) -> Bool {
-        pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0
-            && iterate(loop, timeoutMs: timeoutMs, until: {
-                let state = pa_context_get_state(context)
-                return state == PA_CONTEXT_READY || PA_CONTEXT_IS_GOOD(state) == 0
-            })
-            && pa_context_get_state(context) == PA_CONTEXT_READY
-    }
-
-    /// Runs the main loop until `done` or the timeout; false on timeout or a loop that quit.
-    private static func iterate(_ loop: OpaquePointer, timeoutMs: Int64, until done: () -> Bool) -> Bool {
-        let deadline = MonotonicTime.now().nanoseconds + timeoutMs * 1_000_000
-        while !done() {
-            let remaining = deadline - MonotonicTime.now().nanoseconds
-            guard remaining > 0, runOnce(loop, timeoutMicroseconds: remaining / 1000) >= 0 else { return false }
-        }
-        return true
-    }
-
-    /// One pass of the main loop: poll its descriptors (the server's socket, its timers) for at
-    /// most the timeout, then dispatch what arrived. Negative when the loop cannot go on (a
-    /// signal that interrupts the poll is not that: the library counts it as nothing arrived).
-    private static func runOnce(_ loop: OpaquePointer, timeoutMicroseconds: Int64) -> Int32 {
-        guard pa_mainloop_prepare(loop, Int32(clamping: timeoutMicroseconds)) >= 0, pa_mainloop_poll(loop) >= 0 else { return -1 }
-        return pa_mainloop_dispatch(loop)
-    }
-
-    /// The server a client reached or tried to reach, as a person would name it.
-    private static func serverName(_ context: OpaquePointer) -> String {
-        if let server = pa_context_get_server(context) { return String(cString: server) }
-        if let server = getenv("PULSE_SERVER") { return String(cString: server) }
-        return "the default address"
+        return pulseConnect(context, on: loop, timeoutMs: timeoutMs)
     }
 
     private static func systemClockNanoseconds() -> Int64 {
@@ -280,22 +186,9 @@ public final class PulsePCM: PCM {
         return Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec)
     }
 
-    /// PulseAudio's error codes, as the errno the real-time loop knows.
-    private static func errnoValue(_ code: Int32) -> Int32 {
-        switch pa_error_code(rawValue: UInt32(code)) {
-        case PA_ERR_NOENTITY: ENOENT
-        case PA_ERR_ACCESS: EACCES
-        case PA_ERR_NOTSUPPORTED, PA_ERR_INVALID: EINVAL
-        case PA_ERR_TIMEOUT: ETIMEDOUT
-        case PA_ERR_BUSY: EBUSY
-        default: ENODEV
-        }
-    }
-
     /// The stream is gone with its server: -ENODEV, or 0 while it plays.
     private var broken: Int32 {
-        guard let stream, let context, pa_context_get_state(context) == PA_CONTEXT_READY,
-              pa_stream_get_state(stream) == PA_STREAM_READY else { return -ENODEV }
+        guard let stream, let context, pulseStreamIsReady(context: context, stream: stream) else { return -ENODEV }
         return 0
     }
 
@@ -303,14 +196,13 @@ public final class PulsePCM: PCM {
         guard broken == 0, let stream else { return Int(-ENODEV) }
         let failure = underrun
         guard failure == 0 else { return Int(failure) }
-        let writable = pa_stream_writable_size(stream)  // (size_t)-1 on error
+        let writable = pulseWritableBytes(stream)
         guard writable >= 0 else { return Int(-ENODEV) }
         let count = min(frames, (writable + takenBackBytes) / frameBytes)
         guard count > 0 else { return Int(-EAGAIN) }
-        // Without a free callback the library copies the frames into its shared memory. Frames
-        // taken back are written over: the write starts that far back in the stream, and both
-        // the library and the server count the request as the net change.
-        guard pa_stream_write(stream, bytes, count * frameBytes, nil, -Int64(takenBackBytes), PA_SEEK_RELATIVE) >= 0,
+        // Frames taken back are written over: the write starts that far back in the stream, and
+        // both the library and the server count the request as the net change.
+        guard pulseWrite(stream, bytes, count: count * frameBytes, backBytes: takenBackBytes),
               let mainLoop, PulsePCM.sendWritten(mainLoop)
         else { return Int(-ENODEV) }
         takenBackBytes = 0
@@ -335,7 +227,7 @@ public final class PulsePCM: PCM {
                 rung.pointee = false
                 return PCMWait.woken
             }
-            let writable = pa_stream_writable_size(stream) + takenBackBytes
+            let writable = pulseWritableBytes(stream) + takenBackBytes
             if writable >= periodBytes { return 1 }
             let remaining = deadline - MonotonicTime.now().nanoseconds
             guard remaining > 0 else { return 0 }
@@ -345,10 +237,10 @@ public final class PulsePCM: PCM {
                 if nap(nanoseconds: min(remaining, FrameTime.nanoseconds(ofFrames: napFrames, rate: Int64(configuration.rate)))) {
                     return PCMWait.woken
                 }
-                guard PulsePCM.runOnce(loop, timeoutMicroseconds: 0) >= 0 else { return -ENODEV }
+                guard pulseRunOnce(loop, timeoutMicroseconds: 0) >= 0 else { return -ENODEV }
                 continue
             }
-            guard PulsePCM.runOnce(loop, timeoutMicroseconds: remaining / 1000) >= 0 else { return -ENODEV }
+            guard pulseRunOnce(loop, timeoutMicroseconds: remaining / 1000) >= 0 else { return -ENODEV }
         }
     }
 
@@ -362,7 +254,7 @@ public final class PulsePCM: PCM {
         // One pass sends what the socket takes; a few more, and anything left waits for the
         // next pass rather than spin here.
         for _ in 0..<4 {
-            let dispatched = runOnce(loop, timeoutMicroseconds: 0)
+            let dispatched = pulseRunOnce(loop, timeoutMicroseconds: 0)
             guard dispatched >= 0 else { return false }
             if dispatched == 0 { break }
         }
@@ -390,22 +282,19 @@ public final class PulsePCM: PCM {
     /// The main loop watches the descriptor too, so a ring while it waits on the server ends
     /// that wait as well.
     public func wakeWhenReadable(_ descriptor: Int32) {
-        guard let mainLoop, let api = pa_mainloop_get_api(mainLoop), let watch = api.pointee.io_new else { return }
+        guard let mainLoop else { return }
         wakeDescriptor = descriptor
-        _ = watch(api, descriptor, PA_IO_EVENT_INPUT, { _, _, descriptor, _, userdata in
-            Doorbell.drain(descriptor)
-            userdata?.assumingMemoryBound(to: Bool.self).pointee = true
-        }, rung)
+        pulseWatch(descriptor, on: mainLoop, setting: rung)
     }
 
     /// What is still in the server's queue for this stream, by its last report moved on by the
     /// time since (the queue drains at the stream's rate while it plays), less the margin.
     public func rewindableFrames() -> Int {
-        guard broken == 0, let stream, let (report, measuredWall) = validReport(stream) else { return 0 }
+        guard broken == 0, let stream, let report = validReport(stream) else { return 0 }
         let rate = Int64(configuration.rate)
-        var queued = (report.write_index - report.read_index) / Int64(frameBytes)
-        if report.playing != 0 {
-            queued -= FrameTime.frames(inNanoseconds: max(0, PulsePCM.systemClockNanoseconds() - measuredWall), rate: rate)
+        var queued = (report.writeIndex - report.readIndex) / Int64(frameBytes)
+        if report.playing {
+            queued -= FrameTime.frames(inNanoseconds: max(0, PulsePCM.systemClockNanoseconds() - report.measuredWallNanoseconds), rate: rate)
         }
         queued -= FrameTime.frames(inNanoseconds: PulsePCM.takeBackMarginNanoseconds, rate: rate) + Int64(takenBackBytes / frameBytes)
         return Int(clamping: max(0, queued))
@@ -425,15 +314,12 @@ public final class PulsePCM: PCM {
 
     /// Plays out what was written, at most the buffer's length and a second.
     public func drain() -> Int32 {
-        guard broken == 0, let stream, let loop = mainLoop, let operation = pa_stream_drain(stream, nil, nil) else { return -ENODEV }
-        defer { pa_operation_unref(operation) }
-        let limit = Int64(configuration.latencySeconds * 1000) + 1000
-        return PulsePCM.iterate(loop, timeoutMs: limit, until: { pa_operation_get_state(operation) != PA_OPERATION_RUNNING }) ? 0 : -ETIMEDOUT
+        guard broken == 0, let stream, let loop = mainLoop else { return -ENODEV }
+        return pulseDrain(stream, loop: loop, timeoutMs: Int64(configuration.latencySeconds * 1000) + 1000)
     }
 
     public func drop() -> Int32 {
-        guard broken == 0, let stream, let operation = pa_stream_flush(stream, nil, nil) else { return -ENODEV }
-        pa_operation_unref(operation)
+        guard broken == 0, let stream, pulseFlush(stream) else { return -ENODEV }
         return 0
     }
 
@@ -443,71 +329,47 @@ public final class PulsePCM: PCM {
     /// neighbours in a 40 s run; the raw reports, under 0.4 ms in the same runs.)
     public func status() -> PCMStatus? {
         guard broken == 0, let stream else { return nil }
-        if let pending = timingRequest, pa_operation_get_state(pending) != PA_OPERATION_RUNNING {
-            pa_operation_unref(pending)
+        if let pending = timingRequest, pulseOperationIsDone(pending) {
+            pulseOperationRelease(pending)
             timingRequest = nil
         }
         // Each request costs libpulse an allocation on this thread and the server a round trip,
         // and a report is exact however old: one a second, and one at once after an underrun.
         let wallNanoseconds = PulsePCM.systemClockNanoseconds()
         if timingRequest == nil, wallNanoseconds - lastTimingRequest >= 1_000_000_000 || reportsValidFrom > lastTimingRequest {
-            timingRequest = pa_stream_update_timing_info(stream, nil, nil)
+            timingRequest = pulseRequestTiming(stream)
             lastTimingRequest = wallNanoseconds
         }
         // The report's moment is on the system clock (the server's gettimeofday): move it to
         // CLOCK_MONOTONIC by the two clocks' present offset.
         let now = MonotonicTime.now()
-        guard let (report, measuredWall) = validReport(stream) else {
+        guard let report = validReport(stream) else {
             return PCMStatus(state: .prepared, delayFrames: 0, availableFrames: 0, timestamp: now, triggerTimestamp: now)
         }
-        let measured = MonotonicTime(nanoseconds: measuredWall - (wallNanoseconds - now.nanoseconds))
-        let queuedFrames = Int(report.write_index - report.read_index) / frameBytes
+        let measured = MonotonicTime(nanoseconds: report.measuredWallNanoseconds - (wallNanoseconds - now.nanoseconds))
+        let queuedFrames = Int(report.writeIndex - report.readIndex) / frameBytes
         // An unknown sink latency comes as PA_USEC_INVALID: a report that says more than ten
         // seconds is out of bounds for the loop anyway, and must not overflow here.
-        let sinkFrames = Int(min(report.sink_usec, 10_000_000) * UInt64(configuration.rate) / 1_000_000)
-        let writable = max(0, pa_stream_writable_size(stream))
-        return PCMStatus(state: report.playing != 0 ? .running : .prepared, delayFrames: queuedFrames + sinkFrames,
+        let sinkFrames = Int(min(report.sinkMicroseconds, 10_000_000) * UInt64(configuration.rate) / 1_000_000)
+        let writable = max(0, pulseWritableBytes(stream))
+        return PCMStatus(state: report.playing ? .running : .prepared, delayFrames: queuedFrames + sinkFrames,
                          availableFrames: writable / frameBytes, timestamp: measured, triggerTimestamp: measured)
     }
 
-    /// The server's last timing report and when it was measured (system clock, nanoseconds),
-    /// if its indices are whole and it was measured after the last underrun was told of.
-    private func validReport(_ stream: OpaquePointer) -> (pa_timing_info, Int64)? {
-        guard let report = pa_stream_get_timing_info(stream)?.pointee, report.read_index_corrupt == 0, report.write_index_corrupt == 0
-        else { return nil }
-        let measuredWall = Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1000
-        return measuredWall >= reportsValidFrom ? (report, measuredWall) : nil
+    /// The server's last timing report, if its indices are whole and it was measured after the
+    /// last underrun was told of.
+    private func validReport(_ stream: OpaquePointer) -> PulseTimingReport? {
+        guard let report = pulseTimingReport(stream), report.measuredWallNanoseconds >= reportsValidFrom else { return nil }
+        return report
     }
 
     public func close() {
         guard let mainLoop else { return }
-        if let timingRequest { pa_operation_unref(timingRequest) }
+        if let timingRequest { pulseOperationRelease(timingRequest) }
         timingRequest = nil
-        PulsePCM.release(loop: mainLoop, context: context, stream: stream)
+        pulseRelease(loop: mainLoop, context: context, stream: stream)
         self.mainLoop = nil
         context = nil
         stream = nil
-    }
-
-    private static func release(loop: OpaquePointer, context: OpaquePointer?, stream: OpaquePointer?) {
-        if let stream {
-            pa_stream_disconnect(stream)
-            pa_stream_unref(stream)
-        }
-        if let context {
-            pa_context_disconnect(context)
-            pa_context_unref(context)
-        }
-        pa_mainloop_free(loop)
-    }
-}
-
-extension SampleFormat {
-    var pulse: pa_sample_format_t {
-        switch self {
-        case .float32: PA_SAMPLE_FLOAT32LE
-        case .int32: PA_SAMPLE_S32LE
-        case .int16: PA_SAMPLE_S16LE
-        }
     }
 }
