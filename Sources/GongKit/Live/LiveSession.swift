@@ -4,7 +4,7 @@ import GongCore
 
 /// Something a person (or a tool reading JSON lines) should hear about during a live session.
 /// What the audio side did carries `at`: its session frame and when it is heard.
-public enum LiveNotice: Equatable, Sendable {
+enum LiveNotice: Equatable, Sendable {
     case started(device: String, rate: Int, channels: Int, format: String, latencyMs: Double)
     /// The session's first frame is heard at this CLOCK_MONOTONIC time (seconds).
     case firstFrameAudible(monotonicSeconds: Double)
@@ -43,33 +43,34 @@ public enum LiveNotice: Equatable, Sendable {
     case internalError(InvalidTransition)
 
     /// True for `paused`, whatever its moment.
-    public var isPaused: Bool { if case .paused = self { true } else { false } }
+    var isPaused: Bool { if case .paused = self { true } else { false } }
 }
 
 /// Where the session is now, for the live view.
-public struct LivePosition: Sendable, Equatable {
-    public var phase: Int
-    public var cycle: Int
-    public var phaseElapsedSeconds: Double
-    public var phaseLengthSeconds: Double
-    public var sessionElapsedSeconds: Double
-    public var sessionLengthSeconds: Double
+struct LivePosition: Sendable, Equatable {
+    var phase: Int
+    var cycle: Int
+    var phaseElapsedSeconds: Double
+    var phaseLengthSeconds: Double
+    var sessionElapsedSeconds: Double
+    var sessionLengthSeconds: Double
 }
 
-/// A session playing live on an audio device: the facade the CLI and embedding tools drive.
+/// A session playing live on an audio device, inside `GongSession` (the facade the CLI and
+/// embedding tools drive; this type is GongKit's own).
 ///
-/// The control side calls `send` for the person's commands and `poll` regularly (every ~50 ms)
-/// to learn what the audio thread did; the state machine is fed from both, and its effects are
+/// The control side calls `send` for the person's commands and `poll` when the engine's doorbell
+/// rings to learn what the audio thread did; the state machine is fed from both, and its effects are
 /// carried out here, in one place.
-public final class LiveSession<Device: PCM> {
-    public let plan: SessionPlan
-    public let configuration: PCMConfiguration
+final class LiveSession<Device: PCM> {
+    let plan: SessionPlan
+    let configuration: PCMConfiguration
     /// Interactive sessions wait for the person after an interruption; headless ones carry on.
     /// A session whose terminal went away becomes headless.
-    public var interactive: Bool
-    public private(set) var machine: SessionMachine
-    public private(set) var timing: CueTiming
-    public private(set) var position: LivePosition
+    var interactive: Bool
+    private(set) var machine: SessionMachine
+    private(set) var timing: CueTiming
+    private(set) var position: LivePosition
 
     private let engine: PlaybackEngine<Device>
     private var anchor: (sessionFrame: Int64, audible: MonotonicTime)?
@@ -89,7 +90,7 @@ public final class LiveSession<Device: PCM> {
     private var latestSessionFrame: Int64 = 0
 
     /// - Parameter open: opens the device; called again to reopen it after a loss.
-    public init(pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool,
+    init(pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool,
                 open: @escaping @Sendable () throws(AudioDeviceError) -> Device) throws(GongError) {
         let device: Device
         do {
@@ -108,8 +109,8 @@ public final class LiveSession<Device: PCM> {
         position.phaseLengthSeconds = phaseLength(phase: 0, cycle: 0, from: 0)
     }
 
-    public var state: SessionState { machine.state }
-    public var isOver: Bool {
+    var state: SessionState { machine.state }
+    var isOver: Bool {
         switch machine.state {
         case .completed: !engine.isRunning
         case .failed(let failure, _): failure.reason == .fatal && !engine.isRunning
@@ -118,7 +119,7 @@ public final class LiveSession<Device: PCM> {
     }
 
     /// Starts playback; the first notice reports what the device granted.
-    public func start() -> [LiveNotice] {
+    func start() -> [LiveNotice] {
         var notices = feed(.prepare, from: .control)
         engine.start()
         notices += feed(.start, from: .control)
@@ -131,7 +132,7 @@ public final class LiveSession<Device: PCM> {
     /// The person's commands: `.pause`, `.resume`, `.skip`, `.stop`. A command the current state
     /// does not accept (resume while playing) changes nothing and comes back as `.ignored`.
     @discardableResult
-    public func send(_ input: SessionInput) -> [LiveNotice] {
+    func send(_ input: SessionInput) -> [LiveNotice] {
         guard hasRoomForCommand else { return [.busy(input.kind)] }
         let before = machine.state
         var notices = feed(input, from: .person)
@@ -140,7 +141,7 @@ public final class LiveSession<Device: PCM> {
     }
 
     /// Toggles pause: what the space bar does.
-    public func togglePause() -> [LiveNotice] {
+    func togglePause() -> [LiveNotice] {
         if case .paused = machine.state { return send(.resume) }
         return send(.pause)
     }
@@ -148,7 +149,7 @@ public final class LiveSession<Device: PCM> {
     /// Stops at once, cutting tails (a second Ctrl-C). A session already ringing out needs no
     /// stop first: the halt cuts its tails and it completes.
     @discardableResult
-    public func halt() -> [LiveNotice] {
+    func halt() -> [LiveNotice] {
         let notices = SessionMachine.accepts(.stop, in: machine.state.kind) ? feed(.stop, from: .person) : []
         engine.send(.halt)
         return notices
@@ -157,7 +158,7 @@ public final class LiveSession<Device: PCM> {
     /// Sets the master gain; the renderer fades there within 10 ms (a device that takes back
     /// plays it at once, any other after what it holds).
     @discardableResult
-    public func setGain(decibels: Double) -> Bool {
+    func setGain(decibels: Double) -> Bool {
         guard hasRoomForCommand else { return false }
         return engine.send(.setGain(decibelsToGain(decibels)))
     }
@@ -165,7 +166,7 @@ public final class LiveSession<Device: PCM> {
     /// Room kept in the command ring for what the session itself must send (a halt, the resume
     /// that lets a paused session's end ring out): a command the audio thread never gets would
     /// leave the machine and the renderer disagreeing, so a person's command is refused first.
-    public static var reservedCommands: Int { 8 }
+    static var reservedCommands: Int { 8 }
 
     /// False when commands are sent faster than the audio thread takes them (a tool sending
     /// hundreds at once): a person's command is then refused rather than lost.
@@ -174,17 +175,17 @@ public final class LiveSession<Device: PCM> {
     }
 
     /// Brings `position` up to `now` without draining the audio thread's reports.
-    public func refreshPosition(now: MonotonicTime = .now()) {
+    func refreshPosition(now: MonotonicTime = .now()) {
         updatePosition(now: now)
     }
 
     /// Waits until the audio thread has finished.
-    public func waitUntilDone() {
+    func waitUntilDone() {
         engine.join()
     }
 
     /// Drains the audio thread's events into the state machine; returns what to tell the person.
-    public func poll(now: MonotonicTime = .now()) -> [LiveNotice] {
+    func poll(now: MonotonicTime = .now()) -> [LiveNotice] {
         var notices: [LiveNotice] = []
         engine.clearEventsReady()
         while let event = engine.events.tryPop() {
@@ -194,12 +195,12 @@ public final class LiveSession<Device: PCM> {
         return notices
     }
 
-    public var summary: SessionSummary { machine.summary }
+    var summary: SessionSummary { machine.summary }
 
     /// Readable when the audio thread has reported something `poll` has not taken yet: a
     /// control loop sleeps on it rather than guessing when the next report comes. (Reports come
     /// about when they are heard: on a device that takes back, once out of a take-back's reach.)
-    public var eventsReadyDescriptor: Int32 { engine.eventsReadyDescriptor }
+    var eventsReadyDescriptor: Int32 { engine.eventsReadyDescriptor }
 
     // MARK: Private
 
