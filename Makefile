@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DEMO_FILE ?= out/demo.wav
 
-.PHONY: all deps build lib demo test install uninstall bench clean sounds
+.PHONY: all deps build lib demo test lint format install uninstall bench clean sounds
 
 all: build
 
@@ -31,14 +31,14 @@ demo: build
 	  echo "gong: nothing could play on '$(DEVICE)' here (no sound card?); rendering the session to $(DEMO_FILE) instead"; \
 	  .build/release/gong render $(DEMO_SESSION) -o $(DEMO_FILE) && echo "Listen with: aplay $(DEMO_FILE)"; }
 
-# The two test sound servers with their null sinks (PulseAudio, and PipeWire in a private runtime
-# directory); everything but the real-time tests, side by side; then the real-time tests alone
-# (they measure timing to the frame through a sound server, which a CPU-bound test suite beside
-# them would disturb as it would a sound card); then the embedding examples (C, Python, Swift);
-# then the lock-free ring and the real-time engine
-# again under the thread sanitizer.
+# The source's layout first (lint, below); then the two test sound servers with their null
+# sinks (PulseAudio, and PipeWire in a private runtime directory); everything but the real-time
+# tests, side by side; then the real-time tests alone (they measure timing to the frame through a
+# sound server, which a CPU-bound test suite beside them would disturb as it would a sound card);
+# then the embedding examples (C, Python, Swift); then the lock-free ring and the real-time
+# engine again under the thread sanitizer.
 REALTIME_TESTS = LivePulseTests|PulseClientTests
-test:
+test: lint
 	@scripts/install-deps.sh test
 	@scripts/test-pulse.sh
 	@scripts/test-pipewire.sh >/dev/null
@@ -47,6 +47,15 @@ test:
 	$(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)'
 	scripts/test-examples.sh
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'SPSCRingTests|PlaybackEngineTests|LiveSessionDeviceLossTests'
+
+# The layout .swift-format describes (120 columns), checked by `make test`; `make format`
+# rewrites the tree to it. swift-format ships with the toolchain.
+FORMATTED = Package.swift Sources Tests Examples bench/Package.swift bench/Sources
+lint:
+	$(SWIFT) format lint --strict --recursive $(FORMATTED)
+
+format:
+	$(SWIFT) format format --in-place --recursive $(FORMATTED)
 
 install: build lib
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/gong/sounds $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include

@@ -11,11 +11,11 @@ let package = Package(
         .library(name: "GongKit", targets: ["GongKit"]),
         // The C interface (include/gong.h). `make lib` builds it and names it libgong.so: a
         // product cannot share the executable's name.
-        .library(name: "GongABI", type: .dynamic, targets: ["GongABI"]),
+        .library(name: "GongABI", type: .dynamic, targets: ["GongABI"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0")
     ],
     targets: [
         // C libraries, reached through pkg-config. Debian/Ubuntu package names are the providers.
@@ -36,11 +36,13 @@ let package = Package(
         // The live terminal view: status lines, keys, signals. Depends on GongCore only so it is
         // testable without a device.
         .target(name: "GongTerminal", dependencies: ["GongCore"]),
-        .executableTarget(name: "gong", dependencies: [
-            "GongKit",
-            "GongTerminal",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .executableTarget(
+            name: "gong",
+            dependencies: [
+                "GongKit",
+                "GongTerminal",
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ]),
 
         // A real device with faults injected on cue, for the engine's and the session's tests.
         .target(name: "GongTestSupport", dependencies: ["GongAudio"], path: "Tests/GongTestSupport"),
@@ -48,7 +50,7 @@ let package = Package(
         .testTarget(name: "GongAudioTests", dependencies: ["GongAudio", "GongCore", "GongTestSupport"]),
         .testTarget(name: "GongKitTests", dependencies: ["GongKit", "GongTestSupport"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
-        .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit"]),
+        .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit"])
     ],
     swiftLanguageModes: [.v6]
 )

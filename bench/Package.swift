@@ -7,14 +7,16 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "gong", path: ".."),
-        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1")
     ],
     targets: [
-        .executableTarget(name: "gong-bench", dependencies: [
-            .product(name: "GongCore", package: "gong"),
-            .product(name: "GongAudio", package: "gong"),
-            .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
-        ]),
+        .executableTarget(
+            name: "gong-bench",
+            dependencies: [
+                .product(name: "GongCore", package: "gong"),
+                .product(name: "GongAudio", package: "gong"),
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer")
+            ])
     ],
     swiftLanguageModes: [.v6]
 )

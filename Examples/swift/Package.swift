@@ -6,7 +6,7 @@ let package = Package(
     name: "gong-example",
     dependencies: [.package(name: "gong", path: "../..")],
     targets: [
-        .executableTarget(name: "play", dependencies: [.product(name: "GongKit", package: "gong")]),
+        .executableTarget(name: "play", dependencies: [.product(name: "GongKit", package: "gong")])
     ],
     swiftLanguageModes: [.v6]
 )

@@ -29,7 +29,9 @@ final class Handle: Sendable {
         }
     }
 
-    func next(timeoutMilliseconds: Int32) -> (String?, Status) { mailbox.take(timeoutMilliseconds: timeoutMilliseconds) }
+    func next(timeoutMilliseconds: Int32) -> (String?, Status) {
+        mailbox.take(timeoutMilliseconds: timeoutMilliseconds)
+    }
 }
 
 /// Lines waiting for `gong_next_event`, each handed out once, whichever thread asks.
@@ -51,7 +53,8 @@ final class Mailbox: Sendable {
 
     /// The next line; `nil` with `.over` once every line is out, or `.timeout`.
     func take(timeoutMilliseconds: Int32) -> (String?, Status) {
-        let deadline: DispatchTime = timeoutMilliseconds < 0 ? .distantFuture : .now() + .milliseconds(Int(timeoutMilliseconds))
+        let deadline: DispatchTime =
+            timeoutMilliseconds < 0 ? .distantFuture : .now() + .milliseconds(Int(timeoutMilliseconds))
         guard ready.wait(timeout: deadline) == .success else { return (nil, .timeout) }
         return queue.withLock { queue in
             if !queue.lines.isEmpty { return (queue.lines.removeFirst(), .ok) }
@@ -88,7 +91,9 @@ private struct OptionsError: Error {
 }
 
 /// Options as JSON: an object of known keys only, so a misspelt one is an error, not a default.
-private func options(_ text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>?) -> Result<SessionOptions, OptionsError> {
+private func options(_ text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>?) -> Result<
+    SessionOptions, OptionsError
+> {
     var options = SessionOptions(device: device.map { String(cString: $0) } ?? "auto")
     guard let text else { return .success(options) }
     let data = Data(String(cString: text).utf8)
@@ -100,10 +105,15 @@ private func options(_ text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>
     }
     let known = ["rate", "channels", "latencyMs", "periodFrames", "gainDB", "format"]
     if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
-        return .failure(OptionsError(message: "options: unknown key \"\(unknown)\"; use \(known.joined(separator: ", "))"))
+        return .failure(
+            OptionsError(message: "options: unknown key \"\(unknown)\"; use \(known.joined(separator: ", "))"))
     }
     guard let decoded = try? JSONDecoder().decode(Options.self, from: data) else {
-        return .failure(OptionsError(message: "options: a value of the wrong type; rate, channels and periodFrames are whole numbers, latencyMs and gainDB numbers, format a string"))
+        return .failure(
+            OptionsError(
+                message:
+                    "options: a value of the wrong type; rate, channels and periodFrames are whole numbers, latencyMs and gainDB numbers, format a string"
+            ))
     }
     if let rate = decoded.rate { options.rate = rate }
     if let channels = decoded.channels { options.channels = channels }
@@ -112,15 +122,19 @@ private func options(_ text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>
     if let gain = decoded.gainDB { options.gainDB = gain }
     if let format = decoded.format {
         guard let sampleFormat = SampleFormat(rawValue: format) else {
-            return .failure(OptionsError(message: "options: format \"\(format)\": unsupported; use \(SessionLimits.formatsAllowed)"))
+            return .failure(
+                OptionsError(message: "options: format \"\(format)\": unsupported; use \(SessionLimits.formatsAllowed)")
+            )
         }
         options.format = sampleFormat
     }
     return .success(options)
 }
 
-private func create(_ pattern: () throws(PatternError) -> Pattern, options text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>?,
-                    out: UnsafeMutablePointer<OpaquePointer?>?, errorOut: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+private func create(
+    _ pattern: () throws(PatternError) -> Pattern, options text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>?,
+    out: UnsafeMutablePointer<OpaquePointer?>?, errorOut: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     report(nil, to: errorOut)
     guard let out else {
         report("out: NULL; pass the address of a gong_session pointer", to: errorOut)
@@ -155,29 +169,37 @@ private func create(_ pattern: () throws(PatternError) -> Pattern, options text:
 public func gong_abi_version() -> UInt32 { abiVersion }
 
 @_cdecl("gong_session_create")
-public func gong_session_create(_ pattern: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?, _ device: UnsafePointer<CChar>?,
-                                _ out: UnsafeMutablePointer<OpaquePointer?>?,
-                                _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func gong_session_create(
+    _ pattern: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?, _ device: UnsafePointer<CChar>?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?,
+    _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     guard let pattern else {
         report("pattern: NULL; give a pattern's name or a .toml path", to: error)
         out?.pointee = nil
         return Status.argument.rawValue
     }
     let name = String(cString: pattern)
-    return create({ () throws(PatternError) -> Pattern in try PatternCatalog().pattern(named: name) }, options: options, device: device, out: out, errorOut: error)
+    return create(
+        { () throws(PatternError) -> Pattern in try PatternCatalog().pattern(named: name) }, options: options,
+        device: device, out: out, errorOut: error)
 }
 
 @_cdecl("gong_session_create_toml")
-public func gong_session_create_toml(_ toml: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?, _ device: UnsafePointer<CChar>?,
-                                     _ out: UnsafeMutablePointer<OpaquePointer?>?,
-                                     _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func gong_session_create_toml(
+    _ toml: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?, _ device: UnsafePointer<CChar>?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?,
+    _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     guard let toml else {
         report("toml: NULL; give the pattern's TOML text", to: error)
         out?.pointee = nil
         return Status.argument.rawValue
     }
     let text = String(cString: toml)
-    return create({ () throws(PatternError) -> Pattern in try PatternCatalog.pattern(toml: text) }, options: options, device: device, out: out, errorOut: error)
+    return create(
+        { () throws(PatternError) -> Pattern in try PatternCatalog.pattern(toml: text) }, options: options,
+        device: device, out: out, errorOut: error)
 }
 
 @_cdecl("gong_session_start")
@@ -187,7 +209,10 @@ public func gong_session_start(_ session: OpaquePointer?) -> Int32 {
     return Status.ok.rawValue
 }
 
-private func command(_ session: OpaquePointer?, _ command: SessionCommand, _ errorOut: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+private func command(
+    _ session: OpaquePointer?, _ command: SessionCommand,
+    _ errorOut: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     report(nil, to: errorOut)
     guard let handle = handle(session) else {
         report("session: NULL", to: errorOut)
@@ -207,32 +232,42 @@ private func command(_ session: OpaquePointer?, _ command: SessionCommand, _ err
 }
 
 @_cdecl("gong_pause")
-public func gong_pause(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func gong_pause(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
+{
     command(session, .pause, error)
 }
 
 @_cdecl("gong_resume")
-public func gong_resume(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func gong_resume(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?)
+    -> Int32
+{
     command(session, .resume, error)
 }
 
 @_cdecl("gong_skip")
-public func gong_skip(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func gong_skip(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
+{
     command(session, .skip, error)
 }
 
 @_cdecl("gong_stop")
-public func gong_stop(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func gong_stop(_ session: OpaquePointer?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
+{
     command(session, .stop, error)
 }
 
 @_cdecl("gong_set_gain")
-public func gong_set_gain(_ session: OpaquePointer?, _ decibels: Double, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func gong_set_gain(
+    _ session: OpaquePointer?, _ decibels: Double, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     command(session, .setGain(decibels: decibels), error)
 }
 
 @_cdecl("gong_next_event")
-public func gong_next_event(_ session: OpaquePointer?, _ timeoutMilliseconds: Int32, _ event: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func gong_next_event(
+    _ session: OpaquePointer?, _ timeoutMilliseconds: Int32,
+    _ event: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     guard let handle = handle(session), let event else { return Status.argument.rawValue }
     event.pointee = nil
     let (line, status) = handle.next(timeoutMilliseconds: timeoutMilliseconds)
@@ -247,14 +282,18 @@ private func json<T: Encodable>(_ value: T) -> String {
 }
 
 @_cdecl("gong_session_status")
-public func gong_session_status(_ session: OpaquePointer?, _ status: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func gong_session_status(
+    _ session: OpaquePointer?, _ status: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     guard let handle = handle(session), let status else { return Status.argument.rawValue }
     status.pointee = duplicate(json(handle.session.status))
     return Status.ok.rawValue
 }
 
 @_cdecl("gong_session_report")
-public func gong_session_report(_ session: OpaquePointer?, _ report: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func gong_session_report(
+    _ session: OpaquePointer?, _ report: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     guard let handle = handle(session), let report else { return Status.argument.rawValue }
     report.pointee = duplicate(json(handle.session.waitForReport()))
     return Status.ok.rawValue

@@ -29,9 +29,11 @@ public struct LiveStatus: Equatable, Sendable {
     public var previousMotion: BreathMotion
     public var activity: Activity
 
-    public init(patternName: String, phaseName: String, phaseIndex: Int, phaseCount: Int, cycle: Int, cycleCount: Int,
-                phaseElapsed: Double, phaseLength: Double, sessionElapsed: Double, sessionLength: Double,
-                motion: BreathMotion, previousMotion: BreathMotion = .still, activity: Activity) {
+    public init(
+        patternName: String, phaseName: String, phaseIndex: Int, phaseCount: Int, cycle: Int, cycleCount: Int,
+        phaseElapsed: Double, phaseLength: Double, sessionElapsed: Double, sessionLength: Double,
+        motion: BreathMotion, previousMotion: BreathMotion = .still, activity: Activity
+    ) {
         self.patternName = patternName
         self.phaseName = phaseName
         self.phaseIndex = phaseIndex

@@ -62,8 +62,10 @@ public final class SignalWatcher {
         wakeFileDescriptor = ends[0]
         writeEnd = ends[1]
         wakeDescriptor.store(writeEnd, ordering: .relaxed)
-        seen = (interrupts.load(ordering: .relaxed), terminations.load(ordering: .relaxed), stops.load(ordering: .relaxed),
-                continues.load(ordering: .relaxed), resizes.load(ordering: .relaxed), hangups.load(ordering: .relaxed))
+        seen = (
+            interrupts.load(ordering: .relaxed), terminations.load(ordering: .relaxed), stops.load(ordering: .relaxed),
+            continues.load(ordering: .relaxed), resizes.load(ordering: .relaxed), hangups.load(ordering: .relaxed)
+        )
         // A parent may have left these blocked (test runners, some service managers); a blocked
         // SIGTERM would never reach the handler.
         var unblock = sigset_t()
@@ -95,8 +97,10 @@ public final class SignalWatcher {
         var drained = [UInt8](repeating: 0, count: 64)
         while read(wakeFileDescriptor, &drained, 64) > 0 {}
         var events: [SignalEvent] = []
-        let counts = (interrupts.load(ordering: .relaxed), terminations.load(ordering: .relaxed), stops.load(ordering: .relaxed),
-                      continues.load(ordering: .relaxed), resizes.load(ordering: .relaxed), hangups.load(ordering: .relaxed))
+        let counts = (
+            interrupts.load(ordering: .relaxed), terminations.load(ordering: .relaxed), stops.load(ordering: .relaxed),
+            continues.load(ordering: .relaxed), resizes.load(ordering: .relaxed), hangups.load(ordering: .relaxed)
+        )
         if counts.0 > seen.interrupts { events.append(.interrupt(count: counts.0 - seen.interrupts)) }
         if counts.1 > seen.terminations { events.append(.terminate) }
         if counts.2 > seen.stops { events.append(.stopRequested) }

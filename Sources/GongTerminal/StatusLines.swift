@@ -11,7 +11,9 @@ public enum StatusLines {
 
         let phaseLeft = max(0, status.phaseLength - status.phaseElapsed)
         let sessionLeft = max(0, status.sessionLength - status.sessionElapsed)
-        lines.append("\(DurationText.clock(seconds: phaseLeft)) left in \(status.phaseName)  ·  \(DurationText.clock(seconds: sessionLeft)) left in the session")
+        lines.append(
+            "\(DurationText.clock(seconds: phaseLeft)) left in \(status.phaseName)  ·  \(DurationText.clock(seconds: sessionLeft)) left in the session"
+        )
 
         let barWidth = max(4, width - 8)
         let sessionFraction = status.sessionLength > 0 ? status.sessionElapsed / status.sessionLength : 0
@@ -51,10 +53,13 @@ public enum StatusLines {
         }
         soonest = min(soonest, untilWholeSecond(max(0, status.phaseLength - status.phaseElapsed)))
         soonest = min(soonest, untilWholeSecond(max(0, status.sessionLength - status.sessionElapsed)))
-        soonest = min(soonest, untilNextStep(elapsed: status.sessionElapsed, length: status.sessionLength, steps: barWidth * 8))
+        soonest = min(
+            soonest, untilNextStep(elapsed: status.sessionElapsed, length: status.sessionLength, steps: barWidth * 8))
         soonest = min(soonest, untilNextStep(elapsed: status.sessionElapsed, length: status.sessionLength, steps: 100))
         if status.motion == .inhale || status.motion == .exhale {
-            soonest = min(soonest, untilNextStep(elapsed: status.phaseElapsed, length: status.phaseLength, steps: (barWidth - 7) * 8))
+            soonest = min(
+                soonest,
+                untilNextStep(elapsed: status.phaseElapsed, length: status.phaseLength, steps: (barWidth - 7) * 8))
         }
         return max(0.02, soonest + 0.001)
     }

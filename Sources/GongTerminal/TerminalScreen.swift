@@ -92,7 +92,9 @@ public final class TerminalScreen {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(output, $0.baseAddress! + offset, $0.count - offset) }
+            let written = bytes.withUnsafeMutableBytes {
+                Glibc.write(output, $0.baseAddress! + offset, $0.count - offset)
+            }
             if written <= 0 { if errno == EINTR { continue }; return }
             offset += written
         }

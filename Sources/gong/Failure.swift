@@ -5,12 +5,12 @@ import GongKit
 
 /// sysexits.h: the exit status says what kind of problem it was.
 enum ExitStatus {
-    static let usage: Int32 = 64        // EX_USAGE: the command line is wrong
-    static let dataError: Int32 = 65    // EX_DATAERR: a pattern or sound is wrong
-    static let noInput: Int32 = 66      // EX_NOINPUT: a file to read is missing or unreadable
+    static let usage: Int32 = 64  // EX_USAGE: the command line is wrong
+    static let dataError: Int32 = 65  // EX_DATAERR: a pattern or sound is wrong
+    static let noInput: Int32 = 66  // EX_NOINPUT: a file to read is missing or unreadable
     static let unavailable: Int32 = 69  // EX_UNAVAILABLE: the audio device cannot be used
-    static let software: Int32 = 70     // EX_SOFTWARE: a bug
-    static let cannotCreate: Int32 = 73 // EX_CANTCREAT: the output cannot be created
+    static let software: Int32 = 70  // EX_SOFTWARE: a bug
+    static let cannotCreate: Int32 = 73  // EX_CANTCREAT: the output cannot be created
 }
 
 /// Something wrong with the command line itself, in its own words (`--rate 7: …`).

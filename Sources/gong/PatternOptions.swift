@@ -1,11 +1,14 @@
-import Foundation
 import ArgumentParser
+import Foundation
 import GongCore
 import GongKit
 
 /// The overrides every pattern takes, shared by every command that plays or shows a pattern.
 struct PatternOptions: ParsableArguments {
-    @Option(name: .customLong("set"), help: ArgumentHelp("Set a phase's length, e.g. --set meditation=20m (repeatable).", valueName: "PHASE=DURATION"))
+    @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp("Set a phase's length, e.g. --set meditation=20m (repeatable).", valueName: "PHASE=DURATION")
+    )
     var phaseLengths: [String] = []
 
     @Option(help: "Number of cycles (1-100000).")
@@ -26,7 +29,10 @@ struct PatternOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Silence before the first phase, e.g. 10s.", valueName: "DURATION"))
     var warmup: String?
 
-    @Option(name: .customLong("cue"), help: ArgumentHelp("Play another sound or file: a phase, PHASE.bell, start or end (repeatable).", valueName: "TARGET=SOUND"))
+    @Option(
+        name: .customLong("cue"),
+        help: ArgumentHelp(
+            "Play another sound or file: a phase, PHASE.bell, start or end (repeatable).", valueName: "TARGET=SOUND"))
     var cues: [String] = []
 
     @Option(help: ArgumentHelp("Directory of sounds searched before the built-in bank.", valueName: "DIR"))
@@ -37,20 +43,29 @@ struct PatternOptions: ParsableArguments {
     func overrides() throws(PatternError) -> PatternOverrides {
         var overrides = PatternOverrides()
         for text in phaseLengths {
-            do { overrides.phaseLengths.append(try PatternText.phaseLength(text)) } catch { throw error.caused(by: .phaseLength) }
+            do { overrides.phaseLengths.append(try PatternText.phaseLength(text)) } catch {
+                throw error.caused(by: .phaseLength)
+            }
         }
         if let cycles {
             guard (1...PatternLimits.maxCycles).contains(cycles) else {
-                throw PatternError(override: .cycles, value: "\(cycles)", problem: "out of range", allowed: PatternLimits.cyclesAllowed)
+                throw PatternError(
+                    override: .cycles, value: "\(cycles)", problem: "out of range", allowed: PatternLimits.cyclesAllowed
+                )
             }
             overrides.cycles = cycles
         }
         if let duration { overrides.duration = try Self.duration(duration, for: .duration) }
-        let rampSeconds = try ramp.map { text throws(PatternError) in try Self.duration(text, for: .ramp) } ?? overrides.duration
+        let rampSeconds =
+            try ramp.map { text throws(PatternError) in try Self.duration(text, for: .ramp) } ?? overrides.duration
         if let bpm {
-            do { overrides.pace = try PatternText.pace(bpm, rampSeconds: rampSeconds) } catch { throw error.caused(by: .pace) }
+            do { overrides.pace = try PatternText.pace(bpm, rampSeconds: rampSeconds) } catch {
+                throw error.caused(by: .pace)
+            }
         } else if ramp != nil {
-            throw PatternError(override: .ramp, value: ramp, problem: "only applies to a ramping --bpm", allowed: "--bpm 6->4.5 --ramp 10m")
+            throw PatternError(
+                override: .ramp, value: ramp, problem: "only applies to a ramping --bpm",
+                allowed: "--bpm 6->4.5 --ramp 10m")
         }
         if let ratio {
             do { overrides.ratio = try PatternText.ratio(ratio) } catch { throw error.caused(by: .ratio) }
@@ -82,9 +97,13 @@ struct PatternOptions: ParsableArguments {
         SoundBank.standard(explicit: sounds)
     }
 
-    static func duration(_ text: String, for field: PatternOverrides.Field, allowZero: Bool = false) throws(PatternError) -> Rational {
+    static func duration(_ text: String, for field: PatternOverrides.Field, allowZero: Bool = false)
+        throws(PatternError) -> Rational
+    {
         guard let seconds = DurationText.seconds(text) else {
-            throw PatternError(override: field, value: text, problem: text.hasPrefix("-") ? "must be positive" : "not a duration", allowed: DurationText.allowed)
+            throw PatternError(
+                override: field, value: text, problem: text.hasPrefix("-") ? "must be positive" : "not a duration",
+                allowed: DurationText.allowed)
         }
         guard allowZero || seconds.isPositive else {
             throw PatternError(override: field, value: text, problem: "must be positive", allowed: DurationText.allowed)

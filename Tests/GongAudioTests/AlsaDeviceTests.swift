@@ -1,6 +1,7 @@
 import Glibc
-@testable import GongAudio
 import Testing
+
+@testable import GongAudio
 
 @Suite struct AlsaDeviceTests {
     @Test func theNullDeviceNegotiatesAndTakesPeriods() throws {
@@ -10,11 +11,14 @@ import Testing
         #expect(configuration.format == .float32, "float is preferred when the device takes it")
         #expect(configuration.periodFrames == 256)
         #expect(configuration.bufferFrames >= 512)
-        #expect(!configuration.soundServer && !configuration.paced && ThreadPriority.suited(to: configuration) == nil,
-                "null never makes its thread wait: a real-time one would take a core")
+        #expect(
+            !configuration.soundServer && !configuration.paced && ThreadPriority.suited(to: configuration) == nil,
+            "null never makes its thread wait: a real-time one would take a core")
         var card = configuration
         card.paced = true
-        #expect(ThreadPriority.suited(to: card) == .realtime, "a device that is not a sound server's is fed by a real-time thread")
+        #expect(
+            ThreadPriority.suited(to: card) == .realtime,
+            "a device that is not a sound server's is fed by a real-time thread")
         let converter = SampleConverter(format: configuration.format, capacitySamples: 512)
         var total = 0
         for _ in 0..<200 {
@@ -30,7 +34,9 @@ import Testing
         #expect(pcm.configuration.periodFrames == 1600, "fewer wake-ups when more latency is allowed")
         #expect(pcm.configuration.bufferFrames == 4800)
         let plain = try AlsaPCM(PCMRequest(device: "null", rate: 44100, channels: 2))
-        #expect(plain.configuration.periodFrames == 2205 && plain.configuration.bufferFrames == 6615, "\(plain.configuration)")
+        #expect(
+            plain.configuration.periodFrames == 2205 && plain.configuration.bufferFrames == 6615,
+            "\(plain.configuration)")
         let both = try AlsaPCM(PCMRequest(device: "null", rate: 48000, channels: 2, periodFrames: 1200, latencyMs: 100))
         #expect(both.configuration.periodFrames == 1200 && both.configuration.bufferFrames == 4800)
     }
@@ -64,7 +70,10 @@ import Testing
         do {
             _ = try AlsaPCM(PCMRequest(device: "nosuchdevice"))
         } catch {
-            #expect(error.description == "audio device 'nosuchdevice': no such device (No such file or directory); 'gong devices' lists the devices (snd_pcm_open)")
+            #expect(
+                error.description
+                    == "audio device 'nosuchdevice': no such device (No such file or directory); 'gong devices' lists the devices (snd_pcm_open)"
+            )
             #expect(error.code == -ENOENT)
         }
     }
@@ -76,9 +85,12 @@ import Testing
             Issue.record("hw:0,0 opened without a sound card")
         } catch {
             let serverRunning = PulsePCM.serverAnswers(timeoutMs: 1000)
-            #expect(error.description.contains(serverRunning
-                ? "no sound card found, but a sound server is running: use --device pulse"
-                : "no sound card found and no PulseAudio or PipeWire server answered: use --device null, or render to a file with 'gong render'"),
+            #expect(
+                error.description.contains(
+                    serverRunning
+                        ? "no sound card found, but a sound server is running: use --device pulse"
+                        : "no sound card found and no PulseAudio or PipeWire server answered: use --device null, or render to a file with 'gong render'"
+                ),
                 "\(error)")
         }
     }

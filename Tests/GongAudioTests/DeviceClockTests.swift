@@ -1,6 +1,7 @@
-@testable import GongAudio
 import GongCore
 import Testing
+
+@testable import GongAudio
 
 /// The device clock learnt from status reports, driven with made-up reports: 48 kHz, a report
 /// every 2048 frames (~42.7 ms), the device heard 10 ms after each report.
@@ -21,11 +22,13 @@ import Testing
         for report in 1...200 {
             let written = Int64(report) * Self.step
             jitter = (jitter * 7 + 1_300_000) % 2_500_000  // 0 to 2.5 ms late, never early
-            let lost = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + jitter)
+            let lost = clock.observe(
+                writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + jitter)
             #expect(lost == nil, "report \(report)")
         }
         let origin = clock.originNanoseconds ?? 0
-        #expect(origin >= Self.start && origin - Self.start < 100_000, "the origin is the earliest estimate, within 0.1 ms")
+        #expect(
+            origin >= Self.start && origin - Self.start < 100_000, "the origin is the earliest estimate, within 0.1 ms")
         #expect(clock.audibleNanoseconds(ofDeviceFrame: 48000) == origin + 1_000_000_000)
     }
 
@@ -34,20 +37,29 @@ import Testing
         var written: Int64 = 0
         for _ in 0..<50 {
             written += Self.step
-            #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written)) == nil)
+            #expect(
+                clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written))
+                    == nil)
         }
         // The device played nothing of ours for 300 ms: from now on every frame is heard that
         // much later.
         let late = Self.start + 300_000_000
         written += Self.step
-        #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: late)) == nil,
-                "one report alone is not believed")
+        #expect(
+            clock.observe(
+                writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: late))
+                == nil,
+            "one report alone is not believed")
         written += Self.step
-        let lost = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: late))
+        let lost = clock.observe(
+            writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: late))
         #expect(lost == 14_400)
         #expect(clock.originNanoseconds == late, "the clock follows the device at once")
         written += Self.step
-        #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: late)) == nil)
+        #expect(
+            clock.observe(
+                writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: late))
+                == nil)
     }
 
     @Test func oneLateReportIsIgnored() {
@@ -56,7 +68,10 @@ import Testing
         for report in 0..<60 {
             written += Self.step
             let delayedCall: Int64 = report == 30 ? 80_000_000 : 0  // the status call ran 80 ms late once
-            #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + delayedCall) == nil)
+            #expect(
+                clock.observe(
+                    writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + delayedCall)
+                    == nil)
         }
         #expect(clock.originNanoseconds == Self.start)
     }
@@ -77,7 +92,9 @@ import Testing
         // -EPIPE: 5 ms of audio were lost, well below the gap threshold.
         clock.noteReportedUnderrun()
         written += Self.step
-        let lost = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: Self.start + 5_000_000))
+        let lost = clock.observe(
+            writtenFrames: written, delayFrames: 480,
+            measuredAt: Self.moment(written: written, origin: Self.start + 5_000_000))
         #expect(lost == 240)
     }
 
@@ -86,11 +103,15 @@ import Testing
         // The server said it ran dry, but every frame is still heard when it was due.
         clock.noteReportedUnderrun()
         written += Self.step
-        #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written)) == nil)
+        #expect(
+            clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written)) == nil)
         // The underrun is settled: a later, real one is measured on its own.
         clock.noteReportedUnderrun()
         written += Self.step
-        #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: Self.start + 2_000_000)) == 96)
+        #expect(
+            clock.observe(
+                writtenFrames: written, delayFrames: 480,
+                measuredAt: Self.moment(written: written, origin: Self.start + 2_000_000)) == 96)
     }
 
     @Test func slowDriftIsFollowedWithoutAGap() {
@@ -100,7 +121,9 @@ import Testing
         for _ in 0..<(20 * 60 * 48000 / Int(Self.step)) {  // twenty minutes
             written += Self.step
             let drift = written * 50_000 / 48000  // ns: 50 µs per second of audio
-            #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + drift) == nil)
+            #expect(
+                clock.observe(
+                    writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + drift) == nil)
         }
         let drift = written * 50_000 / 48000
         let origin = clock.originNanoseconds ?? 0
@@ -117,13 +140,18 @@ import Testing
         for report in 0..<100 {
             written += Self.step
             let jitter = Int64(report % 6) * 500_000  // up to 2.5 ms late, as PipeWire's reports
-            #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + jitter) == nil)
+            #expect(
+                clock.observe(
+                    writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + jitter) == nil
+            )
         }
         let late = Self.start + 16_000_000
         var lost: [Int64] = []
         for _ in 0..<3 {
             written += Self.step
-            if let frames = clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: late)) {
+            if let frames = clock.observe(
+                writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: late))
+            {
                 lost.append(frames)
             }
         }
@@ -142,7 +170,9 @@ import Testing
             #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: measured) == nil)
         }
         #expect(clock.originNanoseconds == Self.start)
-        #expect(clock.audibleNanoseconds(ofDeviceFrame: written) == Self.start + days * 86_400 * 1_000_000_000 + 40_960 * 1_000_000_000 / rate)
+        #expect(
+            clock.audibleNanoseconds(ofDeviceFrame: written) == Self.start + days * 86_400 * 1_000_000_000 + 40_960
+                * 1_000_000_000 / rate)
     }
 
     /// A sound server's timing report is read several times before the next one comes: one
@@ -160,11 +190,13 @@ import Testing
             written += Self.step
             // The same report: its moment and read index stay, and what was written since it
             // is still queued, so the delay grows by as much.
-            #expect(clock.observe(writtenFrames: written, delayFrames: Int(480 + written - reportedAt), measuredAt: late) == nil)
+            #expect(
+                clock.observe(writtenFrames: written, delayFrames: Int(480 + written - reportedAt), measuredAt: late)
+                    == nil)
         }
         written += Self.step
-        #expect(clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written)) == nil)
+        #expect(
+            clock.observe(writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written)) == nil)
         #expect(clock.originNanoseconds == Self.start)
     }
 }
-

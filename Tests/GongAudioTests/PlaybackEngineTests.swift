@@ -1,15 +1,17 @@
 import Foundation
 import Glibc
-@testable import GongAudio
 import GongCore
 import GongTestSupport
 import Testing
 
+@testable import GongAudio
+
 @Suite(.serialized) struct PlaybackEngineTests {
     /// Cues every quarter second: 8 phases × 3 cycles, with short marker sounds.
     static func timeline(cycles: Int = 3) throws -> Timeline {
-        let pattern = Pattern(name: "ticks", phases: (0..<8).map { Phase("p\($0)", length: Rational(1, 4)!, cue: Cue("tick")) },
-                              length: .cycles(cycles), endCue: Cue("tick"))
+        let pattern = Pattern(
+            name: "ticks", phases: (0..<8).map { Phase("p\($0)", length: Rational(1, 4)!, cue: Cue("tick")) },
+            length: .cycles(cycles), endCue: Cue("tick"))
         return try Timeline(pattern: pattern, sampleRate: 48000)
     }
 
@@ -18,10 +20,14 @@ import Testing
     }
 
     /// Runs an engine to the end and returns everything it reported.
-    static func play(_ device: FaultInjectingPCM, renderer: consuming SessionRenderer,
-                     reopen: @escaping @Sendable () throws(AudioDeviceError) -> FaultInjectingPCM = { () throws(AudioDeviceError) -> FaultInjectingPCM in
-                         throw AudioDeviceError(code: -ENODEV, operation: "test", device: "null", message: "gone") },
-                     commands: [(afterCues: Int, RenderCommand)] = [], stopWhenLost: Bool = false) -> [EngineEvent] {
+    static func play(
+        _ device: FaultInjectingPCM, renderer: consuming SessionRenderer,
+        reopen: @escaping @Sendable () throws(AudioDeviceError) -> FaultInjectingPCM = {
+            () throws(AudioDeviceError) -> FaultInjectingPCM in
+            throw AudioDeviceError(code: -ENODEV, operation: "test", device: "null", message: "gone")
+        },
+        commands: [(afterCues: Int, RenderCommand)] = [], stopWhenLost: Bool = false
+    ) -> [EngineEvent] {
         let engine = PlaybackEngine(renderer: renderer, device: device, reopen: reopen)
         engine.start()
         var events: [EngineEvent] = []
@@ -91,14 +97,18 @@ import Testing
     /// ALSA's `null` takes them as fast as they come, in the largest periods gong asks for.
     @Test func tenBillionFramesPlayThroughTheEngineOnNullWithEveryCueOnItsFrame() throws {
         let rate = 192_000
-        let pattern = Pattern(name: "hourly", phases: [Phase("hour", length: 3600, cue: Cue("tick"))], length: .duration(Rational(15 * 3600)))
+        let pattern = Pattern(
+            name: "hourly", phases: [Phase("hour", length: 3600, cue: Cue("tick"))],
+            length: .duration(Rational(15 * 3600)))
         let timeline = try Timeline(pattern: pattern, sampleRate: rate)
         #expect(timeline.plannedEndFrame > 10_000_000_000)
         let renderer = SessionRenderer(timeline: timeline, sounds: [[Float](repeating: 0.1, count: 400)], channels: 1)
         let device = try FaultInjectingPCM(rate: rate, channels: 1, periodFrames: 65536)
-        let engine = PlaybackEngine(renderer: renderer, device: device, reopen: { () throws(AudioDeviceError) -> FaultInjectingPCM in
-            throw AudioDeviceError(code: -ENODEV, operation: "test", device: "null", message: "gone")
-        })
+        let engine = PlaybackEngine(
+            renderer: renderer, device: device,
+            reopen: { () throws(AudioDeviceError) -> FaultInjectingPCM in
+                throw AudioDeviceError(code: -ENODEV, operation: "test", device: "null", message: "gone")
+            })
         engine.start()
         var events: [EngineEvent] = []
         while engine.isRunning || engine.events.approximateCount > 0 {
@@ -132,10 +142,13 @@ import Testing
         #expect(cues.allSatisfy { $0.session == $0.scheduled }, "the jump crossed no cue, so none is late")
         // Cues after the underrun stay on the session's schedule: the device plays each one 256
         // frames sooner than its session frame, as 256 frames of time went by unheard.
-        let renders = events.compactMap { if case .render(let event, _) = $0, case .cueStarted = event.kind { event } else { nil } }
+        let renders = events.compactMap {
+            if case .render(let event, _) = $0, case .cueStarted = event.kind { event } else { nil }
+        }
         #expect(renders.contains { $0.sessionFrame > jump })
-        #expect(renders.allSatisfy { $0.sessionFrame - $0.outputFrame == ($0.sessionFrame >= jump ? 256 : 0) },
-                "\(renders.map { ($0.sessionFrame, $0.outputFrame) })")
+        #expect(
+            renders.allSatisfy { $0.sessionFrame - $0.outputFrame == ($0.sessionFrame >= jump ? 256 : 0) },
+            "\(renders.map { ($0.sessionFrame, $0.outputFrame) })")
         #expect(Self.renderKinds(events).last == .finished)
     }
 
@@ -151,8 +164,9 @@ import Testing
     @Test func interruptedAndShortWritesLoseNothing() throws {
         let timeline = try Self.timeline()
         let renderer = Self.renderer(timeline)
-        let device = try FaultInjectingPCM(writeFaults: [10: .error(-EINTR), 20: .shortWrite(100), 21: .error(-EAGAIN), 50: .shortWrite(1)],
-                                           waitFaults: [5: .error(-EINTR)])
+        let device = try FaultInjectingPCM(
+            writeFaults: [10: .error(-EINTR), 20: .shortWrite(100), 21: .error(-EAGAIN), 50: .shortWrite(1)],
+            waitFaults: [5: .error(-EINTR)])
         let events = Self.play(device, renderer: renderer)
         #expect(device.recoveries.isEmpty)
         #expect(device.framesWritten % 256 == 0, "a short write is completed, never dropped")
@@ -165,12 +179,17 @@ import Testing
         let renderer = Self.renderer(timeline)
         let device = try FaultInjectingPCM(writeFaults: [30: .error(-ENODEV)])
         let attempts = Attempts()
-        let engine = PlaybackEngine(renderer: renderer, device: device) { () throws(AudioDeviceError) -> FaultInjectingPCM in
+        let engine = PlaybackEngine(renderer: renderer, device: device) {
+            () throws(AudioDeviceError) -> FaultInjectingPCM in
             // Absent for five attempts (100 + 200 + 400 + 800 + 1600 ms of backoff), then back.
             let attempt = attempts.next()
             if attempt == 6 { attempts.markSucceedingAttempt() }
-            if attempt <= 5 { throw AudioDeviceError(code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "gone") }
-            do { return try FaultInjectingPCM() } catch { throw AudioDeviceError(code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "\(error)") }
+            if attempt <= 5 {
+                throw AudioDeviceError(code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "gone")
+            }
+            do { return try FaultInjectingPCM() } catch {
+                throw AudioDeviceError(code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "\(error)")
+            }
         }
         engine.start()
         var events: [EngineEvent] = []
@@ -235,7 +254,9 @@ final class Attempts: @unchecked Sendable {
     private var succeeding: (cpu: Double?, wall: Date)?
     func next() -> Int { lock.lock(); defer { lock.unlock() }; count += 1; return count }
     /// Called on the audio thread, by the attempt that succeeds.
-    func markSucceedingAttempt() { lock.lock(); defer { lock.unlock() }; succeeding = (CPUTime.callingThread(), Date()) }
+    func markSucceedingAttempt() {
+        lock.lock(); defer { lock.unlock() }; succeeding = (CPUTime.callingThread(), Date())
+    }
     var succeedingAttempt: (cpu: Double?, wall: Date)? { lock.lock(); defer { lock.unlock() }; return succeeding }
 }
 
@@ -244,7 +265,8 @@ enum CPUTime {
     /// of their own at the same time), from the scheduler's own count in /proc.
     static func thread(_ id: Int32) -> Double? {
         guard id > 0, let stat = try? String(contentsOfFile: "/proc/self/task/\(id)/schedstat", encoding: .utf8),
-              let nanoseconds = Double(stat.split(separator: " ").first ?? "") else { return nil }
+            let nanoseconds = Double(stat.split(separator: " ").first ?? "")
+        else { return nil }
         return nanoseconds / 1e9
     }
 
@@ -259,6 +281,7 @@ enum CPUTime {
     static func now() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(
+            usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 }

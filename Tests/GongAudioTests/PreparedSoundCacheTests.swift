@@ -1,12 +1,15 @@
 import Foundation
-@testable import GongAudio
 import Testing
+
+@testable import GongAudio
 
 @Suite struct ContentHashTests {
     /// Reference values from `xxhsum -H1` (xxHash 0.8.1); the 46-byte text takes every branch:
     /// the 32-byte stripes, an 8-byte word, a 4-byte word and single bytes.
-    @Test(arguments: [("", 0xEF46_DB37_51D8_E999 as UInt64), ("abc", 0x44BC_2CF5_AD77_0999),
-                      ("abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ", 0x4EFD_B622_D9F9_5091)])
+    @Test(arguments: [
+        ("", 0xEF46_DB37_51D8_E999 as UInt64), ("abc", 0x44BC_2CF5_AD77_0999),
+        ("abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ", 0x4EFD_B622_D9F9_5091)
+    ])
     func xxHash64MatchesTheReferenceImplementation(text: String, expected: UInt64) {
         #expect(XXHash64.hash(text) == expected)
     }
@@ -23,7 +26,9 @@ import Testing
             scratch = try ScratchDirectory()
             sound = scratch.file("bell.flac")
             let frames = Int(48000 * seconds)
-            let tone = (0..<frames).map { Float(0.7 * exp(-Double($0) / 9600) * cos(2 * Double.pi * 440 * Double($0) / 48000)) }
+            let tone = (0..<frames).map {
+                Float(0.7 * exp(-Double($0) / 9600) * cos(2 * Double.pi * 440 * Double($0) / 48000))
+            }
             try writeSound(tone, to: sound, format: .flac, encoding: .pcm24)
             cache = PreparedSoundCache(directory: scratch.file("cache/gong/sounds"))
         }
@@ -39,8 +44,11 @@ import Testing
         let fixture = try Fixture()
         let fresh = try prepareSound(path: fixture.sound, outputRate: 44100, outputChannels: 2)
         let first = try prepareSound(path: fixture.sound, outputRate: 44100, outputChannels: 2, cache: fixture.cache)
-        #expect(fixture.entries == [URL(fileURLWithPath: fixture.cache.entryPath(for: try fixture.key())).lastPathComponent],
-                "one entry, no temporary file left")
+        #expect(
+            fixture.entries == [
+                URL(fileURLWithPath: fixture.cache.entryPath(for: try fixture.key())).lastPathComponent
+            ],
+            "one entry, no temporary file left")
         let cached = try #require(fixture.cache.load(try fixture.key()))
         let second = try prepareSound(path: fixture.sound, outputRate: 44100, outputChannels: 2, cache: fixture.cache)
         #expect(cached.samples == fresh.samples && cached.channels == 1)
@@ -75,7 +83,8 @@ import Testing
     @Test func aChangedFileMissesAndIsConvertedAfresh() throws {
         let fixture = try Fixture()
         _ = try prepareSound(path: fixture.sound, outputRate: 44100, outputChannels: 2, cache: fixture.cache)
-        try writeSound(sine(frequency: 1000, rate: 48000, frames: 4800), to: fixture.sound, format: .flac, encoding: .pcm24)
+        try writeSound(
+            sine(frequency: 1000, rate: 48000, frames: 4800), to: fixture.sound, format: .flac, encoding: .pcm24)
         let fresh = try prepareSound(path: fixture.sound, outputRate: 44100, outputChannels: 2)
         let prepared = try prepareSound(path: fixture.sound, outputRate: 44100, outputChannels: 2, cache: fixture.cache)
         #expect(prepared.samples == fresh.samples)
@@ -87,7 +96,8 @@ import Testing
         for (rate, channels) in [(44100, 2), (96000, 2), (44100, 1)] {
             let fresh = try prepareSound(path: fixture.sound, outputRate: rate, outputChannels: channels)
             _ = try prepareSound(path: fixture.sound, outputRate: rate, outputChannels: channels, cache: fixture.cache)
-            let cached = try prepareSound(path: fixture.sound, outputRate: rate, outputChannels: channels, cache: fixture.cache)
+            let cached = try prepareSound(
+                path: fixture.sound, outputRate: rate, outputChannels: channels, cache: fixture.cache)
             #expect(cached.samples == fresh.samples && cached.frames == fresh.frames)
         }
         #expect(fixture.entries.count == 3)
@@ -105,7 +115,7 @@ import Testing
     /// Ways an entry on disk can be wrong, each applied to a good entry's bytes.
     enum Damage: String, CaseIterable {
         case flippedSample, truncatedSamples, truncatedHeader, empty, garbage, wrongMagic, newerFormat,
-             framesBeyondAnySound, otherConverter, otherFilesEntry, extraBytes
+            framesBeyondAnySound, otherConverter, otherFilesEntry, extraBytes
 
         func apply(to entry: inout [UInt8], otherEntry: [UInt8]) {
             switch self {

@@ -13,9 +13,12 @@ final class ScratchDirectory {
     func file(_ name: String) -> String { path + "/" + name }
 }
 
-func writeSound(_ samples: [Float], to path: String, format: AudioFileFormat = .wav, encoding: SampleEncoding = .float32,
-                rate: Int = 48000, channels: Int = 1) throws {
-    let writer = try AudioFileWriter(path: path, format: format, encoding: encoding, sampleRate: rate, channels: channels)
+func writeSound(
+    _ samples: [Float], to path: String, format: AudioFileFormat = .wav, encoding: SampleEncoding = .float32,
+    rate: Int = 48000, channels: Int = 1
+) throws {
+    let writer = try AudioFileWriter(
+        path: path, format: format, encoding: encoding, sampleRate: rate, channels: channels)
     try samples.withUnsafeBufferPointer { try writer.write($0) }
     try writer.close()
 }
@@ -35,15 +38,24 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
 }
 
 @Suite struct SoundFileReadWriteTests {
-    @Test(arguments: [(AudioFileFormat.wav, SampleEncoding.pcm16), (.wav, .pcm24), (.wav, .float32), (.flac, .pcm16), (.flac, .pcm24)])
+    @Test(arguments: [
+        (AudioFileFormat.wav, SampleEncoding.pcm16), (.wav, .pcm24), (.wav, .float32), (.flac, .pcm16), (.flac, .pcm24)
+    ])
     func writtenFilesReadBackWithinOneStep(format: AudioFileFormat, encoding: SampleEncoding) throws {
         let scratch = try ScratchDirectory()
         let path = scratch.file("x.\(format.rawValue)")
-        let original = sine(frequency: 440, rate: 44100, frames: 44100, level: 0.9).enumerated().flatMap { [$0.element, -$0.element * 0.5] }
+        let original = sine(frequency: 440, rate: 44100, frames: 44100, level: 0.9).enumerated().flatMap {
+            [$0.element, -$0.element * 0.5]
+        }
         try writeSound(original, to: path, format: format, encoding: encoding, rate: 44100, channels: 2)
         let decoded = try loadSound(path: path)
         #expect(decoded.channels == 2 && decoded.frames == 44100 && decoded.sampleRate == 44100)
-        let step: Float = switch encoding { case .pcm16: 0.5 / 32768; case .pcm24: 1.0 / 8_388_607; case .float32: 0 }
+        let step: Float =
+            switch encoding {
+            case .pcm16: 0.5 / 32768;
+            case .pcm24: 1.0 / 8_388_607;
+            case .float32: 0
+            }
         let worst = zip(decoded.samples, original).map { abs($0 - $1) }.max() ?? 1
         #expect(worst <= step * 1.01)
     }
@@ -91,7 +103,9 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
     @Test(arguments: [(44100, 48000), (48000, 44100), (22050, 96000), (96000, 48000)])
     func aStrikeOnTheFirstFrameStaysOnTheFirstFrame(from: Int, to: Int) throws {
         // A decaying tone that starts at full level on frame 0, like a bell strike.
-        let input = (0..<from).map { Float(exp(-Double($0) / Double(from) * 8) * cos(2 * Double.pi * 300 * Double($0) / Double(from))) }
+        let input = (0..<from).map {
+            Float(exp(-Double($0) / Double(from) * 8) * cos(2 * Double.pi * 300 * Double($0) / Double(from)))
+        }
         let output = try resample(input, channels: 1, from: from, to: to)
         // The first output frame is the strike: nothing leaks ahead of it, and it is already loud.
         #expect(abs(output[0]) > 0.5)
@@ -103,7 +117,8 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
 
     /// The level of `frequency` in `samples` in dB relative to a sine of amplitude `reference`:
     /// one bin of a Hann-windowed DFT, which leaks less than −200 dB from tones 1 kHz away.
-    static func level(of frequency: Double, in samples: ArraySlice<Float>, rate: Int, reference: Double = 0.5) -> Double {
+    static func level(of frequency: Double, in samples: ArraySlice<Float>, rate: Int, reference: Double = 0.5) -> Double
+    {
         var real = 0.0, imaginary = 0.0, windowSum = 0.0
         let count = samples.count
         for (index, sample) in samples.enumerated() {
@@ -128,7 +143,9 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
         let ideal = sine(frequency: 1000, rate: to, frames: 2 * to)
         let margin = to / 20
         var squaredError = 0.0
-        for index in margin..<(output.count - margin) { squaredError += Double(output[index] - ideal[index]) * Double(output[index] - ideal[index]) }
+        for index in margin..<(output.count - margin) {
+            squaredError += Double(output[index] - ideal[index]) * Double(output[index] - ideal[index])
+        }
         let rmsError = (squaredError / Double(output.count - 2 * margin)).squareRoot()
         let errorDB = 20 * log10(rmsError / (0.5 / 2.squareRoot()))
         #expect(errorDB < -130, "error \(errorDB) dB")
@@ -138,12 +155,14 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
     /// their level, and tones above 22.05 kHz are removed, not folded back as aliases.
     @Test func downToFortyFourOneTheBandIsKeptAndNothingFoldsBack() throws {
         for frequency in [1000.0, 20000, 21500] {
-            let output = try resample(sine(frequency: frequency, rate: 48000, frames: 48000), channels: 1, from: 48000, to: 44100)
+            let output = try resample(
+                sine(frequency: frequency, rate: 48000, frames: 48000), channels: 1, from: 48000, to: 44100)
             let level = Self.level(of: frequency, in: output[2000..<42100], rate: 44100)
             #expect(abs(level) < 0.05, "\(frequency) Hz at \(level) dB")
         }
         for frequency in [22500.0, 23000, 23900] {
-            let output = try resample(sine(frequency: frequency, rate: 48000, frames: 48000), channels: 1, from: 48000, to: 44100)
+            let output = try resample(
+                sine(frequency: frequency, rate: 48000, frames: 48000), channels: 1, from: 48000, to: 44100)
             let alias = Self.level(of: 44100 - frequency, in: output[2000..<42100], rate: 44100)
             #expect(alias < -150, "\(frequency) Hz folds back to \(44100 - frequency) Hz at \(alias) dB")
         }
@@ -153,7 +172,8 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
     /// above the old Nyquist frequency.
     @Test func upToNinetySixTheBandIsKeptAndNoImagesAppear() throws {
         for frequency in [1000.0, 20000, 23000] {
-            let output = try resample(sine(frequency: frequency, rate: 48000, frames: 48000), channels: 1, from: 48000, to: 96000)
+            let output = try resample(
+                sine(frequency: frequency, rate: 48000, frames: 48000), channels: 1, from: 48000, to: 96000)
             let level = Self.level(of: frequency, in: output[4000..<92000], rate: 96000)
             let image = Self.level(of: 48000 - frequency, in: output[4000..<92000], rate: 96000)
             #expect(abs(level) < 0.05, "\(frequency) Hz at \(level) dB")
@@ -169,7 +189,8 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
     @Test func prepareSoundConvertsChannelsAndRateTogether() throws {
         let scratch = try ScratchDirectory()
         let mono = scratch.file("bell.flac")
-        try writeSound(sine(frequency: 500, rate: 44100, frames: 4410), to: mono, format: .flac, encoding: .pcm24, rate: 44100)
+        try writeSound(
+            sine(frequency: 500, rate: 44100, frames: 4410), to: mono, format: .flac, encoding: .pcm24, rate: 44100)
         // A mono file stays mono for a stereo output: the mixer plays it on both channels.
         let prepared = try prepareSound(path: mono, outputRate: 48000, outputChannels: 2)
         #expect(prepared.channels == 1)
@@ -179,7 +200,9 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
         // A stereo file for a mono output is mixed down, then resampled.
         let stereo = scratch.file("wide.wav")
         let tone = sine(frequency: 500, rate: 44100, frames: 4410)
-        try writeSound(zip(tone, tone).flatMap { [$0, $1 * 0.5] }, to: stereo, format: .wav, encoding: .float32, rate: 44100, channels: 2)
+        try writeSound(
+            zip(tone, tone).flatMap { [$0, $1 * 0.5] }, to: stereo, format: .wav, encoding: .float32, rate: 44100,
+            channels: 2)
         let down = try prepareSound(path: stereo, outputRate: 48000, outputChannels: 1)
         #expect(down.channels == 1 && abs(down.frames - 4800) <= 1)
         let kept = try prepareSound(path: stereo, outputRate: 48000, outputChannels: 2)
@@ -229,7 +252,10 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
         try handle.truncate(atOffset: 44 + 2 * 10000)
         try handle.close()
         let message = Self.message(path)
-        #expect(message == "cannot read sound '\(path)': truncated: the header promises 96000 bytes of audio, the file holds 20000")
+        #expect(
+            message
+                == "cannot read sound '\(path)': truncated: the header promises 96000 bytes of audio, the file holds 20000"
+        )
     }
 
     @Test func threeChannelsAreRejectedWithWhatIsSupported() throws {
@@ -240,11 +266,16 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
     }
 
     @Test func anUnwritableOutputSaysWhy() throws {
-        #expect(throws: SoundFileError(.cannotCreate, path: "/nonexistent/dir/out.wav", message: "directory '/nonexistent/dir' does not exist")) {
-            _ = try AudioFileWriter(path: "/nonexistent/dir/out.wav", format: .wav, encoding: .pcm16, sampleRate: 48000, channels: 2)
+        #expect(
+            throws: SoundFileError(
+                .cannotCreate, path: "/nonexistent/dir/out.wav", message: "directory '/nonexistent/dir' does not exist")
+        ) {
+            _ = try AudioFileWriter(
+                path: "/nonexistent/dir/out.wav", format: .wav, encoding: .pcm16, sampleRate: 48000, channels: 2)
         }
         #expect(throws: SoundFileError.self) {
-            _ = try AudioFileWriter(path: "/tmp/x.flac", format: .flac, encoding: .float32, sampleRate: 48000, channels: 2)
+            _ = try AudioFileWriter(
+                path: "/tmp/x.flac", format: .flac, encoding: .float32, sampleRate: 48000, channels: 2)
         }
     }
 }
@@ -254,8 +285,9 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
         let scratch = try ScratchDirectory()
         let path = scratch.file("day.wav")
         // A day of stereo 16-bit at 48 kHz is 16.6 GB: announced, it switches the format.
-        let writer = try AudioFileWriter(path: path, format: .wav, encoding: .pcm16, sampleRate: 48000, channels: 2,
-                                         expectedFrames: 86400 * 48000)
+        let writer = try AudioFileWriter(
+            path: path, format: .wav, encoding: .pcm16, sampleRate: 48000, channels: 2,
+            expectedFrames: 86400 * 48000)
         let block = [Float](repeating: 0.25, count: 9600)
         try block.withUnsafeBufferPointer { try writer.write($0) }
         try writer.close()
@@ -264,6 +296,9 @@ func sine(frequency: Double, rate: Int, frames: Int, level: Float = 0.5) -> [Flo
         #expect(try loadSound(path: path).frames == 4800)
         // A short session stays a plain WAV that every tool reads.
         try writeSound([0.5], to: scratch.file("short.wav"), encoding: .pcm16)
-        #expect(String(decoding: try #require(FileManager.default.contents(atPath: scratch.file("short.wav"))).prefix(4), as: UTF8.self) == "RIFF")
+        #expect(
+            String(
+                decoding: try #require(FileManager.default.contents(atPath: scratch.file("short.wav"))).prefix(4),
+                as: UTF8.self) == "RIFF")
     }
 }

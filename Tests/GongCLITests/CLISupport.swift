@@ -5,7 +5,7 @@ import Testing
 let gongExecutable: String = {
     let directory = Bundle.main.bundleURL.path
     for candidate in [directory + "/gong", URL(fileURLWithPath: directory).deletingLastPathComponent().path + "/gong"]
-        where FileManager.default.isExecutableFile(atPath: candidate) {
+    where FileManager.default.isExecutableFile(atPath: candidate) {
         return candidate
     }
     return directory + "/gong"
@@ -19,7 +19,9 @@ struct CommandResult {
 
 /// Runs gong with a private HOME so no user pattern or sound leaks into a test, and a scratch
 /// cache so no test reads or fills the user's own (a test may pass its own `XDG_CACHE_HOME`).
-func runGong(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:]) throws -> CommandResult {
+func runGong(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:]) throws
+    -> CommandResult
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: gongExecutable)
     process.arguments = arguments
@@ -38,8 +40,9 @@ func runGong(_ arguments: [String], home: String? = nil, environment extra: [Str
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     let errData = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return CommandResult(status: process.terminationStatus,
-                         stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    return CommandResult(
+        status: process.terminationStatus,
+        stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
 }
 
 final class ScratchDirectory {

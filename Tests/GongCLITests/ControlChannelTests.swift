@@ -14,7 +14,9 @@ final class ControlledRun {
     init(control: String, runtime: String, meditation: String = "23h") throws {
         self.runtime = runtime
         process.executableURL = URL(fileURLWithPath: gongExecutable)
-        process.arguments = ["run", "two-phase", "--set", "meditation=\(meditation)", "--device", "null", "--control", control, "--json"]
+        process.arguments = [
+            "run", "two-phase", "--set", "meditation=\(meditation)", "--device", "null", "--control", control, "--json"
+        ]
         process.environment = environment(with: ["XDG_RUNTIME_DIR": runtime])
         process.standardInput = input
         let out = Pipe()
@@ -106,7 +108,9 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         let scratch = try ScratchDirectory()
         let first = try ControlledRun(control: "socket", runtime: scratch.path)
         #expect(first.events.wait(for: "started", seconds: 60))
-        let ctl = { (arguments: [String]) in try runGong(["ctl"] + arguments, environment: ["XDG_RUNTIME_DIR": scratch.path]) }
+        let ctl = { (arguments: [String]) in
+            try runGong(["ctl"] + arguments, environment: ["XDG_RUNTIME_DIR": scratch.path])
+        }
         // Paused at once, so the session stands still for the rest of the test.
         let paused = try ctl(["pause"])
         #expect(paused.status == 0, "\(paused.stderr)")
@@ -118,7 +122,10 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         #expect((socket[.type] as? FileAttributeType) == .typeSocket)
 
         let status = try ctl(["status"])
-        #expect(status.status == 0 && status.stdout.contains("two-phase (pid \(first.process.processIdentifier)): paused, meditation"), "\(status)")
+        #expect(
+            status.status == 0
+                && status.stdout.contains("two-phase (pid \(first.process.processIdentifier)): paused, meditation"),
+            "\(status)")
         let again = try ctl(["pause"])
         #expect(again.status == 1 && again.stderr == "gong: pause: not taken while the session is paused\n", "\(again)")
         #expect(try ctl(["gain", "loud"]).status == 64)
@@ -129,7 +136,9 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         #expect(try ctl(["--pid", "\(second.process.processIdentifier)", "pause"]).status == 0)
         let both = try ctl(["status"])
         #expect(both.status == 64, "with two sessions, ctl asks which")
-        #expect(both.stdout.contains("\(first.process.processIdentifier)") && both.stdout.contains("\(second.process.processIdentifier)"), "\(both)")
+        #expect(
+            both.stdout.contains("\(first.process.processIdentifier)")
+                && both.stdout.contains("\(second.process.processIdentifier)"), "\(both)")
         let json = try ctl(["--pid", "\(second.process.processIdentifier)", "--json", "status"])
         let reply = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
         #expect((reply?["status"] as? [String: Any])?["state"] as? String == "paused", "\(json)")
@@ -166,7 +175,8 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         #expect(errorCode(ask("{not json")) == "malformed")
         #expect(errorCode(ask(#"{"command": 7}"#)) == "unknownCommand")
         #expect(errorCode(ask(String(repeating: "y", count: 10_000))) == "tooLong")
-        #expect((ask(#"{"command": "status", "id": "s"}"#)?["status"] as? [String: Any])?["state"] as? String == "paused")
+        #expect(
+            (ask(#"{"command": "status", "id": "s"}"#)?["status"] as? [String: Any])?["state"] as? String == "paused")
         #expect(ask(#"{"command": "resume"}"#)?["ok"] as? Bool == true)
         // The session plays on to its end without waiting for anyone.
         #expect(run.waitForExit(), "the session ended although two clients never finished")
@@ -186,7 +196,9 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         killed.process.waitUntilExit()
         #expect(FileManager.default.fileExists(atPath: stale))
         let status = try runGong(["ctl", "status"], environment: ["XDG_RUNTIME_DIR": scratch.path])
-        #expect(status.status == 0 && status.stdout.contains("pid \(run.process.processIdentifier)"), "only the live one is found: \(status)")
+        #expect(
+            status.status == 0 && status.stdout.contains("pid \(run.process.processIdentifier)"),
+            "only the live one is found: \(status)")
         #expect(!FileManager.default.fileExists(atPath: stale), "the killed session's socket is gone")
         #expect(FileManager.default.fileExists(atPath: run.socketPath), "the live one's is not")
         #expect(try runGong(["ctl", "stop"], environment: ["XDG_RUNTIME_DIR": scratch.path]).status == 0)
@@ -204,9 +216,11 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
         // The shell tells its pid, which stays gong's across the exec, so the test can end it.
-        process.arguments = ["--wait", "--ctty", "/bin/sh", "-c",
-                             #"echo $$ >&2; exec "$0" run two-phase --set meditation=23h --device null --control stdin --json < "$1""#,
-                             gongExecutable, fifo]
+        process.arguments = [
+            "--wait", "--ctty", "/bin/sh", "-c",
+            #"echo $$ >&2; exec "$0" run two-phase --set meditation=23h --device null --control stdin --json < "$1""#,
+            gongExecutable, fifo
+        ]
         process.environment = environment(with: ["XDG_RUNTIME_DIR": scratch.path])
         process.standardInput = terminal.slave
         let out = Pipe(), errors = Pipe()

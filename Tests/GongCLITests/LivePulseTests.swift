@@ -11,9 +11,12 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
     var testDescription: String { self == .pulseAudio ? "PulseAudio" : "PipeWire" }
 
-    static let scriptsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let scriptsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts").path
-    var scriptPath: String { SoundServer.scriptsDirectory + (self == .pulseAudio ? "/test-pulse.sh" : "/test-pipewire.sh") }
+    var scriptPath: String {
+        SoundServer.scriptsDirectory + (self == .pulseAudio ? "/test-pulse.sh" : "/test-pipewire.sh")
+    }
 
     /// What the script made of it: the environment a client needs to reach the server (nil when
     /// it could not be started), or why not.
@@ -44,9 +47,11 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
             // The script's background processes hold none of its descriptors: this ends with it.
             let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
-            let problem = ((try? String(contentsOfFile: scratch.file("stderr"), encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let problem = ((try? String(contentsOfFile: scratch.file("stderr"), encoding: .utf8)) ?? "")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
             guard process.terminationStatus == 0 else {
-                return Setup(environment: nil, problem: "\(scriptPath) exited with \(process.terminationStatus): \(problem)")
+                return Setup(
+                    environment: nil, problem: "\(scriptPath) exited with \(process.terminationStatus): \(problem)")
             }
             switch self {
             case .pulseAudio:
@@ -67,7 +72,9 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
     func require() throws {
         let setup = self.setup
         if ProcessInfo.processInfo.environment["CI"] != nil {
-            try #require(setup.environment != nil, "\(testDescription) with the gong_test null sink must start on CI: \(setup.problem)")
+            try #require(
+                setup.environment != nil,
+                "\(testDescription) with the gong_test null sink must start on CI: \(setup.problem)")
         }
         if setup.environment == nil {
             let reason = "no \(testDescription) server could be started (\(setup.problem)): skipping the live test"
@@ -107,7 +114,9 @@ func environment(with extra: [String: String]) -> [String: String] {
 }
 
 /// Starts gong in the background with its standard output on a pipe (standard error dropped).
-func startGong(_ arguments: [String], environment extra: [String: String] = [:]) throws -> (process: Process, output: Pipe) {
+func startGong(_ arguments: [String], environment extra: [String: String] = [:]) throws -> (
+    process: Process, output: Pipe
+) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: gongExecutable)
     process.arguments = arguments
@@ -137,7 +146,9 @@ struct GongEvents {
     let all: [[String: Any]]
 
     init(_ output: String) {
-        all = output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        all = output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
     }
 
     func all(_ type: String) -> [[String: Any]] { all.filter { $0["type"] as? String == type } }
@@ -222,8 +233,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         let scratch = try ScratchDirectory()
         let pattern = try Self.pattern(in: scratch, duration: "60s")
         let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"), server: server)
-        let result = try runGong(["run", pattern, "--device", route.device, "--channels", "1", "--rate", "48000", "--json"],
-                                 home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
+        let result = try runGong(
+            ["run", pattern, "--device", route.device, "--channels", "1", "--rate", "48000", "--json"],
+            home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
         let recording = recorder.stop()
         #expect(result.status == 0, "\(result.stderr)")
         let events = GongEvents(result.stdout)
@@ -231,22 +243,30 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         #expect(finished["cycles"] as? Int == 20 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
         #expect(finished["xruns"] as? Int == 0 && events.all("xrun").isEmpty, "\(finished)")
         #expect(finished["cues"] as? Int == 20 && finished["maxCueLatenessFrames"] as? Int == 0, "\(finished)")
-        #expect(events.all("cue").compactMap { $0["frame"] as? Int } == (0..<20).map { 48000 + $0 * 144_000 }, "\(events.all("cue"))")
+        #expect(
+            events.all("cue").compactMap { $0["frame"] as? Int } == (0..<20).map { 48000 + $0 * 144_000 },
+            "\(events.all("cue"))")
         let heard = onsets(in: recording)
         #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count)")
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
-        #expect(intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals); gong's account: \(finished)")
+        #expect(
+            intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 },
+            "intervals \(intervals); gong's account: \(finished)")
         // gong never claims more than was heard: a recording off its frames is never "onFrame".
         // Of an exact recording gong's own client says what its reports can confirm: on
         // PulseAudio, whose reports agree within a millisecond, every cue on its frame; on
         // PipeWire, whose reports vary by a few, that they are too rough to confirm the frame.
         let verdict = finished["heard"] as? String
-        if !intervals.allSatisfy({ $0 == 144_000 }) { #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)") }
+        if !intervals.allSatisfy({ $0 == 144_000 }) {
+            #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)")
+        }
         if route == .pulseClient {
             #expect(verdict == "onFrame" || (server == .pipeWire && verdict == "roughReports"), "\(finished)")
         }
         #expect(events.all("cue").allSatisfy { $0["offFrames"] == nil } || verdict != "onFrame", "\(events.all("cue"))")
-        print("\(server.testDescription) \(route.device): heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
+        print(
+            "\(server.testDescription) \(route.device): heard intervals \(Set(intervals).sorted()), gong's account \(finished)"
+        )
     }
 
     /// The process is stopped for a second mid-session, longer than its buffer: the session
@@ -256,8 +276,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         try server.require()
         let scratch = try ScratchDirectory()
         let pattern = try Self.pattern(in: scratch, duration: "15s")
-        let (process, out) = try startGong(["run", pattern, "--device", route.device, "--channels", "1", "--json"],
-                                           environment: server.environment)
+        let (process, out) = try startGong(
+            ["run", pattern, "--device", route.device, "--channels", "1", "--json"],
+            environment: server.environment)
         let stopSeconds = 1.0
         usleep(6_000_000)
         kill(process.processIdentifier, SIGSTOP)
@@ -276,8 +297,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         let latency = try #require(events.all("started").first?["latencyMs"] as? Double, "\(output)")
         let unbuffered = Int((stopSeconds - latency / 1000) * 48000)
         let lost = events.all("xrun").compactMap { $0["lostFrames"] as? Int }
-        #expect(lost.contains { (unbuffered * 8 / 10...unbuffered + 100_000).contains($0) },
-                "a \(stopSeconds) s stop with a \(latency) ms buffer: xruns lost \(lost) frames: \(output)")
+        #expect(
+            lost.contains { (unbuffered * 8 / 10...unbuffered + 100_000).contains($0) },
+            "a \(stopSeconds) s stop with a \(latency) ms buffer: xruns lost \(lost) frames: \(output)")
         #expect(finished["xruns"] as? Int == lost.count, "\(finished), xrun events losing \(lost)")
         print("\(server.testDescription) \(route.device): xruns lost \(lost) frames; gong's account \(finished)")
     }
@@ -293,8 +315,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         }
         let scratch = try ScratchDirectory()
         let pattern = try Self.pattern(in: scratch, duration: "12s")
-        let (process, out) = try startGong(["run", pattern, "--device", route.device, "--channels", "1", "--json"],
-                                           environment: server.environment)
+        let (process, out) = try startGong(
+            ["run", pattern, "--device", route.device, "--channels", "1", "--json"],
+            environment: server.environment)
         usleep(4_000_000)
         switch server {
         case .pulseAudio:
@@ -317,8 +340,10 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         #expect(lost.count == 1 && lost.allSatisfy { $0.hasPrefix("\(route.device): ") }, "\(output)")
         #expect(events.all("deviceBack").map { $0["resumed"] as? Bool } == [true], "\(output)")
         let finished = try #require(events.finished, "\(output)")
-        #expect(finished["cycles"] as? Int == 4 && finished["deviceLosses"] as? Int == 1 && finished["stoppedEarly"] as? Bool == false,
-                "\(finished)")
+        #expect(
+            finished["cycles"] as? Int == 4 && finished["deviceLosses"] as? Int == 1
+                && finished["stoppedEarly"] as? Bool == false,
+            "\(finished)")
     }
 
     /// Through a sound server the audio thread runs at a raised nice value, not SCHED_FIFO (see
@@ -328,18 +353,22 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     func aSoundServerIsFedAtRaisedPriority(server: SoundServer, route: SoundServerRoute) throws {
         try server.require()
         if geteuid() != 0 { try Test.cancel("only root may raise priorities here") }
-        let (process, _) = try startGong(["run", "box", "--cycles", "1", "--cue", "end=click", "--device", route.device, "--quiet"]
-                                        , environment: server.environment)
+        let (process, _) = try startGong(
+            ["run", "box", "--cycles", "1", "--cue", "end=click", "--device", route.device, "--quiet"],
+            environment: server.environment)
         defer { process.terminate(); process.waitUntilExit() }
         var threads: [String: (policy: Int, nice: Int)] = [:]
         for _ in 0..<100 where threads["gong audio"] == nil || (route == .alsaPlugin && threads["threaded-ml"] == nil) {
             usleep(50_000)
             threads = [:]
-            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")) ?? []
+            let tasks =
+                (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")) ?? []
             for task in tasks {
                 guard let (name, fields) = procStat("/proc/\(process.processIdentifier)/task/\(task)") else { continue }
                 // Field 19 of stat is nice, field 41 the policy.
-                if fields.count > 38, let nice = Int(fields[16]), let policy = Int(fields[38]) { threads[name] = (policy, nice) }
+                if fields.count > 38, let nice = Int(fields[16]), let policy = Int(fields[38]) {
+                    threads[name] = (policy, nice)
+                }
             }
         }
         let audio = try #require(threads["gong audio"], "\(threads)")
@@ -348,7 +377,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         switch route {
         case .alsaPlugin:
             let client = try #require(threads["threaded-ml"], "PulseAudio's client thread: \(threads)")
-            #expect(client.policy == 0 && client.nice == -10, "the plugin's thread inherited the raised priority: \(client)")
+            #expect(
+                client.policy == 0 && client.nice == -10, "the plugin's thread inherited the raised priority: \(client)"
+            )
         case .pulseClient:
             #expect(threads["threaded-ml"] == nil, "no client thread of libpulse's beside the audio thread: \(threads)")
         }
@@ -364,10 +395,12 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         try server.require()
         let scratch = try ScratchDirectory()
         let pattern = scratch.file("blip.toml")
-        try "warmup = \"0s\"\ncycles = 1\n[[phases]]\nname = \"blip\"\nlength = \"250ms\"\n".write(toFile: pattern, atomically: true, encoding: .utf8)
+        try "warmup = \"0s\"\ncycles = 1\n[[phases]]\nname = \"blip\"\nlength = \"250ms\"\n".write(
+            toFile: pattern, atomically: true, encoding: .utf8)
         for milliseconds in [10.0, 100.0, 500.0] {
-            let result = try runGong(["run", pattern, "--device", route.device, "--json", "--latency", String(format: "%g", milliseconds)],
-                                     home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
+            let result = try runGong(
+                ["run", pattern, "--device", route.device, "--json", "--latency", String(format: "%g", milliseconds)],
+                home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
             #expect(result.status == 0, "\(result.stderr)")
             let started = try #require(GongEvents(result.stdout).all("started").first, "\(result.stdout)")
             let granted = try #require(started["latencyMs"] as? Double, "\(started)")
@@ -381,8 +414,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     @Test(arguments: SoundServer.allCases)
     func sigtermStopsGracefullyWithTheSummary(server: SoundServer) throws {
         try server.require()
-        let (process, out) = try startGong(["run", "box", "--cycles", "3", "--cue", "end=click", "--device", "pulse", "--json"]
-                                          , environment: server.environment)
+        let (process, out) = try startGong(
+            ["run", "box", "--cycles", "3", "--cue", "end=click", "--device", "pulse", "--json"],
+            environment: server.environment)
         usleep(3_000_000)
         process.terminate()
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

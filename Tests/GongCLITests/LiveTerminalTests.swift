@@ -178,7 +178,9 @@ extension LivePulseTests {
         #expect(process.terminationStatus == 0)
 
         let summary = try #require(events.last("finished"))
-        #expect(summary["pauses"] as? Int == 2 && summary["skips"] as? Int == 1 && summary["stoppedEarly"] as? Bool == true, "\(summary)")
+        #expect(
+            summary["pauses"] as? Int == 2 && summary["skips"] as? Int == 1 && summary["stoppedEarly"] as? Bool == true,
+            "\(summary)")
         let types = events.types
         #expect(types.filter { $0 == "cue" }.count == summary["cues"] as? Int)
         // No cue between a pause and the resume that follows it.
@@ -193,7 +195,9 @@ extension LivePulseTests {
         let (pausedAt, resumedAt) = (events.all("paused"), events.all("resumed"))
         #expect(pausedAt.count == 2 && resumedAt.count == 2)
         for (pause, resume) in zip(pausedAt, resumedAt) {
-            #expect(pause["frame"] as? Int != nil && pause["frame"] as? Int == resume["frame"] as? Int, "\(pause) \(resume)")
+            #expect(
+                pause["frame"] as? Int != nil && pause["frame"] as? Int == resume["frame"] as? Int, "\(pause) \(resume)"
+            )
             let silence = ((resume["audible"] as? Double) ?? 0) - ((pause["audible"] as? Double) ?? 0)
             #expect(silence > 1.4 && silence < 30, "paused for \(silence) s")
         }
@@ -244,9 +248,11 @@ extension LivePulseTests {
         // and the fourth. (The first may lose a few frames as the server starts the stream: from
         // the second on, to the frame.)
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
-        #expect(intervals.count == 6 && intervals.enumerated().allSatisfy { index, interval in
-            index == 0 ? abs(interval - 48000) < 480 : index == 2 ? interval > 48000 + 60000 : interval == 48000
-        }, "\(intervals)")
+        #expect(
+            intervals.count == 6
+                && intervals.enumerated().allSatisfy { index, interval in
+                    index == 0 ? abs(interval - 48000) < 480 : index == 2 ? interval > 48000 + 60000 : interval == 48000
+                }, "\(intervals)")
         #expect(Self.longSilences(in: recording, atLeast: 1.4) == 1, "the pause was silent, nothing else was")
         let summary = try #require(events.last("finished"))
         #expect(summary["xruns"] as? Int == 0, "\(summary)")
@@ -307,8 +313,11 @@ extension LivePulseTests {
 /// the state, field 3 of the whole line; field N is at N − 3).
 func procStat(_ path: String) -> (name: String, fields: [Substring])? {
     guard let stat = try? String(contentsOfFile: path + "/stat", encoding: .utf8),
-          let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
-    return (String(stat[stat.index(after: open)..<close]), stat[stat.index(close, offsetBy: 2)...].split(separator: " "))
+        let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+    else { return nil }
+    return (
+        String(stat[stat.index(after: open)..<close]), stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+    )
 }
 
 /// CPU time a process has used so far, in clock ticks (1/100 s): utime and stime, fields 14, 15.

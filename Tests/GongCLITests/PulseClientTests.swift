@@ -34,7 +34,9 @@ import Testing
     @Test(arguments: SoundServer.allCases)
     func itIsPacedByTheServerAndReportsWhenFramesAreHeard(server: SoundServer) throws {
         try server.require()
-        let pcm = try server.inThisProcess { try PulsePCM(PCMRequest(device: "pulse:gong_test", channels: 1), sink: "gong_test") }
+        let pcm = try server.inThisProcess {
+            try PulsePCM(PCMRequest(device: "pulse:gong_test", channels: 1), sink: "gong_test")
+        }
         let period = pcm.configuration.periodFrames
         let silence = [Float](repeating: 0, count: period)
         var written: Int64 = 0
@@ -47,7 +49,8 @@ import Testing
             written += Int64(max(0, count))
             // Reports from the second second on: the stream is playing by then.
             if written > 48000, written % 4800 < Int64(period), let status = pcm.status(), status.state == .running {
-                origins.append(status.timestamp.nanoseconds + (Int64(status.delayFrames) - written) * 1_000_000_000 / 48000)
+                origins.append(
+                    status.timestamp.nanoseconds + (Int64(status.delayFrames) - written) * 1_000_000_000 / 48000)
             }
         }
         let elapsed = MonotonicTime.now().seconds - start.seconds
@@ -59,7 +62,9 @@ import Testing
         // PulseAudio's reports agree within a millisecond; PipeWire's vary by a few (2.5 ms
         // seen): `PulsePCM.reportJitterNanoseconds` stands above both.
         let spread = Double((origins.max() ?? 0) - (origins.min() ?? 0)) / 1e6
-        #expect(spread < (server == .pulseAudio ? 1.0 : Double(PulsePCM.reportJitterNanoseconds) / 1e6), "frame 0 placed within \(spread) ms")
+        #expect(
+            spread < (server == .pulseAudio ? 1.0 : Double(PulsePCM.reportJitterNanoseconds) / 1e6),
+            "frame 0 placed within \(spread) ms")
         #expect(pcm.drain() == 0)
     }
 
@@ -68,7 +73,9 @@ import Testing
     @Test(arguments: SoundServer.allCases)
     func anUnderrunTheServerReportsIsToldOnceAsEPIPE(server: SoundServer) throws {
         try server.require()
-        let pcm = try server.inThisProcess { try PulsePCM(PCMRequest(device: "pulse:gong_test", channels: 1), sink: "gong_test") }
+        let pcm = try server.inThisProcess {
+            try PulsePCM(PCMRequest(device: "pulse:gong_test", channels: 1), sink: "gong_test")
+        }
         let period = pcm.configuration.periodFrames
         let silence = [Float](repeating: 0, count: period)
         func play(seconds: Double) -> [Int32] {
@@ -97,7 +104,10 @@ import Testing
             _ = try server.inThisProcess { try PulsePCM(PCMRequest(device: "pulse:nosuch"), sink: "nosuch") }
             Issue.record("a sink that does not exist was opened")
         } catch {
-            #expect((error as? AudioDeviceError)?.description == "audio device 'pulse:nosuch': no such sink 'nosuch'; 'gong devices' lists them (pa_context_get_sink_info_by_name)")
+            #expect(
+                (error as? AudioDeviceError)?.description
+                    == "audio device 'pulse:nosuch': no such sink 'nosuch'; 'gong devices' lists them (pa_context_get_sink_info_by_name)"
+            )
         }
     }
 
@@ -115,21 +125,28 @@ import Testing
             for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         #expect(bound == 0 && listen(listener, 4) == 0)
         // Connections wait in the backlog, accepted by the kernel and answered by nobody.
         let result = try runGong(["run", "box", "--device", "pulse"], environment: ["PULSE_SERVER": "unix:" + path])
         #expect(result.status == 69)
-        #expect(result.stderr == "gong: audio device 'pulse': no PulseAudio server to play through at unix:\(path) (it did not answer within 5 s); start one, or choose an ALSA device with --device ('gong devices' lists them) (pa_context_connect)\n",
-                "\(result.stderr)")
+        #expect(
+            result.stderr
+                == "gong: audio device 'pulse': no PulseAudio server to play through at unix:\(path) (it did not answer within 5 s); start one, or choose an ALSA device with --device ('gong devices' lists them) (pa_context_connect)\n",
+            "\(result.stderr)")
     }
 
     @Test func noServerIsOneClearLineAndExitStatus69() throws {
-        let result = try runGong(["run", "box", "--device", "pulse"], environment: ["PULSE_SERVER": "unix:/nonexistent/gong-test"])
+        let result = try runGong(
+            ["run", "box", "--device", "pulse"], environment: ["PULSE_SERVER": "unix:/nonexistent/gong-test"])
         #expect(result.status == 69)
-        #expect(result.stderr == "gong: audio device 'pulse': no PulseAudio server to play through at unix:/nonexistent/gong-test (Connection refused); start one, or choose an ALSA device with --device ('gong devices' lists them) (pa_context_connect)\n",
-                "\(result.stderr)")
+        #expect(
+            result.stderr
+                == "gong: audio device 'pulse': no PulseAudio server to play through at unix:/nonexistent/gong-test (Connection refused); start one, or choose an ALSA device with --device ('gong devices' lists them) (pa_context_connect)\n",
+            "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
 
@@ -138,7 +155,8 @@ import Testing
     @Test(arguments: SoundServer.allCases)
     func theAutomaticDeviceIsTheServerWhenOneAnswersElseALSAsDefault(server: SoundServer) throws {
         try server.require()
-        let (process, output) = try startGong(["run", "box", "--cycles", "1", "--json"], environment: server.environment)
+        let (process, output) = try startGong(
+            ["run", "box", "--cycles", "1", "--json"], environment: server.environment)
         var firstLine = Data()
         while !firstLine.contains(0x0A) {
             let more = output.fileHandleForReading.availableData
@@ -148,22 +166,28 @@ import Testing
         let started = try JSONSerialization.jsonObject(with: firstLine.prefix { $0 != 0x0A }) as? [String: Any]
         process.terminate()
         process.waitUntilExit()
-        #expect(started?["type"] as? String == "started" && started?["device"] as? String == "pulse", "\(String(describing: started))")
+        #expect(
+            started?["type"] as? String == "started" && started?["device"] as? String == "pulse",
+            "\(String(describing: started))")
 
-        let alone = try runGong(["run", "box", "--cycles", "1", "--json"], environment: ["PULSE_SERVER": "unix:/nonexistent/gong-test"])
+        let alone = try runGong(
+            ["run", "box", "--cycles", "1", "--json"], environment: ["PULSE_SERVER": "unix:/nonexistent/gong-test"])
         if alsaAnySoundCard() {
             #expect(alone.stdout.contains("\"device\":\"default\""), "\(alone.stdout) \(alone.stderr)")
         } else {
             #expect(alone.status == 69)
-            #expect(alone.stderr.hasPrefix("gong: audio device 'default': ") && alone.stderr.contains("no sound card found and no PulseAudio or PipeWire server answered"),
-                    "\(alone.stderr)")
+            #expect(
+                alone.stderr.hasPrefix("gong: audio device 'default': ")
+                    && alone.stderr.contains("no sound card found and no PulseAudio or PipeWire server answered"),
+                "\(alone.stderr)")
         }
     }
 
     @Test(arguments: SoundServer.allCases)
     func devicesListTheServersSinks(server: SoundServer) throws {
         try server.require()
-        let result = try runGong(["devices"], home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
+        let result = try runGong(
+            ["devices"], home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.contains("pulse:gong_test"), "\(result.stdout)")

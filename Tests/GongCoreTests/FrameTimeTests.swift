@@ -4,12 +4,16 @@ import Testing
 @Suite struct FrameTimeTests {
     /// Where `frames * 1_000_000_000` would trap (past 9.2·10¹⁸), the split arithmetic gives the
     /// exact answer: a day at 384 kHz, a year at 48 kHz, and the round trip back to frames.
-    @Test(arguments: [(Int64(384_000), Int64(86_400)), (Int64(48_000), Int64(365 * 86_400)), (Int64(44_100), Int64(1_000 * 86_400))])
+    @Test(arguments: [
+        (Int64(384_000), Int64(86_400)), (Int64(48_000), Int64(365 * 86_400)), (Int64(44_100), Int64(1_000 * 86_400))
+    ])
     func longSessionsConvertExactlyWithoutOverflow(rate: Int64, seconds: Int64) {
         let frames = rate * seconds + rate / 3
         let nanoseconds = FrameTime.nanoseconds(ofFrames: frames, rate: rate)
         #expect(nanoseconds == seconds * 1_000_000_000 + (rate / 3) * 1_000_000_000 / rate)
-        #expect(FrameTime.frames(inNanoseconds: nanoseconds, rate: rate) == frames - 1 || FrameTime.frames(inNanoseconds: nanoseconds, rate: rate) == frames)
+        #expect(
+            FrameTime.frames(inNanoseconds: nanoseconds, rate: rate) == frames - 1
+                || FrameTime.frames(inNanoseconds: nanoseconds, rate: rate) == frames)
     }
 
     /// Small values agree with the single division they replace, negative ones included.

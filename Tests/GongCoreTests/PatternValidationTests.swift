@@ -22,26 +22,37 @@ import Testing
     @Test func zeroNegativeAndTinyPhaseLengthsAreRejectedWithTheirKey() {
         #expect(Self.error { $0.phases[1].length = .zero }?.key == "phases[1].length")
         #expect(Self.error { $0.phases[1].length = Rational(-4) }?.description.contains("must be positive") == true)
-        #expect(Self.error { $0.phases[2].length = Rational(1, 100)! }?.description == "phases[2].length = \"0.01s\": is too short; use a duration of at least 0.25s")
+        #expect(
+            Self.error { $0.phases[2].length = Rational(1, 100)! }?.description
+                == "phases[2].length = \"0.01s\": is too short; use a duration of at least 0.25s")
     }
 
     @Test func absurdLengthsAndCyclesAreRejected() {
         #expect(Self.error { $0.length = .cycles(0) }?.key == "cycles")
-        #expect(Self.error { $0.length = .cycles(1_000_000_000) }?.description == "cycles = 1000000000: is out of range; use a whole number of cycles from 1 to 100000")
+        #expect(
+            Self.error { $0.length = .cycles(1_000_000_000) }?.description
+                == "cycles = 1000000000: is out of range; use a whole number of cycles from 1 to 100000")
         #expect(Self.error { $0.length = .duration(Rational(86400 * 30)) }?.key == "duration")
         #expect(Self.error { $0.length = .duration(3) }?.description.contains("shorter than one cycle (16s)") == true)
-        #expect(Self.error({ $0.phases[0].length = 80000; $0.length = .cycles(3) }, base: BuiltInPatterns.twoPhase)?.description.contains("too long") == true)
+        #expect(
+            Self.error(
+                {
+                    $0.phases[0].length = 80000; $0.length = .cycles(3)
+                }, base: BuiltInPatterns.twoPhase)?.description.contains("too long") == true)
     }
 
     @Test func duplicateAndEmptyNamesAreRejected() {
-        #expect(Self.error { $0.phases[1].name = "inhale" }?.description.contains("another phase has this name") == true)
+        #expect(
+            Self.error { $0.phases[1].name = "inhale" }?.description.contains("another phase has this name") == true)
         #expect(Self.error { $0.phases[0].name = "" }?.key == "phases[0].name")
     }
 
     @Test func outOfRangeGainsAndRatesAreRejected() {
         #expect(Self.error { $0.phases[0].cue = Cue("gong", gainDB: .nan) }?.key == "phases[0].cue.gain")
         #expect(Self.error { $0.endCue = Cue("gong", gainDB: 40) }?.key == "end.gain")
-        #expect(Self.error({ $0.pace = Pace(bpm: 600) }, base: BuiltInPatterns.resonant)?.description == "pace.bpm = 600: is out of range; use a rate from 0.5 to 60 breaths per minute")
+        #expect(
+            Self.error({ $0.pace = Pace(bpm: 600) }, base: BuiltInPatterns.resonant)?.description
+                == "pace.bpm = 600: is out of range; use a rate from 0.5 to 60 breaths per minute")
         #expect(Self.error({ $0.pace = Pace(bpm: 0) }, base: BuiltInPatterns.resonant) != nil)
     }
 
@@ -69,7 +80,11 @@ import Testing
     @Test func setNamingNoPhaseListsThePhases() {
         var overrides = PatternOverrides()
         overrides.phaseLengths = [.init(phase: "medtation", seconds: 1200)]
-        #expect(throws: PatternError(override: .phaseLength, value: "medtation", problem: "two-phase has no phase of that name", allowed: "one of meditation, reflection")) {
+        #expect(
+            throws: PatternError(
+                override: .phaseLength, value: "medtation", problem: "two-phase has no phase of that name",
+                allowed: "one of meditation, reflection")
+        ) {
             try BuiltInPatterns.twoPhase.applying(overrides)
         }
     }
@@ -84,13 +99,20 @@ import Testing
         }
         let cases: [(PatternError?, PatternOverrides.Field)] = [
             (failure(BuiltInPatterns.twoPhase) { $0.phaseLengths = [.init(phase: "x", seconds: 60)] }, .phaseLength),
-            (failure(BuiltInPatterns.twoPhase) { $0.phaseLengths = [.init(phase: "meditation", seconds: 0)] }, .phaseLength),
+            (
+                failure(BuiltInPatterns.twoPhase) { $0.phaseLengths = [.init(phase: "meditation", seconds: 0)] },
+                .phaseLength
+            ),
             (failure(BuiltInPatterns.twoPhase) { $0.pace = Pace(bpm: 6) }, .pace),
             (failure(BuiltInPatterns.twoPhase) { $0.ratio = [1, 2] }, .ratio),
             (failure(BuiltInPatterns.box) { $0.ratio = [1, 2, 3] }, .ratio),
-            (failure(BuiltInPatterns.box) { $0.cycles = 2; $0.duration = 60 }, .cycles),
+            (
+                failure(BuiltInPatterns.box) {
+                    $0.cycles = 2; $0.duration = 60
+                }, .cycles
+            ),
             (failure(BuiltInPatterns.box) { $0.duration = 3 }, .duration),
-            (failure(BuiltInPatterns.box) { $0.cues = [.init(target: "nowhere", sound: "bowl")] }, .cue),
+            (failure(BuiltInPatterns.box) { $0.cues = [.init(target: "nowhere", sound: "bowl")] }, .cue)
         ]
         for (error, field) in cases {
             #expect(error?.override == field, "\(String(describing: error))")

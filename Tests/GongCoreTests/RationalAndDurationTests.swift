@@ -34,7 +34,7 @@ import Testing
     @Test(arguments: [
         ("4s", Rational(4)), ("4.5s", Rational(9, 2)!), ("90s", Rational(90)), ("15m", Rational(900)),
         ("1h30m", Rational(5400)), ("4", Rational(4)), ("4.5", Rational(9, 2)!), ("250ms", Rational(1, 4)!),
-        ("1m30s", Rational(90)), (" 2h ", Rational(7200)), ("0.1s", Rational(1, 10)!), ("10min", Rational(600)),
+        ("1m30s", Rational(90)), (" 2h ", Rational(7200)), ("0.1s", Rational(1, 10)!), ("10min", Rational(600))
     ])
     func durationsPeopleTypeParseExactly(text: String, seconds: Rational) {
         #expect(DurationText.seconds(text) == seconds)

@@ -10,8 +10,10 @@ import Testing
     /// Plays like the engine: a checkpoint before every block; each command is noticed `lateBy`
     /// frames after its frame and taken back to it. Returns the output as heard (what the rewinds
     /// replaced is gone) and the events as given (those after the checkpoint taken back).
-    static func renderWithRewinds(_ timeline: Timeline, sounds: [[Float]], masterGainDB: Double,
-                                  commands: [(frame: Int64, lateBy: Int64, command: RenderCommand)]) throws -> (samples: [Float], events: [RenderEvent]) {
+    static func renderWithRewinds(
+        _ timeline: Timeline, sounds: [[Float]], masterGainDB: Double,
+        commands: [(frame: Int64, lateBy: Int64, command: RenderCommand)]
+    ) throws -> (samples: [Float], events: [RenderEvent]) {
         var renderer = SessionRenderer(timeline: timeline, sounds: sounds, channels: 1, masterGainDB: masterGainDB)
         var checkpoints = RenderCheckpoints(capacity: 64, for: renderer)
         let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: block)
@@ -51,7 +53,8 @@ import Testing
             // Loud, long, overlapping sounds: the limiter, the gain ramp and several voices all
             // carry state across the point taken back to.
             let sounds = (0..<timeline.sounds.count).map { index in
-                RenderMixTests.tail(frames: Int.random(in: 2000...(Self.rate * 4), using: &generator), level: 0.6 + 0.2 * Float(index))
+                RenderMixTests.tail(
+                    frames: Int.random(in: 2000...(Self.rate * 4), using: &generator), level: 0.6 + 0.2 * Float(index))
             }
             let masterGainDB = [0.0, 9.0][trial % 2]
             // Ends with a stop, so a session left paused still ends.
@@ -65,12 +68,18 @@ import Testing
             }
             var oneCommandPerFrame: [Int64: RenderCommand] = [:]
             for entry in commands { oneCommandPerFrame[entry.frame] = entry.command }
-            let expected = RenderMixTests.renderAll(timeline, sounds: sounds, blockFrames: Self.block, masterGainDB: masterGainDB,
-                                                    commands: oneCommandPerFrame)
-            let rewound = try Self.renderWithRewinds(timeline, sounds: sounds, masterGainDB: masterGainDB, commands: commands)
+            let expected = RenderMixTests.renderAll(
+                timeline, sounds: sounds, blockFrames: Self.block, masterGainDB: masterGainDB,
+                commands: oneCommandPerFrame)
+            let rewound = try Self.renderWithRewinds(
+                timeline, sounds: sounds, masterGainDB: masterGainDB, commands: commands)
             #expect(rewound.samples.count == expected.samples.count, "trial \(trial)")
-            let firstDifference = zip(rewound.samples, expected.samples).enumerated().first { $0.element.0 != $0.element.1 }?.offset
-            #expect(firstDifference == nil, "trial \(trial): samples after a rewind differ from one pass from frame \(firstDifference ?? -1)")
+            let firstDifference = zip(rewound.samples, expected.samples).enumerated().first {
+                $0.element.0 != $0.element.1
+            }?.offset
+            #expect(
+                firstDifference == nil,
+                "trial \(trial): samples after a rewind differ from one pass from frame \(firstDifference ?? -1)")
             #expect(rewound.events == expected.events, "trial \(trial): events after a rewind differ from one pass")
         }
     }
@@ -78,7 +87,8 @@ import Testing
     @Test func theRingKeepsTheNewestAndFindsNoneBeforeWhatWasGivenAway() throws {
         let pattern = Pattern(name: "a", phases: [Phase("a", length: 1, cue: Cue("x"))], length: .cycles(20))
         let timeline = try Timeline(pattern: pattern, sampleRate: Self.rate)
-        var renderer = SessionRenderer(timeline: timeline, sounds: [RenderMixTests.tail(frames: 500, level: 0.5)], channels: 1)
+        var renderer = SessionRenderer(
+            timeline: timeline, sounds: [RenderMixTests.tail(frames: 500, level: 0.5)], channels: 1)
         var checkpoints = RenderCheckpoints(capacity: 4, for: renderer)
         let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: Self.block)
         defer { buffer.deallocate() }

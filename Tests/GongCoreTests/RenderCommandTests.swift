@@ -4,13 +4,18 @@ import Testing
 @Suite struct RenderCommandTests {
     static let rate = 8000
     static func twoPhaseShort() throws -> Timeline {
-        let pattern = Pattern(name: "short", phases: [Phase("sit", length: 10, cue: Cue("a")), Phase("reflect", length: 5, cue: Cue("b"))],
-                              length: .cycles(1), endCue: Cue("end"))
+        let pattern = Pattern(
+            name: "short",
+            phases: [Phase("sit", length: 10, cue: Cue("a")), Phase("reflect", length: 5, cue: Cue("b"))],
+            length: .cycles(1), endCue: Cue("end"))
         return try Timeline(pattern: pattern, sampleRate: rate)
     }
 
     static func sounds() -> [[Float]] {
-        [[Float](repeating: 0.2, count: 2 * rate), [Float](repeating: 0.3, count: 100), [Float](repeating: 0.1, count: rate)]
+        [
+            [Float](repeating: 0.2, count: 2 * rate), [Float](repeating: 0.3, count: 100),
+            [Float](repeating: 0.1, count: rate)
+        ]
     }
 
     @Test func pauseFadesOutStopsTheClockAndResumeCarriesOn() throws {
@@ -19,13 +24,13 @@ import Testing
         var events = RenderEventBuffer()
         let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: 800)
         defer { block.deallocate() }
-        _ = renderer.render(into: block, events: &events)           // 0.1 s in, the gong is ringing
+        _ = renderer.render(into: block, events: &events)  // 0.1 s in, the gong is ringing
         renderer.apply(.pause, events: &events)
-        _ = renderer.render(into: block, events: &events)           // fades out within 15 ms (120 frames)
+        _ = renderer.render(into: block, events: &events)  // fades out within 15 ms (120 frames)
         #expect(renderer.lifecycle == .paused)
         #expect(block[0] != 0 && block[119...].allSatisfy { $0 == 0 }, "a short fade, then silence")
         let frozen = renderer.sessionFrame
-        for _ in 0..<50 {                                            // 5 s of pause
+        for _ in 0..<50 {  // 5 s of pause
             #expect(renderer.render(into: block, events: &events) == 800)
             #expect(block.allSatisfy { $0 == 0 })
         }
@@ -56,7 +61,9 @@ import Testing
         let timeline = try Self.twoPhaseShort()
         var renderer = SessionRenderer(timeline: timeline, sounds: Self.sounds(), channels: 1)
         var total: Int64 = 0
-        let events = renderSession(&renderer, blockFrames: 400, commands: [4000: .stop]) { block, _ in total += Int64(block.count) }
+        let events = renderSession(&renderer, blockFrames: 400, commands: [4000: .stop]) { block, _ in
+            total += Int64(block.count)
+        }
         let ended = try #require(events.first { $0.kind == .sessionEnded })
         #expect(ended.outputFrame == 4000)
         // The first gong (2 s) still rings past the stop, so the session ends with the longer tail.

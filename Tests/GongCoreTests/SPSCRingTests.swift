@@ -35,7 +35,8 @@ import Testing
 
     @Test func renderEventsArriveIntact() {
         let ring = SPSCRing<RenderEvent>(minimumCapacity: 16)
-        let event = RenderEvent(kind: .cueStarted(sound: 7, scheduledFrame: 1 << 40), sessionFrame: -3, outputFrame: Int64.max)
+        let event = RenderEvent(
+            kind: .cueStarted(sound: 7, scheduledFrame: 1 << 40), sessionFrame: -3, outputFrame: Int64.max)
         #expect(ring.tryPush(event))
         #expect(ring.tryPop() == event)
     }
@@ -53,7 +54,9 @@ import Testing
         let producer = Thread {
             var value = 0
             while value < count {
-                if ring.tryPush(Wide(tag: UInt8(truncatingIfNeeded: value), sequence: Int64(value), check: Double(value) * 0.5)) {
+                if ring.tryPush(
+                    Wide(tag: UInt8(truncatingIfNeeded: value), sequence: Int64(value), check: Double(value) * 0.5))
+                {
                     value += 1
                 }
             }
@@ -63,7 +66,10 @@ import Testing
         var broken = 0
         while expected < count {
             guard let element = ring.tryPop() else { continue }
-            if element != Wide(tag: UInt8(truncatingIfNeeded: expected), sequence: Int64(expected), check: Double(expected) * 0.5) {
+            if element
+                != Wide(
+                    tag: UInt8(truncatingIfNeeded: expected), sequence: Int64(expected), check: Double(expected) * 0.5)
+            {
                 broken += 1
             }
             expected += 1

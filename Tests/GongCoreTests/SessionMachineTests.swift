@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct SessionMachineTests {
     static func machine() -> SessionMachine {
-        SessionMachine(patternName: "box", sampleRate: 48000, plannedFrames: 48000 * 32, plannedCycles: 2, phasesPerCycle: 4)
+        SessionMachine(
+            patternName: "box", sampleRate: 48000, plannedFrames: 48000 * 32, plannedCycles: 2, phasesPerCycle: 4)
     }
 
     /// A machine driven into each state by valid inputs only.
@@ -50,16 +51,25 @@ import Testing
     /// must be rejected. A change to the table that nobody meant fails against this list.
     static let expectedTransitions: [SessionState.Kind: [SessionInput.Kind: SessionState.Kind]] = [
         .idle: [.prepare: .preparing, .fail: .failed],
-        .preparing: [.start: .active, .phaseBegan: .active, .pause: .paused, .stop: .completing, .fail: .failed,
-                     .deviceLost: .failed, .underrun: .preparing, .cuePlayed: .preparing, .suspended: .paused],
-        .active: [.phaseBegan: .active, .pause: .paused, .skip: .active, .stop: .completing, .sessionEnded: .completing,
-                  .underrun: .active, .cuePlayed: .active, .fail: .failed, .deviceLost: .failed, .suspended: .paused],
-        .paused: [.resume: .active, .skip: .paused, .stop: .completing, .phaseBegan: .paused, .cuePlayed: .paused,
-                  .sessionEnded: .completing, .underrun: .paused, .fail: .failed, .deviceLost: .failed, .suspended: .paused],
-        .completing: [.finished: .completed, .sessionEnded: .completing, .phaseBegan: .completing, .cuePlayed: .completing, .underrun: .completing, .fail: .failed,
-                      .deviceLost: .failed, .suspended: .completing],
+        .preparing: [
+            .start: .active, .phaseBegan: .active, .pause: .paused, .stop: .completing, .fail: .failed,
+            .deviceLost: .failed, .underrun: .preparing, .cuePlayed: .preparing, .suspended: .paused
+        ],
+        .active: [
+            .phaseBegan: .active, .pause: .paused, .skip: .active, .stop: .completing, .sessionEnded: .completing,
+            .underrun: .active, .cuePlayed: .active, .fail: .failed, .deviceLost: .failed, .suspended: .paused
+        ],
+        .paused: [
+            .resume: .active, .skip: .paused, .stop: .completing, .phaseBegan: .paused, .cuePlayed: .paused,
+            .sessionEnded: .completing, .underrun: .paused, .fail: .failed, .deviceLost: .failed, .suspended: .paused
+        ],
+        .completing: [
+            .finished: .completed, .sessionEnded: .completing, .phaseBegan: .completing, .cuePlayed: .completing,
+            .underrun: .completing, .fail: .failed,
+            .deviceLost: .failed, .suspended: .completing
+        ],
         .completed: [:],
-        .failed: [.deviceReturned: .paused, .stop: .failed, .finished: .completed],
+        .failed: [.deviceReturned: .paused, .stop: .failed, .finished: .completed]
     ]
 
     @Test func everyStateTakesExactlyTheInputsTheDesignListsAndGoesWhereItSays() throws {
@@ -70,17 +80,24 @@ import Testing
                 let before = (machine.state, machine.summary)
                 if let next = expected[input] {
                     #expect(throws: Never.self, "\(input) in \(state)") { try machine.handle(Self.sample(input)) }
-                    #expect(machine.state.kind == next, "\(input) in \(state) goes to \(next), not \(machine.state.kind)")
+                    #expect(
+                        machine.state.kind == next, "\(input) in \(state) goes to \(next), not \(machine.state.kind)")
                 } else {
-                    #expect(throws: InvalidTransition(from: state, input: input), "\(input) in \(state)") { try machine.handle(Self.sample(input)) }
-                    #expect(machine.state == before.0 && machine.summary == before.1, "a rejected \(input) in \(state) changes nothing")
+                    #expect(throws: InvalidTransition(from: state, input: input), "\(input) in \(state)") {
+                        try machine.handle(Self.sample(input))
+                    }
+                    #expect(
+                        machine.state == before.0 && machine.summary == before.1,
+                        "a rejected \(input) in \(state) changes nothing")
                 }
             }
         }
     }
 
     @Test func anInvalidTransitionSaysWhatWasRefusedWhere() {
-        #expect(InvalidTransition(from: .completing, input: .pause).description == "cannot pause a session that is completing")
+        #expect(
+            InvalidTransition(from: .completing, input: .pause).description
+                == "cannot pause a session that is completing")
     }
 
     @Test func aWholeSessionCountsPhasesCyclesAndPauses() throws {
@@ -127,7 +144,8 @@ import Testing
         var ending = try Self.machine(in: .paused)
         let effects = try ending.handle(.sessionEnded)
         #expect(ending.state == .completing)
-        #expect(effects.contains(.sendToAudio(.resume)), "a paused renderer would hold the tails, and the session, open")
+        #expect(
+            effects.contains(.sendToAudio(.resume)), "a paused renderer would hold the tails, and the session, open")
         try ending.handle(.finished(playedFrames: 10))
         #expect(ending.state.kind == .completed)
     }
@@ -207,9 +225,12 @@ import Testing
             try machine.handle(Self.lostDevice)
             let effects = try machine.handle(.deviceReturned(resume: resume))
             #expect(machine.state == .completing, "resume: \(resume)")
-            #expect(effects.contains(.sendToAudio(.resume)), "the renderer was paused by the loss; the tails must ring out")
+            #expect(
+                effects.contains(.sendToAudio(.resume)), "the renderer was paused by the loss; the tails must ring out")
             try machine.handle(.finished(playedFrames: 48000 * 40))
-            guard case .completed(let summary) = machine.state else { Issue.record("not completed: \(machine.state)"); continue }
+            guard case .completed(let summary) = machine.state else {
+                Issue.record("not completed: \(machine.state)"); continue
+            }
             #expect(summary.deviceLosses == 1 && !summary.stoppedEarly && summary.playedFrames == 48000 * 40)
         }
     }
@@ -262,7 +283,9 @@ import Testing
         #expect(effects.contains(.sendToAudio(.stop)), "the audio side must stop retrying the device")
         #expect(machine.state == .failed(SessionFailure(.deviceLost, "unplugged"), interrupted: .completing))
         try machine.handle(.finished(playedFrames: 4800))
-        guard case .completed(let summary) = machine.state else { Issue.record("not completed: \(machine.state)"); return }
+        guard case .completed(let summary) = machine.state else {
+            Issue.record("not completed: \(machine.state)"); return
+        }
         #expect(summary.stoppedEarly && summary.playedFrames == 4800 && summary.deviceLosses == 1)
     }
 
@@ -271,7 +294,9 @@ import Testing
         try machine.handle(Self.lostDevice)
         try machine.handle(.stop)
         try machine.handle(.finished(playedFrames: 10))
-        guard case .completed(let summary) = machine.state else { Issue.record("not completed: \(machine.state)"); return }
+        guard case .completed(let summary) = machine.state else {
+            Issue.record("not completed: \(machine.state)"); return
+        }
         #expect(!summary.stoppedEarly, "the planned session was over before the stop")
     }
 

@@ -7,7 +7,9 @@ import Testing
     /// exactly the timeline's cue frames — scanning every sample as it is produced.
     static func checkOnsets(_ pattern: Pattern, rate: Int, blockFrames: Int, channels: Int = 1) throws {
         let timeline = try Timeline(pattern: pattern, sampleRate: rate)
-        var renderer = SessionRenderer(timeline: timeline, sounds: markerSounds(count: timeline.sounds.count, channels: channels), channels: channels)
+        var renderer = SessionRenderer(
+            timeline: timeline, sounds: markerSounds(count: timeline.sounds.count, channels: channels),
+            channels: channels)
         var heard: [Int64] = []
         var previousSilent = true
         renderSession(&renderer, blockFrames: blockFrames) { block, start in
@@ -43,9 +45,13 @@ import Testing
     }
 
     @Test func manyCuesInOneBlockEachStartAtTheirOffset() throws {
-        let pattern = Pattern(name: "fast", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("click")),
-                                                     Phase("b", length: Rational(3, 10)!, cue: Cue("chime"))],
-                              length: .cycles(40))
+        let pattern = Pattern(
+            name: "fast",
+            phases: [
+                Phase("a", length: Rational(1, 4)!, cue: Cue("click")),
+                Phase("b", length: Rational(3, 10)!, cue: Cue("chime"))
+            ],
+            length: .cycles(40))
         try Self.checkOnsets(pattern, rate: 8000, blockFrames: 8192)
         try Self.checkOnsets(pattern, rate: 8000, blockFrames: 1)
     }
@@ -63,25 +69,35 @@ import Testing
         return mix
     }
 
-    static func renderAll(_ timeline: Timeline, sounds: [[Float]], blockFrames: Int, masterGainDB: Double = 0,
-                          commands: [Int64: RenderCommand] = [:]) -> (samples: [Float], events: [RenderEvent]) {
+    static func renderAll(
+        _ timeline: Timeline, sounds: [[Float]], blockFrames: Int, masterGainDB: Double = 0,
+        commands: [Int64: RenderCommand] = [:]
+    ) -> (samples: [Float], events: [RenderEvent]) {
         var renderer = SessionRenderer(timeline: timeline, sounds: sounds, channels: 1, masterGainDB: masterGainDB)
         var output: [Float] = []
-        let events = renderSession(&renderer, blockFrames: blockFrames, commands: commands) { block, _ in output.append(contentsOf: block) }
+        let events = renderSession(&renderer, blockFrames: blockFrames, commands: commands) { block, _ in
+            output.append(contentsOf: block)
+        }
         return (output, events)
     }
 
     /// A decaying tone, quiet enough that the limiter never engages: the mix is then exactly linear.
     static func tail(frames: Int, level: Float) -> [Float] {
-        (0..<frames).map { i in level * Float(1 - Double(i) / Double(frames)) * (i % 3 == 0 ? 1 : -0.5) + (i == 0 ? 0.01 : 0) }
+        (0..<frames).map { i in
+            level * Float(1 - Double(i) / Double(frames)) * (i % 3 == 0 ? 1 : -0.5) + (i == 0 ? 0.01 : 0)
+        }
     }
 
     @Test func aTailRingingAcrossPhaseBoundariesAndTheEndIsNeverCut() throws {
-        let pattern = Pattern(name: "tails", phases: [Phase("a", length: 1, cue: Cue("long")), Phase("b", length: 1, cue: Cue("short"))],
-                              length: .cycles(3), endCue: Cue("end"))
+        let pattern = Pattern(
+            name: "tails", phases: [Phase("a", length: 1, cue: Cue("long")), Phase("b", length: 1, cue: Cue("short"))],
+            length: .cycles(3), endCue: Cue("end"))
         let rate = 8000
         let timeline = try Timeline(pattern: pattern, sampleRate: rate)
-        let sounds = [Self.tail(frames: 3 * rate + 17, level: 0.1), Self.tail(frames: 500, level: 0.1), Self.tail(frames: 5 * rate + 3, level: 0.1)]
+        let sounds = [
+            Self.tail(frames: 3 * rate + 17, level: 0.1), Self.tail(frames: 500, level: 0.1),
+            Self.tail(frames: 5 * rate + 3, level: 0.1)
+        ]
         let (samples, events) = Self.renderAll(timeline, sounds: sounds, blockFrames: 333)
         // The session lasts until the end cue has rung out completely.
         #expect(samples.count == Int(timeline.plannedEndFrame) + sounds[2].count)
@@ -93,9 +109,11 @@ import Testing
     }
 
     @Test func overlappingLoudCuesNeverClip() throws {
-        let pattern = Pattern(name: "loud", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("x", gainDB: 12))], length: .cycles(20))
+        let pattern = Pattern(
+            name: "loud", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("x", gainDB: 12))], length: .cycles(20))
         let timeline = try Timeline(pattern: pattern, sampleRate: 8000)
-        let (samples, _) = Self.renderAll(timeline, sounds: [[Float](repeating: 0.9, count: 8000)], blockFrames: 64, masterGainDB: 6)
+        let (samples, _) = Self.renderAll(
+            timeline, sounds: [[Float](repeating: 0.9, count: 8000)], blockFrames: 64, masterGainDB: 6)
         #expect(samples.map(abs).max() ?? 0 <= SessionRenderer.ceiling + 1e-6)
         #expect(samples.map(abs).max() ?? 0 > 0.9, "the limiter holds the peak at the ceiling, not far below")
     }
@@ -109,9 +127,11 @@ import Testing
     }
 
     @Test func moreOverlappingSoundsThanVoicesStealsTheOldestAndSaysSo() throws {
-        let pattern = Pattern(name: "crowd", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("x"))], length: .cycles(80))
+        let pattern = Pattern(
+            name: "crowd", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("x"))], length: .cycles(80))
         let timeline = try Timeline(pattern: pattern, sampleRate: 8000)
-        var renderer = SessionRenderer(timeline: timeline, sounds: [Self.tail(frames: 8000 * 30, level: 0.001)], channels: 1, voiceCapacity: 64)
+        var renderer = SessionRenderer(
+            timeline: timeline, sounds: [Self.tail(frames: 8000 * 30, level: 0.001)], channels: 1, voiceCapacity: 64)
         let events = renderSession(&renderer, blockFrames: 512)
         let stolen = events.filter { if case .voiceStolen = $0.kind { true } else { false } }
         #expect(stolen.count == 80 - 64)
@@ -144,9 +164,13 @@ import Testing
     /// per-frame path. Both must give exactly what the limiter's definition gives.
     @Test(arguments: [-20.0, 0.0, 9.0])
     func theMixAndLimiterMatchTheirDefinitionExactly(masterGainDB: Double) throws {
-        let pattern = Pattern(name: "swell", phases: [Phase("a", length: Rational(1, 2)!, cue: Cue("x")),
-                                                      Phase("b", length: Rational(3, 10)!, cue: Cue("y", gainDB: -3))],
-                              length: .cycles(6))
+        let pattern = Pattern(
+            name: "swell",
+            phases: [
+                Phase("a", length: Rational(1, 2)!, cue: Cue("x")),
+                Phase("b", length: Rational(3, 10)!, cue: Cue("y", gainDB: -3))
+            ],
+            length: .cycles(6))
         let rate = 8000
         let timeline = try Timeline(pattern: pattern, sampleRate: rate)
         // Swells that cross the ceiling at +9 dB and stay far below it at −20 dB.
@@ -170,23 +194,30 @@ import Testing
     /// mixing the same sounds duplicated to every channel, loud or quiet, stereo or more.
     @Test(arguments: [(-6.0, 2), (12.0, 2), (-6.0, 4)])
     func aMonoSoundIsTheSameSoundOnEveryChannel(masterGainDB: Double, channels: Int) throws {
-        let pattern = Pattern(name: "pair", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("mono")),
-                                                     Phase("b", length: Rational(3, 10)!, cue: Cue("wide"))],
-                              length: .cycles(8), endCue: Cue("mono"))
+        let pattern = Pattern(
+            name: "pair",
+            phases: [
+                Phase("a", length: Rational(1, 4)!, cue: Cue("mono")),
+                Phase("b", length: Rational(3, 10)!, cue: Cue("wide"))
+            ],
+            length: .cycles(8), endCue: Cue("mono"))
         let timeline = try Timeline(pattern: pattern, sampleRate: 8000)
         let mono = Self.tail(frames: 3000, level: 0.6)
         let wide: [Float] = (0..<1800).flatMap { (i: Int) -> [Float] in
             (0..<channels).map { channel in 0.5 * sinf(Float(i) * (0.1 + 0.03 * Float(channel))) }
         }
         func render(_ sounds: [RenderSound]) -> [Float] {
-            var renderer = SessionRenderer(timeline: timeline, sounds: sounds, channels: channels, masterGainDB: masterGainDB)
+            var renderer = SessionRenderer(
+                timeline: timeline, sounds: sounds, channels: channels, masterGainDB: masterGainDB)
             var output: [Float] = []
             renderSession(&renderer, blockFrames: 300) { block, _ in output.append(contentsOf: block) }
             return output
         }
         let fromMono = render([RenderSound(samples: mono, channels: 1), RenderSound(samples: wide, channels: channels)])
         let duplicated = mono.flatMap { Array(repeating: $0, count: channels) }
-        let fromStereo = render([RenderSound(samples: duplicated, channels: channels), RenderSound(samples: wide, channels: channels)])
+        let fromStereo = render([
+            RenderSound(samples: duplicated, channels: channels), RenderSound(samples: wide, channels: channels)
+        ])
         #expect(fromMono.count == fromStereo.count && fromMono.count > 0)
         #expect(fromMono == fromStereo)
     }
@@ -200,7 +231,9 @@ import Testing
             let sounds = (0..<timeline.sounds.count).map { index in
                 Self.tail(frames: Int.random(in: 50...(rate * 3), using: &generator), level: 0.3 + 0.1 * Float(index))
             }
-            let sizes = [1, Int.random(in: 2...300, using: &generator), Int.random(in: 301...8192, using: &generator), 8192]
+            let sizes = [
+                1, Int.random(in: 2...300, using: &generator), Int.random(in: 301...8192, using: &generator), 8192
+            ]
             let reference = Self.renderAll(timeline, sounds: sounds, blockFrames: sizes[0]).samples
             for size in sizes.dropFirst() {
                 let other = Self.renderAll(timeline, sounds: sounds, blockFrames: size).samples
@@ -216,7 +249,8 @@ import Testing
             let timeline = try Timeline(pattern: pattern, sampleRate: 8000)
             let frames = timeline.phaseBoundaries.map(\.frame)
             #expect(zip(frames, frames.dropFirst()).allSatisfy { $0 < $1 }, "boundaries strictly increase")
-            var renderer = SessionRenderer(timeline: timeline, sounds: markerSounds(count: timeline.sounds.count), channels: 1)
+            var renderer = SessionRenderer(
+                timeline: timeline, sounds: markerSounds(count: timeline.sounds.count), channels: 1)
             let events = renderSession(&renderer, blockFrames: Int.random(in: 1...8192, using: &generator))
             let started = events.compactMap { event -> Int64? in
                 guard case .cueStarted(_, let scheduled) = event.kind else { return nil }
@@ -237,20 +271,30 @@ enum RandomPatterns {
         var phases: [Phase] = []
         for index in 0..<phaseCount {
             let tenths = Int64.random(in: 3...60, using: &generator)
-            let cue = Int.random(in: 0...3, using: &generator) == 0 ? nil : Cue(sounds.randomElement(using: &generator) ?? "gong", gainDB: Double(Int.random(in: -12...0, using: &generator)))
+            let cue =
+                Int.random(in: 0...3, using: &generator) == 0
+                ? nil
+                : Cue(
+                    sounds.randomElement(using: &generator) ?? "gong",
+                    gainDB: Double(Int.random(in: -12...0, using: &generator)))
             var phase = Phase("p\(index)", length: Rational(tenths, 10) ?? 1, cue: cue)
             if !paced, tenths > 30, Bool.random(using: &generator) {
                 phase.bell = IntervalBell(every: 1, cue: Cue("bell"))
             }
             phases.append(phase)
         }
-        var pattern = Pattern(name: "random", phases: phases, length: .cycles(Int.random(in: 1...12, using: &generator)), endCue: Cue("end"))
-        if Bool.random(using: &generator) { pattern.warmUp = Rational(Int64.random(in: 0...30, using: &generator), 10) ?? 0 }
+        var pattern = Pattern(
+            name: "random", phases: phases, length: .cycles(Int.random(in: 1...12, using: &generator)),
+            endCue: Cue("end"))
+        if Bool.random(using: &generator) {
+            pattern.warmUp = Rational(Int64.random(in: 0...30, using: &generator), 10) ?? 0
+        }
         if Bool.random(using: &generator) { pattern.startCue = Cue("start") }
         if paced {
             // Keep every phase ≥ 0.25 s: the shortest share is ≥ 0.3/(5 × 6) of the breath.
             let bpm = Rational(Int64.random(in: 20...80, using: &generator), 10) ?? 6
-            pattern.pace = Bool.random(using: &generator) ? Pace(bpm: bpm) : Pace(from: bpm, to: Rational(40, 10)!, over: 60)
+            pattern.pace =
+                Bool.random(using: &generator) ? Pace(bpm: bpm) : Pace(from: bpm, to: Rational(40, 10)!, over: 60)
             let breath = 60 / max(bpm.doubleValue, 4)
             let total = phases.reduce(0) { $0 + $1.length.doubleValue }
             let shortest = phases.map(\.length.doubleValue).min() ?? 1

@@ -26,9 +26,11 @@ func markerSounds(count: Int, frames: Int = 64, channels: Int = 1) -> [[Float]] 
 /// Renders a whole session in blocks of `blockFrames`, handing each produced block to `body`
 /// with the output frame it starts on. Returns every event.
 @discardableResult
-func renderSession(_ renderer: inout SessionRenderer, blockFrames: Int,
-                   commands: [Int64: RenderCommand] = [:],
-                   body: (UnsafeBufferPointer<Float>, Int64) -> Void = { _, _ in }) -> [RenderEvent] {
+func renderSession(
+    _ renderer: inout SessionRenderer, blockFrames: Int,
+    commands: [Int64: RenderCommand] = [:],
+    body: (UnsafeBufferPointer<Float>, Int64) -> Void = { _, _ in }
+) -> [RenderEvent] {
     let channels = renderer.channels
     let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockFrames * channels)
     defer { buffer.deallocate() }

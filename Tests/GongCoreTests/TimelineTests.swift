@@ -48,9 +48,13 @@ import Testing
     }
 
     @Test func decimalPhaseLengthsStayExactOverManyCycles() throws {
-        let pattern = Pattern(name: "odd", phases: [Phase("a", length: Rational(9, 2)!, cue: Cue("click")),
-                                                    Phase("b", length: Rational(33, 10)!, cue: Cue("chime"))],
-                              length: .cycles(10_000))
+        let pattern = Pattern(
+            name: "odd",
+            phases: [
+                Phase("a", length: Rational(9, 2)!, cue: Cue("click")),
+                Phase("b", length: Rational(33, 10)!, cue: Cue("chime"))
+            ],
+            length: .cycles(10_000))
         let timeline = try Timeline(pattern: pattern, sampleRate: 44100)
         let boundaries = timeline.phaseBoundaries
         // cycle c, phase b begins at c × 7.8 + 4.5 s
@@ -94,9 +98,11 @@ import Testing
             t <= 600 ? (6 * t - 1.5 * t * t / 1200) / 60 : 52.5 + (t - 600) * 4.5 / 60
         }
         for (cycle, start) in starts.enumerated() {
-            #expect(abs(breaths(start) - Double(cycle)) < 1.0 / Double(rate), "cycle \(cycle) begins where the integral reaches \(cycle)")
+            #expect(
+                abs(breaths(start) - Double(cycle)) < 1.0 / Double(rate),
+                "cycle \(cycle) begins where the integral reaches \(cycle)")
         }
-        #expect(abs((starts[1] - starts[0]) - 10) < 0.15)           // ~6 breaths/min at the start
+        #expect(abs((starts[1] - starts[0]) - 10) < 0.15)  // ~6 breaths/min at the start
         #expect(abs((starts[starts.count - 1] - starts[starts.count - 2]) - 60 / 4.5) < 0.01)  // 4.5 after the ramp
     }
 

@@ -10,8 +10,9 @@ import Testing
     }
 
     @Test func linesSplitAcrossReadsArriveWholeAndBlankLinesAreNothing() {
-        #expect(pieces(["{\"command\":", " \"pause\"}\n\n{\"comm", "and\": \"stop\"}\n{\"unfinished"])
-            == [.line("{\"command\": \"pause\"}"), .line("{\"command\": \"stop\"}")])
+        #expect(
+            pieces(["{\"command\":", " \"pause\"}\n\n{\"comm", "and\": \"stop\"}\n{\"unfinished"])
+                == [.line("{\"command\": \"pause\"}"), .line("{\"command\": \"stop\"}")])
     }
 
     /// An over-long line is reported once, when it passes the cap, however it is cut into

@@ -53,11 +53,15 @@ import Testing
         var offs: [Int64?] = []
         for index in 0..<9 {
             let late = index == 4 ? 768.0 / 48000 : 0
-            offs.append(timing.record(scheduledFrames: Self.interval, heardSeconds: Double(Self.interval) / rate + late))
+            offs.append(
+                timing.record(scheduledFrames: Self.interval, heardSeconds: Double(Self.interval) / rate + late))
         }
-        #expect(offs.enumerated().allSatisfy { $0.offset == 4 ? abs(($0.element ?? 0) - 768) < 10 : $0.element == nil }, "\(offs)")
+        #expect(
+            offs.enumerated().allSatisfy { $0.offset == 4 ? abs(($0.element ?? 0) - 768) < 10 : $0.element == nil },
+            "\(offs)")
         #expect(timing.cuesOffTheirFrames == 1)
-        let summary = SessionSummary(patternName: "ticks", sampleRate: 48000, plannedFrames: 10 * Self.interval, plannedCycles: 10)
+        let summary = SessionSummary(
+            patternName: "ticks", sampleRate: 48000, plannedFrames: 10 * Self.interval, plannedCycles: 10)
         guard case .offTheirFrames(let count, let worst, _) = HeardVerdict(summary: summary, timing: timing) else {
             Issue.record("the verdict must say cues were heard off their frames")
             return
@@ -69,16 +73,25 @@ import Testing
     /// interval within the tolerance at the device's rate; an implausible device clock is audio
     /// lost unreported; no timing at all confirms nothing.
     @Test func theVerdictClaimsOnlyWhatTheTimingShows() {
-        var summary = SessionSummary(patternName: "ticks", sampleRate: 48000, plannedFrames: 10 * Self.interval, plannedCycles: 10)
+        var summary = SessionSummary(
+            patternName: "ticks", sampleRate: 48000, plannedFrames: 10 * Self.interval, plannedCycles: 10)
         let steady = Self.timing(ppm: 400, jitter: [0.000_020, -0.000_030, 0.000_010])
-        #expect(HeardVerdict(summary: summary, timing: steady) == .everyCueOnItsFrame(jitterSeconds: steady.maxJitterSeconds ?? -1))
-        #expect(HeardVerdict(summary: summary, timing: CueTiming(sampleRate: 48000)) == .unconfirmed(deviceTimed: false))
+        #expect(
+            HeardVerdict(summary: summary, timing: steady)
+                == .everyCueOnItsFrame(jitterSeconds: steady.maxJitterSeconds ?? -1))
+        #expect(
+            HeardVerdict(summary: summary, timing: CueTiming(sampleRate: 48000)) == .unconfirmed(deviceTimed: false))
         var placedApart = CueTiming(sampleRate: 48000)
         placedApart.cuePlaced()
         placedApart.cuePlaced()
-        #expect(HeardVerdict(summary: summary, timing: placedApart) == .unconfirmed(deviceTimed: true), "two cues placed with a skip between")
+        #expect(
+            HeardVerdict(summary: summary, timing: placedApart) == .unconfirmed(deviceTimed: true),
+            "two cues placed with a skip between")
         let rough = Self.timing(ppm: 0, jitter: [0.002, -0.0025, 0.0015, -0.002])
-        if case .roughReports = HeardVerdict(summary: summary, timing: rough) {} else { Issue.record("rough reports confirm no frame") }
+        if case .roughReports = HeardVerdict(summary: summary, timing: rough) {
+        } else {
+            Issue.record("rough reports confirm no frame")
+        }
         // Intervals 1.5 ms long each: within the per-interval bound, but −1 500 ppm is no device.
         let slow = Self.timing(ppm: -1500, jitter: [0, 0, 0, 0])
         if case .offTheirFrames(_, _, let ppm) = HeardVerdict(summary: summary, timing: slow) {
@@ -88,7 +101,9 @@ import Testing
         }
         summary.xruns = 1
         summary.framesLost = 512
-        #expect(HeardVerdict(summary: summary, timing: steady) == .audioLost(xruns: 1, frames: 512, suspends: 0, deviceLosses: 0))
+        #expect(
+            HeardVerdict(summary: summary, timing: steady)
+                == .audioLost(xruns: 1, frames: 512, suspends: 0, deviceLosses: 0))
     }
 
     /// Through ALSA's plugin, whose reports may be 30 ms apart, a cue 5.7 ms off its place by

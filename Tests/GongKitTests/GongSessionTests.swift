@@ -1,10 +1,11 @@
 import Foundation
 import GongAudio
 import GongCore
-@testable import GongKit
 import GongTestSupport
 import Synchronization
 import Testing
+
+@testable import GongKit
 
 /// The facade as an embedding program uses it, on ALSA's `null` device (which takes frames as
 /// fast as they come, so a session plays in a fraction of its length).
@@ -17,8 +18,10 @@ import Testing
     }()
     /// Long enough that no test sees it end by itself (played paced): commands and drops land
     /// while it plays.
-    static let long = Pattern(name: "long", phases: [Phase("sit", length: 3600, cue: Cue("gong")), Phase("walk", length: 3600, cue: Cue("bowl"))],
-                              length: .cycles(6), endCue: Cue("gong"))
+    static let long = Pattern(
+        name: "long",
+        phases: [Phase("sit", length: 3600, cue: Cue("gong")), Phase("walk", length: 3600, cue: Cue("bowl"))],
+        length: .cycles(6), endCue: Cue("gong"))
 
     static func open(_ pattern: Pattern) throws -> GongSession {
         try GongSession(pattern: pattern, options: SessionOptions(device: "null"), bank: shippedBank)
@@ -27,7 +30,8 @@ import Testing
     /// A session on `null` paced as a sound card is, so that it lasts as long as it says:
     /// however slow the machine, commands and drops land while it plays.
     static func openPaced(_ pattern: Pattern) throws -> GongSession {
-        try GongSession(pattern: pattern, bank: shippedBank, options: SessionOptions()) { () throws(AudioDeviceError) -> FaultInjectingPCM in
+        try GongSession(pattern: pattern, bank: shippedBank, options: SessionOptions()) {
+            () throws(AudioDeviceError) -> FaultInjectingPCM in
             do {
                 return try FaultInjectingPCM(realTime: true)
             } catch {
@@ -56,8 +60,10 @@ import Testing
     /// Waits until the stream has yielded an event matching `matches`, looking no further once
     /// `seconds` have passed. Generous: a whole suite starting at once on two cores, each test
     /// preparing its sounds, has taken over 30 s to hear its first event.
-    static func first(_ iterator: inout AsyncStream<SessionEvent>.Iterator, seconds: Double = 120,
-                      where matches: (SessionEvent) -> Bool) async -> SessionEvent? {
+    static func first(
+        _ iterator: inout AsyncStream<SessionEvent>.Iterator, seconds: Double = 120,
+        where matches: (SessionEvent) -> Bool
+    ) async -> SessionEvent? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline, let event = await iterator.next() {
             if matches(event) { return event }
@@ -85,7 +91,8 @@ import Testing
 
     @Test func twoSessionsPlayAtOnceEachOnItsOwnFrames() async throws {
         let first = try Self.open(Self.box16)
-        let second = try GongSession(pattern: Self.box16, options: SessionOptions(device: "null", rate: 44100, channels: 1), bank: shippedBank)
+        let second = try GongSession(
+            pattern: Self.box16, options: SessionOptions(device: "null", rate: 44100, channels: 1), bank: shippedBank)
         let (a, b) = (first.events(), second.events())
         first.start()
         second.start()
@@ -136,12 +143,13 @@ import Testing
                 Issue.record("\(command) refused for \(refusal.reason)")
                 continue
             }
-            let input: SessionInput.Kind = switch command {
-            case .pause: .pause
-            case .resume: .resume
-            case .skip: .skip
-            default: .stop
-            }
+            let input: SessionInput.Kind =
+                switch command {
+                case .pause: .pause
+                case .resume: .resume
+                case .skip: .skip
+                default: .stop
+                }
             #expect(!SessionMachine.accepts(input, in: state), "\(command) was refused in \(state), which takes it")
         }
         func taken(_ command: SessionCommand) -> Int { outcomes.filter { $0.0 == command && $0.1 == nil }.count }
@@ -171,7 +179,9 @@ import Testing
     @Test func aCommandOutOfRangeOrBeforeTheStartChangesNothing() async throws {
         let session = try Self.open(Self.box16)
         #expect(throws: CommandRefusal(command: .pause, reason: .notNow(.idle))) { try session.send(.pause) }
-        #expect(throws: CommandRefusal(command: .gain, reason: .gainOutOfRange(40))) { try session.send(.setGain(decibels: 40)) }
+        #expect(throws: CommandRefusal(command: .gain, reason: .gainOutOfRange(40))) {
+            try session.send(.setGain(decibels: 40))
+        }
         #expect(throws: CommandRefusal.self) { try session.send(.setGain(decibels: .nan)) }
         #expect(session.status.gainDB == 0 && session.status.state == .idle)
         try session.send(.setGain(decibels: -12))
@@ -198,7 +208,7 @@ import Testing
             (SessionOptions(device: "null", channels: 3), .channels),
             (SessionOptions(device: "null", latencyMs: 0), .latency),
             (SessionOptions(device: "null", periodFrames: 1), .period),
-            (SessionOptions(device: "null", gainDB: 13), .gain),
+            (SessionOptions(device: "null", gainDB: 13), .gain)
         ]
         for (options, setting) in cases {
             do {
@@ -212,13 +222,14 @@ import Testing
     }
 
     @Test func aPatternWrittenInTOMLPlays() async throws {
-        let pattern = try PatternCatalog.pattern(toml: """
-        name = "tiny"
-        [[phases]]
-        name = "sit"
-        length = "2s"
-        cue = "bowl"
-        """)
+        let pattern = try PatternCatalog.pattern(
+            toml: """
+                name = "tiny"
+                [[phases]]
+                name = "sit"
+                length = "2s"
+                cue = "bowl"
+                """)
         let session = try Self.open(pattern)
         let events = session.events()
         session.start()
@@ -232,7 +243,8 @@ import Testing
 @Suite struct SessionEventSchemaTests {
     static let report = SessionReport.sample
     static let every: [SessionEvent] = [
-        SessionEvent(.started(pattern: "box", device: "pulse", rate: 48000, channels: 2, format: "float32", latencyMs: 500)),
+        SessionEvent(
+            .started(pattern: "box", device: "pulse", rate: 48000, channels: 2, format: "float32", latencyMs: 500)),
         SessionEvent(.firstFrameAudible, frame: 0, audible: 1234.5),
         SessionEvent(.phaseBegan(phase: "inhale", cycle: 1, cycles: 3, seconds: 4), frame: 0, audible: 1234.5),
         SessionEvent(.cue(sound: "gong", lateFrames: 0, offFrames: nil), frame: 192_000, audible: 1238.5),
@@ -250,7 +262,7 @@ import Testing
         SessionEvent(.ignored(command: .resume, state: .active)),
         SessionEvent(.internalError(input: .finished, state: .paused)),
         SessionEvent(.failed(message: "the audio stopped")),
-        SessionEvent(.finished(report)),
+        SessionEvent(.finished(report))
     ]
 
     @Test func everyTypeRoundTripsThroughItsJSONLine() throws {
@@ -259,14 +271,18 @@ import Testing
             let line = event.jsonLine()
             #expect(!line.contains("\n"))
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            #expect(object["schema"] as? Int == SessionEvent.schemaVersion && object["type"] as? String == event.type, "\(line)")
+            #expect(
+                object["schema"] as? Int == SessionEvent.schemaVersion && object["type"] as? String == event.type,
+                "\(line)")
             #expect(try JSONDecoder().decode(SessionEvent.self, from: Data(line.utf8)) == event, "\(line)")
         }
     }
 
     @Test func everyVerdictOfTheReportRoundTrips() throws {
-        let verdicts: [SessionReport.Heard] = [.onFrame(jitterMs: 0.02), .offFrame(count: 2, worstFrames: 256), .roughReports(jitterMs: 2.5),
-                                              .audioLost, .unconfirmed(deviceTimed: true), .unconfirmed(deviceTimed: false)]
+        let verdicts: [SessionReport.Heard] = [
+            .onFrame(jitterMs: 0.02), .offFrame(count: 2, worstFrames: 256), .roughReports(jitterMs: 2.5),
+            .audioLost, .unconfirmed(deviceTimed: true), .unconfirmed(deviceTimed: false)
+        ]
         for heard in verdicts {
             var report = Self.report
             report.heard = heard
@@ -294,16 +310,17 @@ import Testing
 }
 
 /// The repository's root, where README.md is.
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
 
 extension SessionReport {
     static var sample: SessionReport {
         let json = #"""
-        {"schema":1,"type":"finished","pattern":"box","rate":48000,"plannedSeconds":16,"playedSeconds":21.5,"plannedCycles":1,
-         "cycles":1,"phases":4,"pauses":1,"skips":0,"stoppedEarly":false,"xruns":0,"lostFrames":0,"suspends":0,"deviceLosses":0,
-         "cues":5,"maxCueLatenessFrames":0,"heard":"onFrame","jitterMs":0.01,
-         "timing":{"intervals":4,"maxDeviationMs":0.02,"meanDeviationMs":0.01,"deviceClockPPM":3.5,"maxJitterMs":0.01}}
-        """#
+            {"schema":1,"type":"finished","pattern":"box","rate":48000,"plannedSeconds":16,"playedSeconds":21.5,"plannedCycles":1,
+             "cycles":1,"phases":4,"pauses":1,"skips":0,"stoppedEarly":false,"xruns":0,"lostFrames":0,"suspends":0,"deviceLosses":0,
+             "cues":5,"maxCueLatenessFrames":0,"heard":"onFrame","jitterMs":0.01,
+             "timing":{"intervals":4,"maxDeviationMs":0.02,"meanDeviationMs":0.01,"deviceClockPPM":3.5,"maxJitterMs":0.01}}
+            """#
         let event = try! JSONDecoder().decode(SessionEvent.self, from: Data(json.utf8))
         guard case .finished(let report) = event.kind else { fatalError("a finished event") }
         return report

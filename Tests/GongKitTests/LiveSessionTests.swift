@@ -1,17 +1,19 @@
 import Foundation
 import GongAudio
 import GongCore
-@testable import GongKit
 import GongTestSupport
 import Synchronization
 import Testing
+
+@testable import GongKit
 
 /// A live session whose device goes away mid-session and comes back: ALSA's `null` device paced
 /// in real time, with `-ENODEV` injected, then two failed attempts to reopen it.
 @Suite(.serialized) struct LiveSessionDeviceLossTests {
     /// A click every quarter second, 8 phases × 3 cycles, so the loss falls mid-session.
-    static let pattern = Pattern(name: "ticks", phases: (0..<8).map { Phase("p\($0)", length: Rational(1, 4)!, cue: Cue("click")) },
-                                 length: .cycles(3), endCue: Cue("click"))
+    static let pattern = Pattern(
+        name: "ticks", phases: (0..<8).map { Phase("p\($0)", length: Rational(1, 4)!, cue: Cue("click")) },
+        length: .cycles(3), endCue: Cue("click"))
 
     /// Opens the device: first a healthy one that disappears after `lostAfterWrites` writes,
     /// then `failedReopens` failures, then a healthy one again.
@@ -28,10 +30,12 @@ import Testing
         func open() throws(AudioDeviceError) -> FaultInjectingPCM {
             let attempt = opens.add(1, ordering: .relaxed).newValue
             guard attempt == 1 || attempt > failedReopens + 1 else {
-                throw AudioDeviceError(code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "no such device")
+                throw AudioDeviceError(
+                    code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "no such device")
             }
             do {
-                return try FaultInjectingPCM(writeFaults: attempt == 1 ? [lostAfterWrites: .error(-ENODEV)] : [:], realTime: true)
+                return try FaultInjectingPCM(
+                    writeFaults: attempt == 1 ? [lostAfterWrites: .error(-ENODEV)] : [:], realTime: true)
             } catch {
                 throw AudioDeviceError(code: -EIO, operation: "snd_pcm_open", device: "null", message: "\(error)")
             }
@@ -39,15 +43,19 @@ import Testing
     }
 
     static func start(interactive: Bool, devices: Devices) throws -> (LiveSession<FaultInjectingPCM>, [LiveNotice]) {
-        let session = try LiveSession<FaultInjectingPCM>(pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: interactive) {
+        let session = try LiveSession<FaultInjectingPCM>(
+            pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: interactive
+        ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
         }
         return (session, session.start())
     }
 
     /// Polls until `condition` holds for the notices so far, or the session is over.
-    static func poll(_ session: LiveSession<FaultInjectingPCM>, into notices: inout [LiveNotice], seconds: Double,
-                     until condition: ([LiveNotice]) -> Bool = { _ in false }) {
+    static func poll(
+        _ session: LiveSession<FaultInjectingPCM>, into notices: inout [LiveNotice], seconds: Double,
+        until condition: ([LiveNotice]) -> Bool = { _ in false }
+    ) {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline, !session.isOver, !condition(notices) {
             notices += session.poll()
@@ -80,9 +88,13 @@ import Testing
         let back = try #require(Self.deviceBack(in: notices, resumed: true), "it said it resumed by itself: \(notices)")
         #expect(lost < back)
         // The session carried on from the frame where it broke off.
-        guard case .deviceLost(_, let lostAt) = notices[lost], case .deviceBack(_, let backAt) = notices[back] else { return }
+        guard case .deviceLost(_, let lostAt) = notices[lost], case .deviceBack(_, let backAt) = notices[back] else {
+            return
+        }
         #expect(lostAt.sessionFrame == backAt.sessionFrame && lostAt.sessionFrame > 0, "\(lostAt) \(backAt)")
-        let nextPhase = notices[back...].compactMap { if case .phaseBegan(_, _, _, _, let at) = $0 { at.sessionFrame } else { nil } }.first
+        let nextPhase = notices[back...].compactMap {
+            if case .phaseBegan(_, _, _, _, let at) = $0 { at.sessionFrame } else { nil }
+        }.first
         #expect(nextPhase.map { $0 >= backAt.sessionFrame } == true)
         #expect(devices.opens.load(ordering: .relaxed) == 4, "opened, two failed retries, reopened")
         #expect(Self.phasesBegun(notices[back...]) > 0, "the session went on after the device came back")
@@ -102,7 +114,10 @@ import Testing
         // A second and a half later it still waits: no phase began, no cue played.
         Self.poll(session, into: &notices, seconds: 1.5)
         #expect(session.state.kind == .paused)
-        #expect(!notices[back...].contains { if case .phaseBegan = $0 { true } else if case .cue = $0 { true } else { false } })
+        #expect(
+            !notices[back...].contains {
+                if case .phaseBegan = $0 { true } else if case .cue = $0 { true } else { false }
+            })
 
         // The person resumes; the session plays to its end with nothing skipped.
         notices += session.send(.resume)
@@ -111,13 +126,16 @@ import Testing
         notices += session.poll()
         #expect(notices.contains { if case .resumed = $0 { true } else { false } })
         let summary = try #require(Self.summary(notices))
-        #expect(summary.deviceLosses == 1 && summary.cyclesCompleted == 3 && summary.phasesCompleted == 24, "\(summary)")
+        #expect(
+            summary.deviceLosses == 1 && summary.cyclesCompleted == 3 && summary.phasesCompleted == 24, "\(summary)")
     }
 
     @Test func stoppingWhileTheDeviceIsGoneEndsTheSession() throws {
         let devices = Devices(failedReopens: 1000)
         var (session, notices) = try Self.start(interactive: true, devices: devices)
-        Self.poll(session, into: &notices, seconds: 30) { $0.contains { if case .deviceLost = $0 { true } else { false } } }
+        Self.poll(session, into: &notices, seconds: 30) {
+            $0.contains { if case .deviceLost = $0 { true } else { false } }
+        }
         #expect(session.state.kind == .failed)
         notices += session.send(.stop)
         Self.poll(session, into: &notices, seconds: 10) { _ in session.isOver }
@@ -133,8 +151,9 @@ import Testing
 @Suite(.serialized) struct LiveSessionFaultTests {
     /// A click every quarter second for one second, then a 4.5 s chime rings out: long enough to
     /// inject a fault into the ring-out and still hear it end.
-    static let pattern = Pattern(name: "ring-out", phases: (0..<4).map { Phase("p\($0)", length: Rational(1, 4)!, cue: Cue("click")) },
-                                 length: .cycles(1), endCue: Cue("chime"))
+    static let pattern = Pattern(
+        name: "ring-out", phases: (0..<4).map { Phase("p\($0)", length: Rational(1, 4)!, cue: Cue("click")) },
+        length: .cycles(1), endCue: Cue("chime"))
 
     enum Fault: CaseIterable, CustomStringConvertible {
         case deviceLost, underrun, suspend
@@ -178,8 +197,11 @@ import Testing
     /// A session driven into `state` (`active`, `paused` or `completing`) with the fault injected
     /// there; returns the notices up to the moment the session has dealt with it.
     static func session(in state: SessionState.Kind, fault: Fault, interactive: Bool, devices: Devices) throws
-        -> (LiveSession<FaultInjectingPCM>, [LiveNotice]) {
-        let session = try LiveSession<FaultInjectingPCM>(pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: interactive) {
+        -> (LiveSession<FaultInjectingPCM>, [LiveNotice])
+    {
+        let session = try LiveSession<FaultInjectingPCM>(
+            pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: interactive
+        ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
         }
         var notices = session.start()
@@ -187,9 +209,13 @@ import Testing
         switch state {
         case .active:
             // Into the second phase: well inside the session.
-            Poll.poll(session, into: &notices, seconds: 10) { $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } } }
+            Poll.poll(session, into: &notices, seconds: 10) {
+                $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } }
+            }
         case .paused:
-            Poll.poll(session, into: &notices, seconds: 10) { $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } } }
+            Poll.poll(session, into: &notices, seconds: 10) {
+                $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } }
+            }
             notices += session.send(.pause)
             Poll.poll(session, into: &notices, seconds: 10) { $0.contains(where: \.isPaused) }
         case .completing:
@@ -202,21 +228,29 @@ import Testing
         try devices.inject(fault.injected)
         switch fault {
         case .deviceLost:
-            Poll.poll(session, into: &notices, seconds: 10) { $0[before...].contains { if case .deviceBack = $0 { true } else { false } } }
+            Poll.poll(session, into: &notices, seconds: 10) {
+                $0[before...].contains { if case .deviceBack = $0 { true } else { false } }
+            }
         case .suspend:
-            Poll.poll(session, into: &notices, seconds: 10) { $0[before...].contains { if case .suspendRecovered = $0 { true } else { false } } }
+            Poll.poll(session, into: &notices, seconds: 10) {
+                $0[before...].contains { if case .suspendRecovered = $0 { true } else { false } }
+            }
         case .underrun where state == .paused:
             // Silence lost says nothing: give the audio thread's report time to arrive, had it
             // anything to say (it writes every 5 ms).
             Poll.poll(session, into: &notices, seconds: 0.5)
         case .underrun:
-            Poll.poll(session, into: &notices, seconds: 10) { $0[before...].contains { if case .underrun = $0 { true } else { false } } }
+            Poll.poll(session, into: &notices, seconds: 10) {
+                $0[before...].contains { if case .underrun = $0 { true } else { false } }
+            }
         }
         return (session, notices)
     }
 
     /// Plays the session to its end (resuming it if it waits) and returns its summary.
-    static func finish(_ session: LiveSession<FaultInjectingPCM>, _ notices: inout [LiveNotice]) throws -> SessionSummary {
+    static func finish(_ session: LiveSession<FaultInjectingPCM>, _ notices: inout [LiveNotice]) throws
+        -> SessionSummary
+    {
         if session.state.kind == .paused { notices += session.send(.resume) }
         LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
         session.waitUntilDone()
@@ -229,9 +263,13 @@ import Testing
 
     /// Every phase and the end cue were heard: nothing was skipped, and the ring-out ran.
     static func expectWhole(_ summary: SessionSummary, _ context: String) {
-        #expect(summary.phasesCompleted == 4 && summary.cyclesCompleted == 1 && !summary.stoppedEarly, "\(context): \(summary)")
+        #expect(
+            summary.phasesCompleted == 4 && summary.cyclesCompleted == 1 && !summary.stoppedEarly,
+            "\(context): \(summary)")
         #expect(summary.cuesPlayed == 5, "four clicks and the chime: \(context): \(summary)")
-        #expect(summary.playedFrames > summary.plannedFrames, "the chime rang out past the planned end: \(context): \(summary)")
+        #expect(
+            summary.playedFrames > summary.plannedFrames,
+            "the chime rang out past the planned end: \(context): \(summary)")
     }
 
     // MARK: A lost device
@@ -249,14 +287,18 @@ import Testing
     @Test(arguments: [false, true])
     func aDeviceLostWhilePausedComesBackStillPaused(interactive: Bool) throws {
         let devices = Devices()
-        var (session, notices) = try Self.session(in: .paused, fault: .deviceLost, interactive: interactive, devices: devices)
+        var (session, notices) = try Self.session(
+            in: .paused, fault: .deviceLost, interactive: interactive, devices: devices)
         #expect(notices.contains { if case .deviceBack(resumed: false, _) = $0 { true } else { false } }, "\(notices)")
         #expect(session.state.kind == .paused, "paused by the person, it stays paused (interactive: \(interactive))")
         // Half a second later it still waits: no phase began, no cue played.
         let waited = notices.count
         LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 0.5)
         #expect(session.state.kind == .paused)
-        #expect(!notices[waited...].contains { if case .phaseBegan = $0 { true } else if case .cue = $0 { true } else { false } })
+        #expect(
+            !notices[waited...].contains {
+                if case .phaseBegan = $0 { true } else if case .cue = $0 { true } else { false }
+            })
         let summary = try Self.finish(session, &notices)
         Self.expectWhole(summary, "lost while paused")
         #expect(summary.deviceLosses == 1 && summary.pauses == 1)
@@ -265,9 +307,11 @@ import Testing
     @Test(arguments: [false, true])
     func aDeviceLostDuringTheRingOutComesBackRingingOutAndTheSessionCompletes(interactive: Bool) throws {
         let devices = Devices()
-        var (session, notices) = try Self.session(in: .completing, fault: .deviceLost, interactive: interactive, devices: devices)
-        #expect(notices.contains { if case .deviceBack(resumed: true, _) = $0 { true } else { false } },
-                "nothing is left but the tail: it rings out without a key (interactive: \(interactive)): \(notices)")
+        var (session, notices) = try Self.session(
+            in: .completing, fault: .deviceLost, interactive: interactive, devices: devices)
+        #expect(
+            notices.contains { if case .deviceBack(resumed: true, _) = $0 { true } else { false } },
+            "nothing is left but the tail: it rings out without a key (interactive: \(interactive)): \(notices)")
         #expect(session.state == .completing)
         // No resume is sent: the session ends by itself.
         LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
@@ -298,18 +342,23 @@ import Testing
     }
 
     @Test func anUnderrunDuringTheRingOutIsCountedAndTheSessionCompletes() throws {
-        var (session, notices) = try Self.session(in: .completing, fault: .underrun, interactive: true, devices: Devices())
+        var (session, notices) = try Self.session(
+            in: .completing, fault: .underrun, interactive: true, devices: Devices())
         #expect(session.state == .completing)
         let summary = try Self.finish(session, &notices)
         Self.expectWhole(summary, "underrun during the ring-out")
-        #expect(summary.xruns == 1 && Self.count(notices) { if case .underrun = $0 { true } else { false } } == 1, "\(notices)")
+        #expect(
+            summary.xruns == 1 && Self.count(notices) { if case .underrun = $0 { true } else { false } } == 1,
+            "\(notices)")
     }
 
     // MARK: A suspend
 
     @Test func aSuspendWhilePlayingPausesAnInteractiveSessionAndNotAHeadlessOne() throws {
-        var (interactive, notices) = try Self.session(in: .active, fault: .suspend, interactive: true, devices: Devices())
-        #expect(notices.contains { if case .suspendRecovered(paused: true, _) = $0 { true } else { false } }, "\(notices)")
+        var (interactive, notices) = try Self.session(
+            in: .active, fault: .suspend, interactive: true, devices: Devices())
+        #expect(
+            notices.contains { if case .suspendRecovered(paused: true, _) = $0 { true } else { false } }, "\(notices)")
         #expect(interactive.state.kind == .paused)
         let summary = try Self.finish(interactive, &notices)
         Self.expectWhole(summary, "suspended while playing")
@@ -323,7 +372,8 @@ import Testing
 
     @Test func aSuspendWhilePausedStaysPaused() throws {
         var (session, notices) = try Self.session(in: .paused, fault: .suspend, interactive: true, devices: Devices())
-        #expect(notices.contains { if case .suspendRecovered(paused: false, _) = $0 { true } else { false } }, "\(notices)")
+        #expect(
+            notices.contains { if case .suspendRecovered(paused: false, _) = $0 { true } else { false } }, "\(notices)")
         #expect(session.state.kind == .paused)
         let summary = try Self.finish(session, &notices)
         Self.expectWhole(summary, "suspended while paused")
@@ -331,8 +381,10 @@ import Testing
     }
 
     @Test func aSuspendDuringTheRingOutStillCompletes() throws {
-        var (session, notices) = try Self.session(in: .completing, fault: .suspend, interactive: true, devices: Devices())
-        #expect(notices.contains { if case .suspendRecovered(paused: false, _) = $0 { true } else { false } }, "\(notices)")
+        var (session, notices) = try Self.session(
+            in: .completing, fault: .suspend, interactive: true, devices: Devices())
+        #expect(
+            notices.contains { if case .suspendRecovered(paused: false, _) = $0 { true } else { false } }, "\(notices)")
         #expect(session.state == .completing)
         LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
         #expect(session.isOver, "no key was needed: \(notices)")
@@ -347,19 +399,26 @@ import Testing
     /// which the ring-out the stop began takes in its stride (it once came out as an internal error).
     @Test func aStopWhilePlayingRingsOutTheEndCueAndNothingIsAmiss() throws {
         // Phases of a second, so that a stop sent in the second lands well before the end.
-        let pattern = Pattern(name: "stopped", phases: (0..<4).map { Phase("p\($0)", length: .one, cue: Cue("click")) },
-                              length: .cycles(1), endCue: Cue("chime"))
+        let pattern = Pattern(
+            name: "stopped", phases: (0..<4).map { Phase("p\($0)", length: .one, cue: Cue("click")) },
+            length: .cycles(1), endCue: Cue("chime"))
         let devices = Devices()
-        let session = try LiveSession<FaultInjectingPCM>(pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: true) {
+        let session = try LiveSession<FaultInjectingPCM>(
+            pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: true
+        ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
         }
         var notices = session.start()
-        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 10) { $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } } }
+        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 10) {
+            $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } }
+        }
         notices += session.send(.stop)
         let summary = try Self.finish(session, &notices)
         // On a busy machine the stop may land a phase or two later; never at the end.
         #expect(summary.stoppedEarly && (1..<4).contains(summary.phasesCompleted), "\(summary)")
-        #expect(summary.cuesPlayed == summary.phasesCompleted + 2, "a click for each phase begun, and the chime: \(summary)")
+        #expect(
+            summary.cuesPlayed == summary.phasesCompleted + 2, "a click for each phase begun, and the chime: \(summary)"
+        )
         #expect(summary.playedFrames > 0)
     }
 
@@ -367,14 +426,20 @@ import Testing
 
     @Test func aCommandTheSessionDoesNotTakeIsReportedNotDropped() throws {
         let devices = Devices()
-        let session = try LiveSession<FaultInjectingPCM>(pattern: Self.pattern, bank: shippedBank, masterGainDB: 0, interactive: true) {
+        let session = try LiveSession<FaultInjectingPCM>(
+            pattern: Self.pattern, bank: shippedBank, masterGainDB: 0, interactive: true
+        ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
         }
         var notices = session.start()
         #expect(session.send(.resume) == [.ignored(InvalidTransition(from: .active, input: .resume))])
         LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 10) { _ in session.state == .completing }
-        #expect(session.togglePause() == [.ignored(InvalidTransition(from: .completing, input: .pause))], "the ring-out is not paused")
-        #expect(session.send(.stop) == [.ignored(InvalidTransition(from: .completing, input: .stop))], "and not a stop either: no `stopping`")
+        #expect(
+            session.togglePause() == [.ignored(InvalidTransition(from: .completing, input: .pause))],
+            "the ring-out is not paused")
+        #expect(
+            session.send(.stop) == [.ignored(InvalidTransition(from: .completing, input: .stop))],
+            "and not a stop either: no `stopping`")
         #expect(session.state == .completing)
         let summary = try Self.finish(session, &notices)
         #expect(!summary.stoppedEarly && summary.pauses == 0)

@@ -1,8 +1,9 @@
 import Foundation
 import GongAudio
 import GongCore
-@testable import GongKit
 import Testing
+
+@testable import GongKit
 
 /// The shipped bank, found the way `swift run gong` finds it.
 let shippedBank = SoundBank(directories: [SoundBank.sourceTreeSounds])
@@ -72,9 +73,10 @@ final class ScratchDirectory {
 
     @Test func twoPhaseTailsRingAcrossTheBoundaryAndTheEndGongRingsOut() throws {
         var pattern = BuiltInPatterns.twoPhase
-        pattern.phases[0].length = 20   // the 30 s start gong is still ringing when the triple gong comes
+        pattern.phases[0].length = 20  // the 30 s start gong is still ringing when the triple gong comes
         pattern.phases[1].length = 10
-        try Self.checkAgainstReferenceMix(pattern, rate: 48000, channels: 2, expectedOnsets: [0, 20 * 48000, 30 * 48000])
+        try Self.checkAgainstReferenceMix(
+            pattern, rate: 48000, channels: 2, expectedOnsets: [0, 20 * 48000, 30 * 48000])
     }
 
     @Test func aRampingSessionMatchesTheReferenceMix() throws {
@@ -82,14 +84,16 @@ final class ScratchDirectory {
         pattern.pace = Pace(from: 6, to: Rational(9, 2)!, over: 60)
         pattern.length = .duration(90)
         let timeline = try Timeline(pattern: pattern, sampleRate: 44100)
-        try Self.checkAgainstReferenceMix(pattern, rate: 44100, channels: 1, expectedOnsets: timeline.cueOnsets.map(\.frame))
+        try Self.checkAgainstReferenceMix(
+            pattern, rate: 44100, channels: 1, expectedOnsets: timeline.cueOnsets.map(\.frame))
     }
 
     @Test func theSummaryRecordsPlannedAndPlayedTimeCyclesAndPhases() throws {
         let scratch = try ScratchDirectory()
         var pattern = BuiltInPatterns.box
         pattern.length = .cycles(3)
-        let report = try OfflineRender.run(RenderRequest(pattern: pattern, outputPath: scratch.file("box.flac")), bank: shippedBank)
+        let report = try OfflineRender.run(
+            RenderRequest(pattern: pattern, outputPath: scratch.file("box.flac")), bank: shippedBank)
         #expect(report.summary.plannedCycles == 3 && report.summary.cyclesCompleted == 3)
         #expect(report.summary.phasesCompleted == 12)
         #expect(report.summary.plannedSeconds == 48)
@@ -101,11 +105,16 @@ final class ScratchDirectory {
     @Test func anUnknownCueSoundIsNamedWithWhereItIsUsedAndWhatExists() throws {
         var pattern = BuiltInPatterns.twoPhase
         pattern.phases[1].cue = Cue("gongg")
-        #expect(throws: GongError.self) { try SessionPlan(pattern: pattern, sampleRate: 48000, channels: 2, bank: shippedBank) }
+        #expect(throws: GongError.self) {
+            try SessionPlan(pattern: pattern, sampleRate: 48000, channels: 2, bank: shippedBank)
+        }
         do {
             _ = try SessionPlan(pattern: pattern, sampleRate: 48000, channels: 2, bank: shippedBank)
         } catch {
-            #expect(error.description == "phases[1].cue (reflection): unknown sound \"gongg\"; use one of bowl, chime, click, gong, gong-end, gong-triple, woodblock, or a path to a sound file")
+            #expect(
+                error.description
+                    == "phases[1].cue (reflection): unknown sound \"gongg\"; use one of bowl, chime, click, gong, gong-end, gong-triple, woodblock, or a path to a sound file"
+            )
         }
     }
 
@@ -117,9 +126,12 @@ final class ScratchDirectory {
         try "not audio".write(toFile: broken, atomically: true, encoding: .utf8)
         var pattern = BuiltInPatterns.twoPhase
         pattern.endCue = Cue(broken)
-        #expect(throws: GongError.self) { try OfflineRender.run(RenderRequest(pattern: pattern, outputPath: target), bank: shippedBank) }
+        #expect(throws: GongError.self) {
+            try OfflineRender.run(RenderRequest(pattern: pattern, outputPath: target), bank: shippedBank)
+        }
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "precious")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).sorted() == ["broken.wav", "keep.wav"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: scratch.path).sorted() == ["broken.wav", "keep.wav"])
     }
 
     @Test func everyShippedSoundStartsOnItsStrikeAndEndsInSilence() throws {

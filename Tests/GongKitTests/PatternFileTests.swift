@@ -1,7 +1,8 @@
 import Foundation
 import GongCore
-@testable import GongKit
 import Testing
+
+@testable import GongKit
 
 @Suite struct PatternFileTests {
     static func parse(_ text: String) throws(PatternError) -> Pattern {
@@ -18,24 +19,25 @@ import Testing
     }
 
     @Test func aFullPatternFileReadsEveryKey() throws {
-        let pattern = try Self.parse("""
-        summary = "an evening sit"
-        warmup = "10s"
-        start = { sound = "bowl", gain = -6 }
-        end = "gong-end"
-        cycles = 2
+        let pattern = try Self.parse(
+            """
+            summary = "an evening sit"
+            warmup = "10s"
+            start = { sound = "bowl", gain = -6 }
+            end = "gong-end"
+            cycles = 2
 
-        [[phases]]
-        name = "sit"
-        length = "20m"
-        cue = "gong"
-        bell = { every = "5m", cue = "chime" }
+            [[phases]]
+            name = "sit"
+            length = "20m"
+            cue = "gong"
+            bell = { every = "5m", cue = "chime" }
 
-        [[phases]]
-        name = "rest"
-        length = 90
-        cue = "./my bell.wav"
-        """)
+            [[phases]]
+            name = "rest"
+            length = 90
+            cue = "./my bell.wav"
+            """)
         #expect(pattern.name == "calm")
         #expect(pattern.warmUp == 10)
         #expect(pattern.startCue == Cue("bowl", gainDB: -6))
@@ -46,21 +48,22 @@ import Testing
     }
 
     @Test func aPacedRampingBreathFileReadsSharesAndTheRamp() throws {
-        let pattern = try Self.parse("""
-        duration = "15m"
-        [pace]
-        bpm = 6
-        to = 4.5
-        over = "10m"
-        [[phases]]
-        name = "in"
-        share = 4
-        motion = "inhale"
-        [[phases]]
-        name = "out"
-        share = 6
-        motion = "exhale"
-        """)
+        let pattern = try Self.parse(
+            """
+            duration = "15m"
+            [pace]
+            bpm = 6
+            to = 4.5
+            over = "10m"
+            [[phases]]
+            name = "in"
+            share = 4
+            motion = "inhale"
+            [[phases]]
+            name = "out"
+            share = 6
+            motion = "exhale"
+            """)
         #expect(pattern.pace == Pace(from: 6, to: Rational(9, 2)!, over: 600))
         #expect(pattern.phases.map(\.length) == [4, 6])
         #expect(pattern.phases[0].motion == .inhale)
@@ -72,32 +75,41 @@ import Testing
     }
 
     @Test func anUnknownKeyIsAnErrorWithItsLineAndTheAllowedKeys() {
-        #expect(Self.error("""
-        [[phases]]
-        name = "sit"
-        lenght = "20m"
-        """) == "calm.toml:3: phases[0].lenght: unknown key; use one of name, length, share, cue, motion, bell")
+        #expect(
+            Self.error(
+                """
+                [[phases]]
+                name = "sit"
+                lenght = "20m"
+                """) == "calm.toml:3: phases[0].lenght: unknown key; use one of name, length, share, cue, motion, bell")
     }
 
     @Test func aBadDurationNamesFileLineKeyValueAndWhatIsAllowed() {
-        #expect(Self.error("""
-        [[phases]]
-        name = "sit"
-        length = "20m"
+        #expect(
+            Self.error(
+                """
+                [[phases]]
+                name = "sit"
+                length = "20m"
 
-        [[phases]]
-        name = "rest"
-        length = "-4s"
-        """) == "calm.toml:7: phases[1].length = \"-4s\": must be positive; use a duration such as 4s, 4.5s, 90s, 15m, 1h30m or 250ms")
-        #expect(Self.error("[[phases]]\nname = \"a\"\nlength = \"soon\"").hasPrefix("calm.toml:3: phases[0].length = \"soon\": not a duration"))
+                [[phases]]
+                name = "rest"
+                length = "-4s"
+                """)
+                == "calm.toml:7: phases[1].length = \"-4s\": must be positive; use a duration such as 4s, 4.5s, 90s, 15m, 1h30m or 250ms"
+        )
+        #expect(
+            Self.error("[[phases]]\nname = \"a\"\nlength = \"soon\"").hasPrefix(
+                "calm.toml:3: phases[0].length = \"soon\": not a duration"))
         #expect(Self.error("[[phases]]\nname = \"a\"\nlength = nan").contains("not a duration"))
         #expect(Self.error("[[phases]]\nname = \"a\"\nlength = 0").contains("must be positive"))
         #expect(Self.error("[[phases]]\nname = \"a\"\nlength = \"0.01s\"").contains("is too short"))
     }
 
     @Test func validationErrorsAfterParsingStillGetALine() {
-        #expect(Self.error("cycles = 1000000000\n[[phases]]\nname = \"a\"\nlength = 4") ==
-                "calm.toml:1: cycles = 1000000000: is out of range; use a whole number of cycles from 1 to 100000")
+        #expect(
+            Self.error("cycles = 1000000000\n[[phases]]\nname = \"a\"\nlength = 4")
+                == "calm.toml:1: cycles = 1000000000: is out of range; use a whole number of cycles from 1 to 100000")
         #expect(Self.error("cycles = 0\n[[phases]]\nname = \"a\"\nlength = 4").hasPrefix("calm.toml:1: cycles = 0"))
     }
 
@@ -107,18 +119,31 @@ import Testing
     }
 
     @Test func wrongTypesAndConflictsSayWhatIsAllowed() {
-        #expect(Self.error("cycles = \"three\"\n[[phases]]\nname = \"a\"\nlength = 4").contains("cycles = \"three\": not a whole number"))
-        #expect(Self.error("cycles = 2\nduration = \"5m\"\n[[phases]]\nname = \"a\"\nlength = 4").contains("cannot both be set"))
-        #expect(Self.error("[[phases]]\nname = \"a\"\nlength = 4\nmotion = \"sideways\"").contains("one of inhale, hold, exhale, still"))
+        #expect(
+            Self.error("cycles = \"three\"\n[[phases]]\nname = \"a\"\nlength = 4").contains(
+                "cycles = \"three\": not a whole number"))
+        #expect(
+            Self.error("cycles = 2\nduration = \"5m\"\n[[phases]]\nname = \"a\"\nlength = 4").contains(
+                "cannot both be set"))
+        #expect(
+            Self.error("[[phases]]\nname = \"a\"\nlength = 4\nmotion = \"sideways\"").contains(
+                "one of inhale, hold, exhale, still"))
         #expect(Self.error("[[phases]]\nname = \"a\"\nshare = 4").contains("shares need a breathing rate"))
-        #expect(Self.error("[pace]\nbpm = 6\n[[phases]]\nname = \"a\"\nlength = \"4s\"").contains("measures phases in shares"))
-        #expect(Self.error("[pace]\nbpm = 600\n[[phases]]\nname = \"a\"\nshare = 4").contains("pace.bpm = 600: is out of range"))
+        #expect(
+            Self.error("[pace]\nbpm = 6\n[[phases]]\nname = \"a\"\nlength = \"4s\"").contains(
+                "measures phases in shares"))
+        #expect(
+            Self.error("[pace]\nbpm = 600\n[[phases]]\nname = \"a\"\nshare = 4").contains(
+                "pace.bpm = 600: is out of range"))
         #expect(Self.error("[[phases]]\nname = \"a\"\nlength = 4\ncue = 7").contains("phases[0].cue = 7: not a cue"))
-        #expect(Self.error("[[phases]]\nname = \"a\"\nlength = 4\ncue = { sound = \"gong\", gain = 99 }").contains("phases[0].cue.gain"))
+        #expect(
+            Self.error("[[phases]]\nname = \"a\"\nlength = 4\ncue = { sound = \"gong\", gain = 99 }").contains(
+                "phases[0].cue.gain"))
     }
 
     @Test func missingAndUnreadableFilesAreClearErrors() throws {
-        var missing = PatternError(location: "/nonexistent/x.toml", problem: "file not found", allowed: "a readable pattern file (.toml)")
+        var missing = PatternError(
+            location: "/nonexistent/x.toml", problem: "file not found", allowed: "a readable pattern file (.toml)")
         missing.kind = .unreadableFile
         #expect(throws: missing) {
             try PatternFile.load(path: "/nonexistent/x.toml")
@@ -130,11 +155,14 @@ import Testing
 
 @Suite struct PatternCatalogTests {
     @Test func userPatternsAreFoundByNameInTheXdgConfigDirectory() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("gong-catalog-\(UUID().uuidString)").path
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("gong-catalog-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: root) }
         try FileManager.default.createDirectory(atPath: root + "/gong/patterns", withIntermediateDirectories: true)
-        try "[[phases]]\nname = \"sit\"\nlength = \"1m\"\ncue = \"bowl\"\n".write(toFile: root + "/gong/patterns/morning.toml", atomically: true, encoding: .utf8)
-        let catalog = PatternCatalog(directories: GongDirectories(environment: ["HOME": "/nowhere", "XDG_CONFIG_HOME": root]))
+        try "[[phases]]\nname = \"sit\"\nlength = \"1m\"\ncue = \"bowl\"\n".write(
+            toFile: root + "/gong/patterns/morning.toml", atomically: true, encoding: .utf8)
+        let catalog = PatternCatalog(
+            directories: GongDirectories(environment: ["HOME": "/nowhere", "XDG_CONFIG_HOME": root]))
         let pattern = try catalog.pattern(named: "morning")
         #expect(pattern.name == "morning")
         #expect(catalog.allNames().contains("morning"))

@@ -1,8 +1,9 @@
 import Foundation
 import GongAudio
 import GongCore
-@testable import GongKit
 import Testing
+
+@testable import GongKit
 
 @Suite struct SoundBankTests {
     @Test func userSoundsReplaceShippedOnesByName() throws {
@@ -15,7 +16,11 @@ import Testing
     }
 
     @Test func aCueFileThatDoesNotExistIsNamed() {
-        #expect(throws: SoundBankError(kind: .fileNotFound, sound: "/no/bell.wav", usedBy: "end", message: "end: sound file '/no/bell.wav' not found")) {
+        #expect(
+            throws: SoundBankError(
+                kind: .fileNotFound, sound: "/no/bell.wav", usedBy: "end",
+                message: "end: sound file '/no/bell.wav' not found")
+        ) {
             try shippedBank.resolve("/no/bell.wav", usedBy: "end")
         }
     }
@@ -33,7 +38,8 @@ import Testing
     /// A plan at 44.1 kHz from a warm cache plays exactly what a plan converted afresh plays.
     @Test func aPlanFromAWarmCacheHasTheSamplesOfAFreshOne() throws {
         let scratch = try ScratchDirectory()
-        let cached = SoundBank(directories: [SoundBank.sourceTreeSounds], cache: PreparedSoundCache(directory: scratch.file("sounds")))
+        let cached = SoundBank(
+            directories: [SoundBank.sourceTreeSounds], cache: PreparedSoundCache(directory: scratch.file("sounds")))
         var pattern = BuiltInPatterns.box
         pattern.length = .cycles(1)
         let fresh = try SessionPlan(pattern: pattern, sampleRate: 44100, channels: 2, bank: shippedBank)
@@ -45,8 +51,9 @@ import Testing
     }
 
     @Test func theStandardSearchPathPutsExplicitDirectoriesFirstAndTheSourceTreeLast() {
-        let bank = SoundBank.standard(explicit: "/mine", environment: ["GONG_SOUNDS": "/env"],
-                                      gongDirectories: GongDirectories(environment: ["HOME": "/home/me"]))
+        let bank = SoundBank.standard(
+            explicit: "/mine", environment: ["GONG_SOUNDS": "/env"],
+            gongDirectories: GongDirectories(environment: ["HOME": "/home/me"]))
         #expect(Array(bank.directories.prefix(3)) == ["/mine", "/env", "/home/me/.local/share/gong/sounds"])
         #expect(bank.directories.last == SoundBank.sourceTreeSounds)
     }

@@ -1,14 +1,18 @@
 import Glibc
 import GongCore
-@testable import GongTerminal
 import Testing
 
+@testable import GongTerminal
+
 @Suite struct StatusLinesTests {
-    static func status(motion: BreathMotion = .still, previous: BreathMotion = .still, activity: LiveStatus.Activity = .playing,
-                       elapsed: Double = 60, length: Double = 240) -> LiveStatus {
-        LiveStatus(patternName: "two-phase", phaseName: "meditation", phaseIndex: 0, phaseCount: 2, cycle: 1, cycleCount: 1,
-                   phaseElapsed: elapsed, phaseLength: length, sessionElapsed: elapsed, sessionLength: 1080,
-                   motion: motion, previousMotion: previous, activity: activity)
+    static func status(
+        motion: BreathMotion = .still, previous: BreathMotion = .still, activity: LiveStatus.Activity = .playing,
+        elapsed: Double = 60, length: Double = 240
+    ) -> LiveStatus {
+        LiveStatus(
+            patternName: "two-phase", phaseName: "meditation", phaseIndex: 0, phaseCount: 2, cycle: 1, cycleCount: 1,
+            phaseElapsed: elapsed, phaseLength: length, sessionElapsed: elapsed, sessionLength: 1080,
+            motion: motion, previousMotion: previous, activity: activity)
     }
 
     @Test func aMeditationShowsPhaseTimeLeftProgressAndKeys() {
@@ -38,9 +42,11 @@ import Testing
         for step in 0..<400 {
             let elapsed = 0.013 + Double(step) * 0.537
             let length = motion == .still ? 900.0 : 4.7
-            var status = LiveStatus(patternName: "p", phaseName: "x", phaseIndex: 0, phaseCount: 1, cycle: 1, cycleCount: 1,
-                                    phaseElapsed: elapsed.truncatingRemainder(dividingBy: length), phaseLength: length,
-                                    sessionElapsed: elapsed, sessionLength: 900, motion: motion, previousMotion: .inhale, activity: .playing)
+            var status = LiveStatus(
+                patternName: "p", phaseName: "x", phaseIndex: 0, phaseCount: 1, cycle: 1, cycleCount: 1,
+                phaseElapsed: elapsed.truncatingRemainder(dividingBy: length), phaseLength: length,
+                sessionElapsed: elapsed, sessionLength: 900, motion: motion, previousMotion: .inhale, activity: .playing
+            )
             let wait = StatusLines.secondsUntilChange(status, width: width)
             #expect(wait >= 0.02 && wait <= 1.001)
             let now = StatusLines.render(status, width: width)
@@ -70,15 +76,23 @@ import Testing
     }
 
     @Test func pausedCompletingAndAWaitingDeviceSaySo() {
-        #expect(StatusLines.render(Self.status(activity: .paused), width: 80).last == "paused — space to resume · s skip · q stop")
-        #expect(StatusLines.render(Self.status(activity: .completing), width: 80).last?.hasPrefix("ringing out") == true)
-        #expect(StatusLines.render(Self.status(activity: .waitingForDevice(message: "pulse: gone")), width: 80).last == "waiting for the audio device: pulse: gone")
+        #expect(
+            StatusLines.render(Self.status(activity: .paused), width: 80).last
+                == "paused — space to resume · s skip · q stop")
+        #expect(
+            StatusLines.render(Self.status(activity: .completing), width: 80).last?.hasPrefix("ringing out") == true)
+        #expect(
+            StatusLines.render(Self.status(activity: .waitingForDevice(message: "pulse: gone")), width: 80).last
+                == "waiting for the audio device: pulse: gone")
     }
 
     @Test(arguments: [20, 40, 80, 200])
     func noLineIsWiderThanTheTerminal(width: Int) {
         for motion in BreathMotion.allCases {
-            for line in StatusLines.render(Self.status(motion: motion, activity: .waitingForDevice(message: String(repeating: "x", count: 300))), width: width) {
+            for line in StatusLines.render(
+                Self.status(motion: motion, activity: .waitingForDevice(message: String(repeating: "x", count: 300))),
+                width: width)
+            {
                 #expect(line.count <= width, "\(line)")
             }
         }

@@ -29,9 +29,12 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
     /// Pace writes like a sound card would (sleeping), so time passes as in a real session.
     public let realTime: Bool
 
-    public init(writeFaults: [Int: Fault] = [:], waitFaults: [Int: Fault] = [:], rate: Int = 48000, channels: Int = 2,
-                periodFrames: Int = 256, realTime: Bool = false) throws {
-        real = try AlsaPCM(PCMRequest(device: "null", rate: rate, channels: channels, format: .float32, periodFrames: periodFrames))
+    public init(
+        writeFaults: [Int: Fault] = [:], waitFaults: [Int: Fault] = [:], rate: Int = 48000, channels: Int = 2,
+        periodFrames: Int = 256, realTime: Bool = false
+    ) throws {
+        real = try AlsaPCM(
+            PCMRequest(device: "null", rate: rate, channels: channels, format: .float32, periodFrames: periodFrames))
         self.writeFaults = writeFaults
         self.waitFaults = waitFaults
         self.realTime = realTime

@@ -25,7 +25,9 @@ func alsaHardwareParametersAllocate() -> OpaquePointer? {
 }
 
 func alsaHardwareParametersFree(_ params: OpaquePointer) { snd_pcm_hw_params_free(params) }
-func alsaHardwareParametersAny(_ pcm: OpaquePointer, _ params: OpaquePointer) -> Int32 { snd_pcm_hw_params_any(pcm, params) }
+func alsaHardwareParametersAny(_ pcm: OpaquePointer, _ params: OpaquePointer) -> Int32 {
+    snd_pcm_hw_params_any(pcm, params)
+}
 func alsaSetInterleavedAccess(_ pcm: OpaquePointer, _ params: OpaquePointer) -> Int32 {
     snd_pcm_hw_params_set_access(pcm, params, SND_PCM_ACCESS_RW_INTERLEAVED)
 }
@@ -60,7 +62,9 @@ func alsaPeriodsMin(_ params: OpaquePointer) -> Int {
 func alsaSetBufferSizeNear(_ pcm: OpaquePointer, _ params: OpaquePointer, _ frames: inout UInt) -> Int32 {
     snd_pcm_hw_params_set_buffer_size_near(pcm, params, &frames)
 }
-func alsaApplyHardwareParameters(_ pcm: OpaquePointer, _ params: OpaquePointer) -> Int32 { snd_pcm_hw_params(pcm, params) }
+func alsaApplyHardwareParameters(_ pcm: OpaquePointer, _ params: OpaquePointer) -> Int32 {
+    snd_pcm_hw_params(pcm, params)
+}
 func alsaGetPeriodSize(_ params: OpaquePointer) -> UInt {
     var frames: UInt = 0, direction: Int32 = 0
     _ = snd_pcm_hw_params_get_period_size(params, &frames, &direction)
@@ -77,7 +81,9 @@ func alsaSoftwareParametersAllocate() -> OpaquePointer? {
     return snd_pcm_sw_params_malloc(&params) == 0 ? params : nil
 }
 func alsaSoftwareParametersFree(_ params: OpaquePointer) { snd_pcm_sw_params_free(params) }
-func alsaSoftwareParametersCurrent(_ pcm: OpaquePointer, _ params: OpaquePointer) -> Int32 { snd_pcm_sw_params_current(pcm, params) }
+func alsaSoftwareParametersCurrent(_ pcm: OpaquePointer, _ params: OpaquePointer) -> Int32 {
+    snd_pcm_sw_params_current(pcm, params)
+}
 func alsaSetStartThreshold(_ pcm: OpaquePointer, _ params: OpaquePointer, _ frames: UInt) -> Int32 {
     snd_pcm_sw_params_set_start_threshold(pcm, params, frames)
 }
@@ -89,7 +95,9 @@ func alsaEnableMonotonicTimestamps(_ pcm: OpaquePointer, _ params: OpaquePointer
     let type = snd_pcm_sw_params_set_tstamp_type(pcm, params, SND_PCM_TSTAMP_TYPE_MONOTONIC)
     return mode < 0 ? mode : type
 }
-func alsaApplySoftwareParameters(_ pcm: OpaquePointer, _ params: OpaquePointer) -> Int32 { snd_pcm_sw_params(pcm, params) }
+func alsaApplySoftwareParameters(_ pcm: OpaquePointer, _ params: OpaquePointer) -> Int32 {
+    snd_pcm_sw_params(pcm, params)
+}
 
 // The calls the real-time loop makes: no allocation, no locks in gong's code around them.
 func alsaWriteInterleaved(_ pcm: OpaquePointer, _ bytes: UnsafeRawPointer, frames: Int) -> Int {

@@ -34,13 +34,17 @@ public final class AlsaPCM: PCM {
         var result = alsaHardwareParametersAny(pcm, hw)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_any") }
         result = alsaSetInterleavedAccess(pcm, hw)
-        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_access", "interleaved access not supported") }
+        guard result >= 0 else {
+            throw failure(result, "snd_pcm_hw_params_set_access", "interleaved access not supported")
+        }
 
         let candidates = request.format.map { [$0] } ?? SampleFormat.allCases
         guard let format = candidates.first(where: { alsaTestFormat(pcm, hw, $0.alsa) }) else {
             let supported = SampleFormat.allCases.filter { alsaTestFormat(pcm, hw, $0.alsa) }.map(\.rawValue)
-            throw failure(-EINVAL, "snd_pcm_hw_params_set_format",
-                          "format \(request.format?.rawValue ?? "float32/int32/int16") not supported; the device takes \(supported.isEmpty ? "none of gong's formats" : supported.joined(separator: ", "))")
+            throw failure(
+                -EINVAL, "snd_pcm_hw_params_set_format",
+                "format \(request.format?.rawValue ?? "float32/int32/int16") not supported; the device takes \(supported.isEmpty ? "none of gong's formats" : supported.joined(separator: ", "))"
+            )
         }
         result = alsaSetFormat(pcm, hw, format.alsa)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_format") }
@@ -49,20 +53,28 @@ public final class AlsaPCM: PCM {
         result = alsaSetChannelsNear(pcm, hw, &channels)
         guard result >= 0, channels <= 2 else {
             let range = alsaChannelRange(hw)
-            throw failure(result < 0 ? result : -EINVAL, "snd_pcm_hw_params_set_channels_near",
-                          "cannot play \(request.channels) channel(s); the device takes \(range.min)–\(range.max)")
+            throw failure(
+                result < 0 ? result : -EINVAL, "snd_pcm_hw_params_set_channels_near",
+                "cannot play \(request.channels) channel(s); the device takes \(range.min)–\(range.max)")
         }
         var rate = UInt32(request.rate)
         result = alsaSetRateNear(pcm, hw, &rate)
-        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_rate_near", "cannot play at \(request.rate) Hz: \(alsaErrorText(result))") }
+        guard result >= 0 else {
+            throw failure(
+                result, "snd_pcm_hw_params_set_rate_near", "cannot play at \(request.rate) Hz: \(alsaErrorText(result))"
+            )
+        }
 
         // Three periods to the buffer, or as many as the device insists on, so that the latency
         // asked for is the latency granted.
         let periodsPerBuffer = max(BufferDefaults.fixed.periodsPerBuffer, alsaPeriodsMin(hw))
-        var periodFrames = UInt(request.periodFrames(at: Int(rate), periodsPerBuffer: periodsPerBuffer, defaults: .fixed))
+        var periodFrames = UInt(
+            request.periodFrames(at: Int(rate), periodsPerBuffer: periodsPerBuffer, defaults: .fixed))
         result = alsaSetPeriodSizeNear(pcm, hw, &periodFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_period_size_near") }
-        var bufferFrames = UInt(request.bufferFrames(at: Int(rate), period: Int(periodFrames), periodsPerBuffer: periodsPerBuffer, defaults: .fixed))
+        var bufferFrames = UInt(
+            request.bufferFrames(
+                at: Int(rate), period: Int(periodFrames), periodsPerBuffer: periodsPerBuffer, defaults: .fixed))
         result = alsaSetBufferSizeNear(pcm, hw, &bufferFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_buffer_size_near") }
         result = alsaApplyHardwareParameters(pcm, hw)
@@ -87,9 +99,10 @@ public final class AlsaPCM: PCM {
         guard let status = alsaStatusAllocate() else { throw failure(-ENOMEM, "snd_pcm_status_malloc") }
         statusBuffer = status
         handle = pcm
-        configuration = PCMConfiguration(device: name, rate: Int(rate), channels: Int(channels), format: format,
-                                         periodFrames: Int(periodFrames), bufferFrames: Int(bufferFrames),
-                                         soundServer: alsaIsExternalPlugin(pcm), paced: !alsaIsNull(pcm))
+        configuration = PCMConfiguration(
+            device: name, rate: Int(rate), channels: Int(channels), format: format,
+            periodFrames: Int(periodFrames), bufferFrames: Int(bufferFrames),
+            soundServer: alsaIsExternalPlugin(pcm), paced: !alsaIsNull(pcm))
         closeOnFailure = false
     }
 
@@ -106,9 +119,12 @@ public final class AlsaPCM: PCM {
         case EACCES, EPERM: message = "permission denied (is your user in the 'audio' group?)"
         default: message = alsaErrorText(code)
         }
-        let usesCard = device == "default" || device.hasPrefix("hw:") || device.hasPrefix("plughw:") || device.hasPrefix("sysdefault")
+        let usesCard =
+            device == "default" || device.hasPrefix("hw:") || device.hasPrefix("plughw:")
+            || device.hasPrefix("sysdefault")
         if usesCard && !alsaAnySoundCard() {
-            message += PulsePCM.serverAnswers(timeoutMs: 500)
+            message +=
+                PulsePCM.serverAnswers(timeoutMs: 500)
                 ? "; no sound card found, but a sound server is running: use --device pulse"
                 : "; no sound card found and no PulseAudio or PipeWire server answered: use --device null, or render to a file with 'gong render'"
         } else if -code == ENOENT || -code == ENODEV {
@@ -149,25 +165,29 @@ public final class AlsaPCM: PCM {
 
     public func status() -> PCMStatus? {
         guard let handle, alsaStatus(handle, statusBuffer) == 0 else { return nil }
-        let state: PCMStatus.State = switch alsaStatusState(statusBuffer) {
-        case SND_PCM_STATE_PREPARED: .prepared
-        case SND_PCM_STATE_RUNNING: .running
-        case SND_PCM_STATE_XRUN: .underrun
-        case SND_PCM_STATE_DRAINING: .draining
-        case SND_PCM_STATE_PAUSED: .paused
-        case SND_PCM_STATE_SUSPENDED: .suspended
-        case SND_PCM_STATE_DISCONNECTED: .disconnected
-        default: .other
-        }
+        let state: PCMStatus.State =
+            switch alsaStatusState(statusBuffer) {
+            case SND_PCM_STATE_PREPARED: .prepared
+            case SND_PCM_STATE_RUNNING: .running
+            case SND_PCM_STATE_XRUN: .underrun
+            case SND_PCM_STATE_DRAINING: .draining
+            case SND_PCM_STATE_PAUSED: .paused
+            case SND_PCM_STATE_SUSPENDED: .suspended
+            case SND_PCM_STATE_DISCONNECTED: .disconnected
+            default: .other
+            }
         // The timestamp is when `delay` was measured. Some plugins (PulseAudio's) report a
         // stale one; then the moment of the status call stands in for it. None at all (0)
         // stays none.
         let now = MonotonicTime.now()
         let stamped = MonotonicTime(alsaStatusTimestamp(statusBuffer))
-        let measured = stamped.nanoseconds == 0 || abs(now.nanoseconds - stamped.nanoseconds) < 2_000_000 ? stamped : now
-        return PCMStatus(state: state, delayFrames: alsaStatusDelay(statusBuffer), availableFrames: alsaStatusAvailable(statusBuffer),
-                         timestamp: measured,
-                         triggerTimestamp: MonotonicTime(alsaStatusTriggerTimestamp(statusBuffer)))
+        let measured =
+            stamped.nanoseconds == 0 || abs(now.nanoseconds - stamped.nanoseconds) < 2_000_000 ? stamped : now
+        return PCMStatus(
+            state: state, delayFrames: alsaStatusDelay(statusBuffer),
+            availableFrames: alsaStatusAvailable(statusBuffer),
+            timestamp: measured,
+            triggerTimestamp: MonotonicTime(alsaStatusTriggerTimestamp(statusBuffer)))
     }
 
     public func close() {
@@ -191,7 +211,9 @@ public func listPlaybackDevices() -> [AudioDeviceInfo] {
         .filter { $0.io == nil || $0.io == "Output" }
         .map { hint in
             var description = hint.description.split(separator: "\n").joined(separator: " — ")
-            if OutputRoute(device: hint.name) != .alsa { description += " (gong plays it as a PulseAudio client, not through ALSA)" }
+            if OutputRoute(device: hint.name) != .alsa {
+                description += " (gong plays it as a PulseAudio client, not through ALSA)"
+            }
             return AudioDeviceInfo(name: hint.name, description: description)
         }
         + PulsePCM.sinks()

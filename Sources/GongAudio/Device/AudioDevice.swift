@@ -50,8 +50,10 @@ public struct PCMRequest: Sendable, Equatable {
     /// Total buffered latency in milliseconds; default: the route's `BufferDefaults`.
     public var latencyMs: Double?
 
-    public init(device: String = "default", rate: Int = 48000, channels: Int = 2, format: SampleFormat? = nil,
-                periodFrames: Int? = nil, latencyMs: Double? = nil) {
+    public init(
+        device: String = "default", rate: Int = 48000, channels: Int = 2, format: SampleFormat? = nil,
+        periodFrames: Int? = nil, latencyMs: Double? = nil
+    ) {
         self.device = device
         self.rate = rate
         self.channels = channels
@@ -128,8 +130,10 @@ public struct PCMConfiguration: Sendable, Equatable {
     /// the thread that feeds it, which then never waits.
     public var paced: Bool
 
-    public init(device: String, rate: Int, channels: Int, format: SampleFormat, periodFrames: Int, bufferFrames: Int,
-                soundServer: Bool = false, reportJitterNanoseconds: Int64? = nil, takesBack: Bool = false, paced: Bool = true) {
+    public init(
+        device: String, rate: Int, channels: Int, format: SampleFormat, periodFrames: Int, bufferFrames: Int,
+        soundServer: Bool = false, reportJitterNanoseconds: Int64? = nil, takesBack: Bool = false, paced: Bool = true
+    ) {
         self.paced = paced
         self.device = device
         self.rate = rate
@@ -139,8 +143,10 @@ public struct PCMConfiguration: Sendable, Equatable {
         self.bufferFrames = bufferFrames
         self.soundServer = soundServer
         self.takesBack = takesBack
-        self.reportJitterNanoseconds = reportJitterNanoseconds
-            ?? (soundServer ? 30_000_000 : FrameTime.nanoseconds(ofFrames: Int64(periodFrames), rate: Int64(rate)) + 2_000_000)
+        self.reportJitterNanoseconds =
+            reportJitterNanoseconds
+            ?? (soundServer
+                ? 30_000_000 : FrameTime.nanoseconds(ofFrames: Int64(periodFrames), rate: Int64(rate)) + 2_000_000)
     }
 
     public var latencySeconds: Double { Double(bufferFrames) / Double(rate) }
@@ -178,7 +184,9 @@ public struct PCMStatus: Sendable, Equatable, BitwiseCopyable {
     /// When the stream last started or stopped (for an underrun: when it ran dry).
     public var triggerTimestamp: MonotonicTime
 
-    public init(state: State, delayFrames: Int, availableFrames: Int, timestamp: MonotonicTime, triggerTimestamp: MonotonicTime) {
+    public init(
+        state: State, delayFrames: Int, availableFrames: Int, timestamp: MonotonicTime, triggerTimestamp: MonotonicTime
+    ) {
         self.state = state
         self.delayFrames = delayFrames
         self.availableFrames = availableFrames

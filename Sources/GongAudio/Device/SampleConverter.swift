@@ -16,7 +16,8 @@ public struct SampleConverter: ~Copyable {
         self.capacitySamples = capacitySamples
         bytes = .allocate(byteCount: capacitySamples * format.bytesPerSample, alignment: 16)
         if format == .float32 {
-            renderBuffer = UnsafeMutableBufferPointer(start: bytes.bindMemory(to: Float.self, capacity: capacitySamples), count: capacitySamples)
+            renderBuffer = UnsafeMutableBufferPointer(
+                start: bytes.bindMemory(to: Float.self, capacity: capacitySamples), count: capacitySamples)
         } else {
             renderBuffer = .allocate(capacity: capacitySamples)
         }

@@ -95,12 +95,14 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     ///   - reopen: opens the same device again after it was lost.
     public init(renderer: consuming SessionRenderer, device: Device, reopen: @escaping DeviceOpener) {
         let configuration = device.configuration
-        precondition(configuration.rate == renderer.sampleRate && configuration.channels == renderer.channels,
-                     "the renderer must be prepared at the device's rate and channel count")
+        precondition(
+            configuration.rate == renderer.sampleRate && configuration.channels == renderer.channels,
+            "the renderer must be prepared at the device's rate and channel count")
         let stepFrames = max(1, Int(PlaybackEngine.takeBackStepSeconds * Double(configuration.rate)))
         // Enough steps to reach back over a whole buffer and the period being written, twice
         // over in case a device reopened after a loss grants a longer one.
-        checkpoints = RenderCheckpoints(capacity: 2 * (configuration.bufferFrames + configuration.periodFrames) / stepFrames + 4, for: renderer)
+        checkpoints = RenderCheckpoints(
+            capacity: 2 * (configuration.bufferFrames + configuration.periodFrames) / stepFrames + 4, for: renderer)
         held = HeldEvents(capacity: 4096)
         self.renderer = .allocate(capacity: 1)
         self.renderer.initialize(to: renderer)
@@ -191,7 +193,9 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         if let id = path.split(separator: "/").last.flatMap({ Int32($0) }) { threadID.store(id, ordering: .releasing) }
         let converterCapacity = periodFrames * channels
         while let device {
-            let outcome = play(on: device, converter: SampleConverter(format: device.configuration.format, capacitySamples: converterCapacity))
+            let outcome = play(
+                on: device,
+                converter: SampleConverter(format: device.configuration.format, capacitySamples: converterCapacity))
             switch outcome {
             case .finished:
                 return
@@ -214,18 +218,19 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// The steady-state loop: wait for room, apply commands, render, convert, write, report.
     private func play(on device: Device, converter: borrowing SampleConverter) -> Outcome {
         var renderEvents = RenderEventBuffer(capacity: 256)
-        var writtenFrames: Int64 = 0        // frames handed to this device (less those taken back)
+        var writtenFrames: Int64 = 0  // frames handed to this device (less those taken back)
         var renderedBase: Int64 = renderer.pointee.outputFrame  // renderer's frame at device frame 0
         var stalledSince: MonotonicTime?
         var announcedStart = false
-        var convertedSilence = false        // the converter's bytes hold a silent period
+        var convertedSilence = false  // the converter's bytes hold a silent period
         let configuration = device.configuration
         var clock = DeviceClock(rate: rate, reportJitterNanoseconds: configuration.reportJitterNanoseconds)
         let frameBytes = channels * configuration.format.bytesPerSample
         let bufferNanoseconds = FrameTime.nanoseconds(ofFrames: Int64(configuration.bufferFrames), rate: Int64(rate))
         let playStart = MonotonicTime.now()
         let block = converter.renderBuffer
-        let statusPeriods = max(1, Int((PlaybackEngine.statusIntervalSeconds * Double(rate) / Double(periodFrames)).rounded()))
+        let statusPeriods = max(
+            1, Int((PlaybackEngine.statusIntervalSeconds * Double(rate) / Double(periodFrames)).rounded()))
         let statusInterval = Int64(statusPeriods * periodFrames)
         var nextStatusFrame: Int64 = 0
         // A device that can take back keeps the renderer's state every step, and its events
@@ -273,7 +278,8 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             guard takesBack, checkpoints.count > 0 else { return }
             let reach = Int64(device.rewindableFrames())
             guard reach > 0,
-                  let index = checkpoints.oldest(atOrAfter: renderedBase + writtenFrames - reach, minimumTag: held.released)
+                let index = checkpoints.oldest(
+                    atOrAfter: renderedBase + writtenFrames - reach, minimumTag: held.released)
             else { return }
             let frames = renderer.pointee.outputFrame - checkpoints.outputFrame(at: index)
             guard frames > 0, device.rewind(frames: Int(frames)) == Int(frames) else { return }
@@ -293,7 +299,8 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 let heard = audible > 0 && audible <= now
                 report(.render(event, audible: MonotonicTime(nanoseconds: heard ? audible : 0)))
             }
-            return .deviceLost(code: code, at: moment(heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0))
+            return .deviceLost(
+                code: code, at: moment(heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0))
         }
 
         while true {
@@ -341,15 +348,20 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             var stepStart = 0
             while stepStart < periodFrames {
                 let frames = min(stepFrames, periodFrames - stepStart)
-                if takesBack { renderer.pointee.saveCheckpoint(into: &checkpoints, tag: held.appended + Int64(renderEvents.count)) }
-                _ = renderer.pointee.render(into: UnsafeMutableBufferPointer(rebasing: block[(stepStart * channels)..<((stepStart + frames) * channels)]),
-                                            events: &renderEvents)
+                if takesBack {
+                    renderer.pointee.saveCheckpoint(into: &checkpoints, tag: held.appended + Int64(renderEvents.count))
+                }
+                _ = renderer.pointee.render(
+                    into: UnsafeMutableBufferPointer(
+                        rebasing: block[(stepStart * channels)..<((stepStart + frames) * channels)]),
+                    events: &renderEvents)
                 silent = silent && renderer.pointee.lastBlockWasSilent
                 stepStart += frames
             }
             // Most of a session is silence between gongs: a silent period already converted
             // need not be converted again.
-            let bytes = silent && convertedSilence ? UnsafeRawPointer(converter.bytes) : converter.convert(count: block.count)
+            let bytes =
+                silent && convertedSilence ? UnsafeRawPointer(converter.bytes) : converter.convert(count: block.count)
             convertedSilence = silent
             var offset = 0
             while offset < periodFrames {
@@ -361,7 +373,9 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 }
                 if Int32(written) == -EAGAIN {
                     if stalledSince == nil { stalledSince = .now() }
-                    if let since = stalledSince, MonotonicTime.now().seconds - since.seconds > PlaybackEngine.stallSeconds {
+                    if let since = stalledSince,
+                        MonotonicTime.now().seconds - since.seconds > PlaybackEngine.stallSeconds
+                    {
                         return lost(-EAGAIN, &renderEvents)
                     }
                     _ = device.wait(timeoutMs: 50)
@@ -382,7 +396,9 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             // A device that takes frames faster than real time (ALSA's null) has no clock to
             // learn: its events carry no time.
             let elapsed = MonotonicTime.now().nanoseconds - playStart.nanoseconds
-            let paced = FrameTime.nanoseconds(ofFrames: writtenFrames, rate: Int64(rate)) <= elapsed + bufferNanoseconds + 500_000_000
+            let paced =
+                FrameTime.nanoseconds(ofFrames: writtenFrames, rate: Int64(rate)) <= elapsed + bufferNanoseconds
+                + 500_000_000
             // Until the device has consumed a couple of periods beyond its first full buffer it
             // may not really be playing yet (PulseAudio's null sink wakes up to 2 s late), so
             // its timestamps only count from then on.
@@ -394,13 +410,19 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             let status = paced && consuming && statusDue ? device.status() : nil
             if status != nil { nextStatusFrame = writtenFrames + statusInterval }
             if let status, status.state == .running, status.timestamp.nanoseconds > 0,
-               case let age = MonotonicTime.now().nanoseconds - status.timestamp.nanoseconds, age >= 0, age < 1_000_000_000,
-               status.delayFrames >= 0,
-               Int64(status.delayFrames) - FrameTime.frames(inNanoseconds: age, rate: Int64(rate)) <= Int64(4 * configuration.bufferFrames + rate / 10) {
-                if let lostFrames = clock.observe(writtenFrames: writtenFrames, delayFrames: status.delayFrames,
-                                                  measuredAt: status.timestamp.nanoseconds) {
-                    reportUnderrun(lostFrames: lostFrames, heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0,
-                                   renderEvents: &renderEvents)
+                case let age = MonotonicTime.now().nanoseconds - status.timestamp.nanoseconds, age >= 0,
+                age < 1_000_000_000,
+                status.delayFrames >= 0,
+                Int64(status.delayFrames) - FrameTime.frames(inNanoseconds: age, rate: Int64(rate))
+                    <= Int64(4 * configuration.bufferFrames + rate / 10)
+            {
+                if let lostFrames = clock.observe(
+                    writtenFrames: writtenFrames, delayFrames: status.delayFrames,
+                    measuredAt: status.timestamp.nanoseconds)
+                {
+                    reportUnderrun(
+                        lostFrames: lostFrames, heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0,
+                        renderEvents: &renderEvents)
                 }
                 if !announcedStart, let origin = clock.originNanoseconds {
                     announcedStart = true
@@ -493,7 +515,8 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 }
             }
             attempts += 1
-            if let device = try? reopen(), device.configuration.rate == rate, device.configuration.channels == channels {
+            if let device = try? reopen(), device.configuration.rate == rate, device.configuration.channels == channels
+            {
                 report(.deviceBack(attempts: attempts, at: moment(heard: MonotonicTime.now().nanoseconds)))
                 return device
             }

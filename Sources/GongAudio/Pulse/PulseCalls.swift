@@ -28,7 +28,9 @@ func pulseRelease(loop: OpaquePointer, context: OpaquePointer?, stream: OpaquePo
 /// most the timeout, then dispatch what arrived. Negative when the loop cannot go on (a signal
 /// that interrupts the poll is not that: the library counts it as nothing arrived).
 func pulseRunOnce(_ loop: OpaquePointer, timeoutMicroseconds: Int64) -> Int32 {
-    guard pa_mainloop_prepare(loop, Int32(clamping: timeoutMicroseconds)) >= 0, pa_mainloop_poll(loop) >= 0 else { return -1 }
+    guard pa_mainloop_prepare(loop, Int32(clamping: timeoutMicroseconds)) >= 0, pa_mainloop_poll(loop) >= 0 else {
+        return -1
+    }
     return pa_mainloop_dispatch(loop)
 }
 
@@ -46,10 +48,12 @@ func pulseIterate(_ loop: OpaquePointer, timeoutMs: Int64, until done: () -> Boo
 /// autospawn: a server that is not running is an error to report, not one to start.
 func pulseConnect(_ context: OpaquePointer, on loop: OpaquePointer, timeoutMs: Int64) -> Bool {
     pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0
-        && pulseIterate(loop, timeoutMs: timeoutMs, until: {
-            let state = pa_context_get_state(context)
-            return state == PA_CONTEXT_READY || PA_CONTEXT_IS_GOOD(state) == 0
-        })
+        && pulseIterate(
+            loop, timeoutMs: timeoutMs,
+            until: {
+                let state = pa_context_get_state(context)
+                return state == PA_CONTEXT_READY || PA_CONTEXT_IS_GOOD(state) == 0
+            })
         && pa_context_get_state(context) == PA_CONTEXT_READY
 }
 
@@ -91,25 +95,30 @@ func pulseHasSink(named name: String, context: OpaquePointer, loop: OpaquePointe
     let answer = Answer()
     let userdata = Unmanaged.passRetained(answer)
     defer { userdata.release() }
-    guard let operation = pa_context_get_sink_info_by_name(context, name, { context, info, last, userdata in
-        guard let userdata else { return }
-        let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
-        if info != nil {
-            answer.found = true
-        } else if last < 0 {
-            answer.missing = pa_context_errno(context) == Int32(PA_ERR_NOENTITY.rawValue)
-            answer.complete = true
-        } else if last > 0 {
-            answer.complete = true
-        }
-    }, userdata.toOpaque()) else { return nil }
+    guard
+        let operation = pa_context_get_sink_info_by_name(
+            context, name,
+            { context, info, last, userdata in
+                guard let userdata else { return }
+                let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
+                if info != nil {
+                    answer.found = true
+                } else if last < 0 {
+                    answer.missing = pa_context_errno(context) == Int32(PA_ERR_NOENTITY.rawValue)
+                    answer.complete = true
+                } else if last > 0 {
+                    answer.complete = true
+                }
+            }, userdata.toOpaque())
+    else { return nil }
     defer { pa_operation_unref(operation) }
     guard pulseIterate(loop, timeoutMs: timeoutMs, until: { answer.complete }) else { return nil }
     return answer.found ? true : answer.missing ? false : nil
 }
 
 /// The server's sinks, name and description, as far as the listing got within the timeout.
-func pulseSinks(context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> [(name: String, description: String)] {
+func pulseSinks(context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> [(name: String, description: String)]
+{
     /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
     final class Listing {
         var sinks: [(name: String, description: String)] = []
@@ -118,15 +127,19 @@ func pulseSinks(context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -
     let listing = Listing()
     let userdata = Unmanaged.passRetained(listing)
     defer { userdata.release() }
-    guard let operation = pa_context_get_sink_info_list(context, { _, info, last, userdata in
-        guard let userdata else { return }
-        let listing = Unmanaged<Listing>.fromOpaque(userdata).takeUnretainedValue()
-        if last != 0 {
-            listing.complete = true
-        } else if let sink = info?.pointee, let name = sink.name {
-            listing.sinks.append((String(cString: name), sink.description.map { String(cString: $0) } ?? ""))
-        }
-    }, userdata.toOpaque()) else { return [] }
+    guard
+        let operation = pa_context_get_sink_info_list(
+            context,
+            { _, info, last, userdata in
+                guard let userdata else { return }
+                let listing = Unmanaged<Listing>.fromOpaque(userdata).takeUnretainedValue()
+                if last != 0 {
+                    listing.complete = true
+                } else if let sink = info?.pointee, let name = sink.name {
+                    listing.sinks.append((String(cString: name), sink.description.map { String(cString: $0) } ?? ""))
+                }
+            }, userdata.toOpaque())
+    else { return [] }
     defer { pa_operation_unref(operation) }
     _ = pulseIterate(loop, timeoutMs: timeoutMs, until: { listing.complete })
     return listing.sinks
@@ -136,10 +149,12 @@ func pulseSinks(context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -
 /// `flag`, so a ring ends a wait on the server too.
 func pulseWatch(_ descriptor: Int32, on loop: OpaquePointer, setting flag: UnsafeMutablePointer<Bool>) {
     guard let api = pa_mainloop_get_api(loop), let watch = api.pointee.io_new else { return }
-    _ = watch(api, descriptor, PA_IO_EVENT_INPUT, { _, _, descriptor, _, userdata in
-        Doorbell.drain(descriptor)
-        userdata?.assumingMemoryBound(to: Bool.self).pointee = true
-    }, flag)
+    _ = watch(
+        api, descriptor, PA_IO_EVENT_INPUT,
+        { _, _, descriptor, _, userdata in
+            Doorbell.drain(descriptor)
+            userdata?.assumingMemoryBound(to: Bool.self).pointee = true
+        }, flag)
 }
 
 // MARK: Stream
@@ -156,7 +171,9 @@ struct PulseStreamShape {
 
 /// A new stream, or nil when the server takes no such sample spec (`valid` false) or the
 /// library refused it.
-func pulseStreamNew(_ context: OpaquePointer, format: SampleFormat, rate: Int, channels: Int) -> (stream: OpaquePointer?, valid: Bool) {
+func pulseStreamNew(_ context: OpaquePointer, format: SampleFormat, rate: Int, channels: Int) -> (
+    stream: OpaquePointer?, valid: Bool
+) {
     var spec = pa_sample_spec(format: format.pulse, rate: UInt32(clamping: rate), channels: UInt8(clamping: channels))
     guard channels >= 1, channels <= 2, pa_sample_spec_valid(&spec) != 0 else { return (nil, false) }
     return (pa_stream_new(context, "gong session", &spec, nil), true)
@@ -167,14 +184,19 @@ func pulseStreamNew(_ context: OpaquePointer, format: SampleFormat, rate: Int, c
 /// (`prebuf` left to the server, which makes it `tlength`); the server asks for each period as
 /// soon as there is room (`PA_STREAM_EARLY_REQUESTS`), as a sound card would. Waits at most
 /// the timeout for it to be ready.
-func pulseConnectPlayback(_ stream: OpaquePointer, sink: String?, shape: PulseStreamShape, loop: OpaquePointer, timeoutMs: Int64) -> Bool {
-    var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(clamping: shape.bufferBytes), prebuf: UInt32.max,
-                                    minreq: UInt32(clamping: shape.periodBytes), fragsize: UInt32.max)
+func pulseConnectPlayback(
+    _ stream: OpaquePointer, sink: String?, shape: PulseStreamShape, loop: OpaquePointer, timeoutMs: Int64
+) -> Bool {
+    var attributes = pa_buffer_attr(
+        maxlength: UInt32.max, tlength: UInt32(clamping: shape.bufferBytes), prebuf: UInt32.max,
+        minreq: UInt32(clamping: shape.periodBytes), fragsize: UInt32.max)
     return pa_stream_connect_playback(stream, sink, &attributes, PA_STREAM_EARLY_REQUESTS, nil, nil) >= 0
-        && pulseIterate(loop, timeoutMs: timeoutMs, until: {
-            let state = pa_stream_get_state(stream)
-            return state == PA_STREAM_READY || PA_STREAM_IS_GOOD(state) == 0
-        })
+        && pulseIterate(
+            loop, timeoutMs: timeoutMs,
+            until: {
+                let state = pa_stream_get_state(stream)
+                return state == PA_STREAM_READY || PA_STREAM_IS_GOOD(state) == 0
+            })
         && pa_stream_get_state(stream) == PA_STREAM_READY
 }
 
@@ -194,9 +216,11 @@ func pulseGrantedShape(_ stream: OpaquePointer, asked: PulseStreamShape) -> Puls
 
 /// Counts each underrun the server tells of into `counter`.
 func pulseCountUnderflows(_ stream: OpaquePointer, into counter: UnsafeMutablePointer<Int>) {
-    pa_stream_set_underflow_callback(stream, { _, counter in
-        counter?.assumingMemoryBound(to: Int.self).pointee += 1
-    }, counter)
+    pa_stream_set_underflow_callback(
+        stream,
+        { _, counter in
+            counter?.assumingMemoryBound(to: Int.self).pointee += 1
+        }, counter)
 }
 
 // The calls the real-time loop makes: gong allocates and locks nothing around them. (libpulse
@@ -220,7 +244,9 @@ func pulseWrite(_ stream: OpaquePointer, _ bytes: UnsafeRawPointer, count: Int, 
 func pulseDrain(_ stream: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> Int32 {
     guard let operation = pa_stream_drain(stream, nil, nil) else { return -ENODEV }
     defer { pa_operation_unref(operation) }
-    return pulseIterate(loop, timeoutMs: timeoutMs, until: { pa_operation_get_state(operation) != PA_OPERATION_RUNNING }) ? 0 : -ETIMEDOUT
+    return pulseIterate(
+        loop, timeoutMs: timeoutMs, until: { pa_operation_get_state(operation) != PA_OPERATION_RUNNING })
+        ? 0 : -ETIMEDOUT
 }
 
 /// Drops what the server has not played yet.
@@ -234,7 +260,9 @@ func pulseFlush(_ stream: OpaquePointer) -> Bool {
 func pulseRequestTiming(_ stream: OpaquePointer) -> OpaquePointer? { pa_stream_update_timing_info(stream, nil, nil) }
 
 /// Whether an operation has finished (or failed): then it can be released.
-func pulseOperationIsDone(_ operation: OpaquePointer) -> Bool { pa_operation_get_state(operation) != PA_OPERATION_RUNNING }
+func pulseOperationIsDone(_ operation: OpaquePointer) -> Bool {
+    pa_operation_get_state(operation) != PA_OPERATION_RUNNING
+}
 
 func pulseOperationRelease(_ operation: OpaquePointer) { pa_operation_unref(operation) }
 
@@ -252,11 +280,14 @@ struct PulseTimingReport {
 
 /// The last report, if its indices are whole.
 func pulseTimingReport(_ stream: OpaquePointer) -> PulseTimingReport? {
-    guard let report = pa_stream_get_timing_info(stream)?.pointee, report.read_index_corrupt == 0, report.write_index_corrupt == 0
+    guard let report = pa_stream_get_timing_info(stream)?.pointee, report.read_index_corrupt == 0,
+        report.write_index_corrupt == 0
     else { return nil }
-    return PulseTimingReport(writeIndex: report.write_index, readIndex: report.read_index, sinkMicroseconds: report.sink_usec,
-                             playing: report.playing != 0,
-                             measuredWallNanoseconds: Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1000)
+    return PulseTimingReport(
+        writeIndex: report.write_index, readIndex: report.read_index, sinkMicroseconds: report.sink_usec,
+        playing: report.playing != 0,
+        measuredWallNanoseconds: Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1000
+    )
 }
 
 extension SampleFormat {

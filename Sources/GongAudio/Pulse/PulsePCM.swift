@@ -81,22 +81,27 @@ public final class PulsePCM: PCM {
             let error = pulseContextError(client)
             // A server that never answers leaves no error code: the library's text for 0 is "OK".
             let why = error.code == 0 ? "it did not answer within \(PulsePCM.openTimeoutMs / 1000) s" : error.text
-            throw failure(error.code == 0 ? -ETIMEDOUT : -pulseErrnoValue(error.code), "pa_context_connect",
-                          "no PulseAudio server to play through at \(pulseServerName(client)) (\(why))"
-                          + "; start one, or choose an ALSA device with --device ('gong devices' lists them)")
+            throw failure(
+                error.code == 0 ? -ETIMEDOUT : -pulseErrnoValue(error.code), "pa_context_connect",
+                "no PulseAudio server to play through at \(pulseServerName(client)) (\(why))"
+                    + "; start one, or choose an ALSA device with --device ('gong devices' lists them)")
         }
 
         // PipeWire's PulseAudio server (0.3.65) plays a stream aimed at a sink it does not have
         // on its default sink instead of refusing it: the sink is looked for first.
-        if let sink, pulseHasSink(named: sink, context: client, loop: loop, timeoutMs: PulsePCM.openTimeoutMs) == false {
-            throw failure(-ENOENT, "pa_context_get_sink_info_by_name", "no such sink '\(sink)'; 'gong devices' lists them")
+        if let sink, pulseHasSink(named: sink, context: client, loop: loop, timeoutMs: PulsePCM.openTimeoutMs) == false
+        {
+            throw failure(
+                -ENOENT, "pa_context_get_sink_info_by_name", "no such sink '\(sink)'; 'gong devices' lists them")
         }
 
         let format = request.format ?? .float32
         let created = pulseStreamNew(client, format: format, rate: request.rate, channels: request.channels)
         guard created.valid else {
-            throw failure(-EINVAL, "pa_sample_spec_valid",
-                          "cannot play \(request.channels) channel(s) at \(request.rate) Hz; the server takes 1–2 channels at 1 Hz–384 kHz here")
+            throw failure(
+                -EINVAL, "pa_sample_spec_valid",
+                "cannot play \(request.channels) channel(s) at \(request.rate) Hz; the server takes 1–2 channels at 1 Hz–384 kHz here"
+            )
         }
         guard let playback = created.stream else {
             let error = pulseContextError(client)
@@ -108,11 +113,15 @@ public final class PulsePCM: PCM {
         // running dry.)
         let frameBytes = format.bytesPerSample * request.channels
         let defaults = PulsePCM.bufferDefaults
-        let period = request.periodFrames(at: request.rate, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
-        let buffer = request.bufferFrames(at: request.rate, period: period, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
-        let asked = PulseStreamShape(rate: request.rate, channels: request.channels, bufferBytes: buffer * frameBytes,
-                                     periodBytes: period * frameBytes)
-        guard pulseConnectPlayback(playback, sink: sink, shape: asked, loop: loop, timeoutMs: PulsePCM.openTimeoutMs) else {
+        let period = request.periodFrames(
+            at: request.rate, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
+        let buffer = request.bufferFrames(
+            at: request.rate, period: period, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
+        let asked = PulseStreamShape(
+            rate: request.rate, channels: request.channels, bufferBytes: buffer * frameBytes,
+            periodBytes: period * frameBytes)
+        guard pulseConnectPlayback(playback, sink: sink, shape: asked, loop: loop, timeoutMs: PulsePCM.openTimeoutMs)
+        else {
             let error = pulseContextError(client)
             let message: String
             if pulseIsNoSuchEntity(error.code) {
@@ -120,12 +129,14 @@ public final class PulsePCM: PCM {
             } else if error.code == 0 {
                 // The server is there but started no stream: typically PipeWire without its
                 // session manager, which links streams to sinks.
-                message = "the sound server at \(pulseServerName(client)) took no stream within \(PulsePCM.openTimeoutMs / 1000) s;"
+                message =
+                    "the sound server at \(pulseServerName(client)) took no stream within \(PulsePCM.openTimeoutMs / 1000) s;"
                     + " is its session manager running (PipeWire needs wireplumber)? 'pactl info' shows the server"
             } else {
                 message = error.text
             }
-            throw failure(error.code == 0 ? -ETIMEDOUT : -pulseErrnoValue(error.code), "pa_stream_connect_playback", message)
+            throw failure(
+                error.code == 0 ? -ETIMEDOUT : -pulseErrnoValue(error.code), "pa_stream_connect_playback", message)
         }
         underflows = .allocate(capacity: 1)
         underflows.initialize(to: 0)
@@ -139,9 +150,10 @@ public final class PulsePCM: PCM {
         self.frameBytes = frameBytes
         periodBytes = max(frameBytes, granted.periodBytes / frameBytes * frameBytes)
         napSlackFrames = min(Int64(periodBytes / frameBytes / 2), Int64(granted.rate) / 20)
-        configuration = PCMConfiguration(device: name, rate: granted.rate, channels: granted.channels, format: format,
-                                         periodFrames: periodBytes / frameBytes, bufferFrames: granted.bufferBytes / frameBytes,
-                                         soundServer: true, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds, takesBack: true)
+        configuration = PCMConfiguration(
+            device: name, rate: granted.rate, channels: granted.channels, format: format,
+            periodFrames: periodBytes / frameBytes, bufferFrames: granted.bufferBytes / frameBytes,
+            soundServer: true, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds, takesBack: true)
         opened = true
     }
 
@@ -203,7 +215,7 @@ public final class PulsePCM: PCM {
         // Frames taken back are written over: the write starts that far back in the stream, and
         // both the library and the server count the request as the net change.
         guard pulseWrite(stream, bytes, count: count * frameBytes, backBytes: takenBackBytes),
-              let mainLoop, PulsePCM.sendWritten(mainLoop)
+            let mainLoop, PulsePCM.sendWritten(mainLoop)
         else { return Int(-ENODEV) }
         takenBackBytes = 0
         return count
@@ -234,7 +246,10 @@ public final class PulsePCM: PCM {
             if !napped {
                 napped = true
                 let napFrames = Int64(periodBytes / frameBytes) + napSlackFrames
-                if nap(nanoseconds: min(remaining, FrameTime.nanoseconds(ofFrames: napFrames, rate: Int64(configuration.rate)))) {
+                if nap(
+                    nanoseconds: min(
+                        remaining, FrameTime.nanoseconds(ofFrames: napFrames, rate: Int64(configuration.rate))))
+                {
                     return PCMWait.woken
                 }
                 guard pulseRunOnce(loop, timeoutMicroseconds: 0) >= 0 else { return -ENODEV }
@@ -265,8 +280,9 @@ public final class PulsePCM: PCM {
     private func nap(nanoseconds: Int64) -> Bool {
         guard nanoseconds > 0 else { return false }
         guard wakeDescriptor >= 0 else {
-            var interval = timespec(tv_sec: Int(nanoseconds / FrameTime.nanosecondsPerSecond),
-                                    tv_nsec: Int(nanoseconds % FrameTime.nanosecondsPerSecond))
+            var interval = timespec(
+                tv_sec: Int(nanoseconds / FrameTime.nanosecondsPerSecond),
+                tv_nsec: Int(nanoseconds % FrameTime.nanosecondsPerSecond))
             var left = timespec()
             while clock_nanosleep(CLOCK_MONOTONIC, 0, &interval, &left) == EINTR { interval = left }
             return false
@@ -294,9 +310,12 @@ public final class PulsePCM: PCM {
         let rate = Int64(configuration.rate)
         var queued = (report.writeIndex - report.readIndex) / Int64(frameBytes)
         if report.playing {
-            queued -= FrameTime.frames(inNanoseconds: max(0, PulsePCM.systemClockNanoseconds() - report.measuredWallNanoseconds), rate: rate)
+            queued -= FrameTime.frames(
+                inNanoseconds: max(0, PulsePCM.systemClockNanoseconds() - report.measuredWallNanoseconds), rate: rate)
         }
-        queued -= FrameTime.frames(inNanoseconds: PulsePCM.takeBackMarginNanoseconds, rate: rate) + Int64(takenBackBytes / frameBytes)
+        queued -=
+            FrameTime.frames(inNanoseconds: PulsePCM.takeBackMarginNanoseconds, rate: rate)
+            + Int64(takenBackBytes / frameBytes)
         return Int(clamping: max(0, queued))
     }
 
@@ -336,7 +355,9 @@ public final class PulsePCM: PCM {
         // Each request costs libpulse an allocation on this thread and the server a round trip,
         // and a report is exact however old: one a second, and one at once after an underrun.
         let wallNanoseconds = PulsePCM.systemClockNanoseconds()
-        if timingRequest == nil, wallNanoseconds - lastTimingRequest >= 1_000_000_000 || reportsValidFrom > lastTimingRequest {
+        if timingRequest == nil,
+            wallNanoseconds - lastTimingRequest >= 1_000_000_000 || reportsValidFrom > lastTimingRequest
+        {
             timingRequest = pulseRequestTiming(stream)
             lastTimingRequest = wallNanoseconds
         }
@@ -344,7 +365,8 @@ public final class PulsePCM: PCM {
         // CLOCK_MONOTONIC by the two clocks' present offset.
         let now = MonotonicTime.now()
         guard let report = validReport(stream) else {
-            return PCMStatus(state: .prepared, delayFrames: 0, availableFrames: 0, timestamp: now, triggerTimestamp: now)
+            return PCMStatus(
+                state: .prepared, delayFrames: 0, availableFrames: 0, timestamp: now, triggerTimestamp: now)
         }
         let measured = MonotonicTime(nanoseconds: report.measuredWallNanoseconds - (wallNanoseconds - now.nanoseconds))
         let queuedFrames = Int(report.writeIndex - report.readIndex) / frameBytes
@@ -352,14 +374,17 @@ public final class PulsePCM: PCM {
         // seconds is out of bounds for the loop anyway, and must not overflow here.
         let sinkFrames = Int(min(report.sinkMicroseconds, 10_000_000) * UInt64(configuration.rate) / 1_000_000)
         let writable = max(0, pulseWritableBytes(stream))
-        return PCMStatus(state: report.playing ? .running : .prepared, delayFrames: queuedFrames + sinkFrames,
-                         availableFrames: writable / frameBytes, timestamp: measured, triggerTimestamp: measured)
+        return PCMStatus(
+            state: report.playing ? .running : .prepared, delayFrames: queuedFrames + sinkFrames,
+            availableFrames: writable / frameBytes, timestamp: measured, triggerTimestamp: measured)
     }
 
     /// The server's last timing report, if its indices are whole and it was measured after the
     /// last underrun was told of.
     private func validReport(_ stream: OpaquePointer) -> PulseTimingReport? {
-        guard let report = pulseTimingReport(stream), report.measuredWallNanoseconds >= reportsValidFrom else { return nil }
+        guard let report = pulseTimingReport(stream), report.measuredWallNanoseconds >= reportsValidFrom else {
+            return nil
+        }
         return report
     }
 

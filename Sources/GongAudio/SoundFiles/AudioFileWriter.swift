@@ -33,28 +33,36 @@ public final class AudioFileWriter {
 
     /// - Parameter expectedFrames: how long the file will be, when known: WAV files too large for
     ///   the 4 GiB format are then written as RF64.
-    public init(path: String, format: AudioFileFormat, encoding: SampleEncoding, sampleRate: Int, channels: Int,
-                expectedFrames: Int? = nil) throws(SoundFileError) {
-        guard (1...2).contains(channels) else { throw SoundFileError(.cannotCreate, path: path, message: "\(channels) channels; 1 or 2 are supported") }
+    public init(
+        path: String, format: AudioFileFormat, encoding: SampleEncoding, sampleRate: Int, channels: Int,
+        expectedFrames: Int? = nil
+    ) throws(SoundFileError) {
+        guard (1...2).contains(channels) else {
+            throw SoundFileError(.cannotCreate, path: path, message: "\(channels) channels; 1 or 2 are supported")
+        }
         guard !(format == .flac && encoding == .float32) else {
-            throw SoundFileError(.cannotCreate, path: path, message: "FLAC stores integers only; use 16 or 24 bits, or WAV for float")
+            throw SoundFileError(
+                .cannotCreate, path: path, message: "FLAC stores integers only; use 16 or 24 bits, or WAV for float")
         }
         // A WAV file cannot exceed 4 GiB (about 6 h of 16-bit stereo at 48 kHz); a longer
         // session is written as RF64, the 64-bit WAV that players read alike.
         let bytesPerSample = encoding == .pcm16 ? 2 : (encoding == .pcm24 ? 3 : 4)
         let needsRF64 = (expectedFrames ?? 0) * channels * bytesPerSample > Int(UInt32.max) - 1024
         let major = format == .flac ? SF_FORMAT_FLAC : (needsRF64 ? SF_FORMAT_RF64 : SF_FORMAT_WAV)
-        let minor = switch encoding {
-        case .pcm16: SF_FORMAT_PCM_16
-        case .pcm24: SF_FORMAT_PCM_24
-        case .float32: SF_FORMAT_FLOAT
-        }
+        let minor =
+            switch encoding {
+            case .pcm16: SF_FORMAT_PCM_16
+            case .pcm24: SF_FORMAT_PCM_24
+            case .float32: SF_FORMAT_FLOAT
+            }
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate)
         info.channels = Int32(channels)
         info.format = Int32(major | minor)
         guard sndfileFormatCheck(&info) else {
-            throw SoundFileError(.cannotCreate, path: path, message: "libsndfile cannot write \(format.rawValue) at \(sampleRate) Hz, \(channels) channels")
+            throw SoundFileError(
+                .cannotCreate, path: path,
+                message: "libsndfile cannot write \(format.rawValue) at \(sampleRate) Hz, \(channels) channels")
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
@@ -62,7 +70,8 @@ public final class AudioFileWriter {
             throw SoundFileError(.cannotCreate, path: path, message: "directory '\(directory)' does not exist")
         }
         guard let opened = sndfileOpen(path, mode: Int32(SFM_WRITE), info: &info) else {
-            let reason = FileManager.default.isWritableFile(atPath: directory) ? sndfileErrorMessage(nil) : "permission denied"
+            let reason =
+                FileManager.default.isWritableFile(atPath: directory) ? sndfileErrorMessage(nil) : "permission denied"
             throw SoundFileError(.cannotCreate, path: path, message: reason)
         }
         // Where libsndfile converts (24-bit), clip instead of wrapping around.
@@ -119,7 +128,8 @@ public final class AudioFileWriter {
         var done = 0
         while done < frames {
             let count = min(AudioFileWriter.chunkFrames, frames - done)
-            let written = encoding == .pcm16
+            let written =
+                encoding == .pcm16
                 ? sndfileWriteShortFrames(file, shorts.baseAddress!, frames: count)
                 : sndfileWriteFloatFrames(file, silence.baseAddress!, frames: count)
             guard written == count else {
@@ -142,7 +152,9 @@ public final class AudioFileWriter {
     /// Scale by 32768 (as libsndfile does when it reads shorts back as floats, so a round trip is
     /// within half a step), round to nearest, clamp to the 16-bit range.
     @inline(__always)
-    static func convertToInt16(_ source: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Int16>, count: Int) {
+    static func convertToInt16(
+        _ source: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Int16>, count: Int
+    ) {
         for index in 0..<count {
             let scaled = min(max(source[index] * 32768, -32768), 32767)
             destination[index] = Int16(scaled + (scaled < 0 ? -0.5 : 0.5))

@@ -16,7 +16,9 @@ enum XXHash64 {
         let count = bytes.count
         var offset = 0
         var hash: UInt64
-        @inline(__always) func word(_ at: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
+        @inline(__always) func word(_ at: Int) -> UInt64 {
+            UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+        }
 
         if count >= 32 {
             var lane1 = seed &+ prime1 &+ prime2, lane2 = seed &+ prime2, lane3 = seed, lane4 = seed &- prime1

@@ -21,17 +21,20 @@ enum SoxrRecipe {
 /// Band-limited resampling of a whole interleaved float buffer in one call. soxr compensates its
 /// filter's delay, so input frame 0 lands on output frame 0. Returns the frames produced, or
 /// soxr's error text.
-func soxrResample(input: UnsafePointer<Float>, inputFrames: Int, inputRate: Int,
-                  output: UnsafeMutablePointer<Float>, outputCapacity: Int, outputRate: Int,
-                  channels: Int) -> Result<Int, ResamplerFailure> {
+func soxrResample(
+    input: UnsafePointer<Float>, inputFrames: Int, inputRate: Int,
+    output: UnsafeMutablePointer<Float>, outputCapacity: Int, outputRate: Int,
+    channels: Int
+) -> Result<Int, ResamplerFailure> {
     var quality = soxr_quality_spec(SoxrRecipe.quality, 0)
     quality.passband_end = SoxrRecipe.passbandEnd
     var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
     var runtime = soxr_runtime_spec(1)
     var consumed = 0, produced = 0
-    let error = soxr_oneshot(Double(inputRate), Double(outputRate), UInt32(channels),
-                             input, inputFrames, &consumed, output, outputCapacity, &produced,
-                             &io, &quality, &runtime)
+    let error = soxr_oneshot(
+        Double(inputRate), Double(outputRate), UInt32(channels),
+        input, inputFrames, &consumed, output, outputCapacity, &produced,
+        &io, &quality, &runtime)
     if let error { return .failure(ResamplerFailure(message: String(cString: error))) }
     return .success(produced)
 }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Sounds already decoded and converted for an output (its rate and channel count), kept on disk
@@ -35,7 +36,8 @@ public struct PreparedSoundCache: Sendable {
 
     /// The file an entry for `key` lives in.
     public func entryPath(for key: Key) -> String {
-        directory + "/" + String(key.contentHash, radix: 16) + "-\(key.byteCount)-\(key.outputRate)Hz-\(key.outputChannels)ch.f32"
+        directory + "/" + String(key.contentHash, radix: 16)
+            + "-\(key.byteCount)-\(key.outputRate)Hz-\(key.outputChannels)ch.f32"
     }
 
     /// The samples stored for `key` (interleaved, `channels` per frame), or nil when there is no
@@ -50,9 +52,9 @@ public struct PreparedSoundCache: Sendable {
 
         var headerBytes = [UInt8](repeating: 0, count: EntryHeader.size)
         guard headerBytes.withUnsafeMutableBytes({ readFully(descriptor, $0) }),
-              let header = EntryHeader(headerBytes),
-              header.matches(key),
-              Int(status.st_size) == EntryHeader.size + header.sampleCount * MemoryLayout<Float>.size
+            let header = EntryHeader(headerBytes),
+            header.matches(key),
+            Int(status.st_size) == EntryHeader.size + header.sampleCount * MemoryLayout<Float>.size
         else { return nil }
 
         var complete = false
@@ -69,16 +71,22 @@ public struct PreparedSoundCache: Sendable {
     /// a failure (read-only or full disk, no permission) leaves no temporary file behind.
     @discardableResult
     public func store(_ samples: [Float], channels: Int, for key: Key) -> Bool {
-        guard Self.samplesAreLittleEndian, (1...2).contains(channels), channels <= key.outputChannels, !samples.isEmpty, samples.count % channels == 0 else { return false }
-        guard (try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)) != nil else { return false }
+        guard Self.samplesAreLittleEndian, (1...2).contains(channels), channels <= key.outputChannels, !samples.isEmpty,
+            samples.count % channels == 0
+        else { return false }
+        guard (try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)) != nil
+        else { return false }
         let header = samples.withUnsafeBytes { payload in
-            EntryHeader(key: key, channels: channels, frames: samples.count / channels, checksum: XXHash64.hash(payload))
+            EntryHeader(
+                key: key, channels: channels, frames: samples.count / channels, checksum: XXHash64.hash(payload))
         }
         let finalPath = entryPath(for: key)
         let temporaryPath = directory + "/.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { return false }
-        let written = header.bytes.withUnsafeBytes { writeFully(descriptor, $0) } && samples.withUnsafeBytes { writeFully(descriptor, $0) }
+        let written =
+            header.bytes.withUnsafeBytes { writeFully(descriptor, $0) }
+            && samples.withUnsafeBytes { writeFully(descriptor, $0) }
         let closed = close(descriptor) == 0
         guard written, closed, rename(temporaryPath, finalPath) == 0 else {
             unlink(temporaryPath)
@@ -138,7 +146,9 @@ struct EntryHeader {
         guard integer(8, UInt32.self) == Self.formatVersion else { return nil }
         let channels = Int(integer(12, UInt32.self))
         let frames = integer(24, UInt64.self)
-        guard (1...2).contains(channels), frames > 0, frames <= UInt64(Self.maximumSamples / channels) else { return nil }
+        guard (1...2).contains(channels), frames > 0, frames <= UInt64(Self.maximumSamples / channels) else {
+            return nil
+        }
         outputChannels = integer(16, UInt32.self)
         self.channels = channels
         outputRate = UInt64(integer(20, UInt32.self))
@@ -152,15 +162,15 @@ struct EntryHeader {
     var bytes: [UInt8] {
         var bytes = Self.magic
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
-        append(Self.formatVersion)     // 8
-        append(UInt32(channels))       // 12
-        append(outputChannels)         // 16
-        append(UInt32(outputRate))     // 20
-        append(UInt64(frames))         // 24
-        append(contentHash)            // 32
-        append(byteCount)              // 40
-        append(converter)              // 48
-        append(checksum)               // 56
+        append(Self.formatVersion)  // 8
+        append(UInt32(channels))  // 12
+        append(outputChannels)  // 16
+        append(UInt32(outputRate))  // 20
+        append(UInt64(frames))  // 24
+        append(contentHash)  // 32
+        append(byteCount)  // 40
+        append(converter)  // 48
+        append(checksum)  // 56
         return bytes
     }
 
@@ -195,7 +205,8 @@ func preparedSoundKey(path: String, outputRate: Int, outputChannels: Int) -> Pre
         offset += part.count
     }
     let contentHash = pieceHashes.withUnsafeBytes { XXHash64.hash($0, seed: UInt64(size)) }
-    return PreparedSoundCache.Key(contentHash: contentHash, byteCount: size, outputRate: outputRate, outputChannels: outputChannels)
+    return PreparedSoundCache.Key(
+        contentHash: contentHash, byteCount: size, outputRate: outputRate, outputChannels: outputChannels)
 }
 
 /// Reads until `buffer` is full; false on an error or an early end of file.

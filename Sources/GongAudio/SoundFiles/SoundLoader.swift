@@ -29,13 +29,18 @@ public func loadSound(path: String) throws(SoundFileError) -> DecodedSound {
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
         throw SoundFileError(.notFound, path: path, message: "file not found")
     }
-    guard !isDirectory.boolValue else { throw SoundFileError(.unusable, path: path, message: "is a directory, not a sound file") }
-    guard FileManager.default.isReadableFile(atPath: path) else { throw SoundFileError(.notFound, path: path, message: "permission denied") }
+    guard !isDirectory.boolValue else {
+        throw SoundFileError(.unusable, path: path, message: "is a directory, not a sound file")
+    }
+    guard FileManager.default.isReadableFile(atPath: path) else {
+        throw SoundFileError(.notFound, path: path, message: "permission denied")
+    }
 
     var info = SF_INFO()
     guard let file = sndfileOpen(path, mode: Int32(SFM_READ), info: &info) else {
-        throw SoundFileError(.unusable, path: path,
-                             message: "not a sound file libsndfile can read (WAV, FLAC, OGG/Vorbis, AIFF): \(sndfileErrorMessage(nil))")
+        throw SoundFileError(
+            .unusable, path: path,
+            message: "not a sound file libsndfile can read (WAV, FLAC, OGG/Vorbis, AIFF): \(sndfileErrorMessage(nil))")
     }
     defer { _ = sndfileClose(file) }
 
@@ -47,12 +52,16 @@ public func loadSound(path: String) throws(SoundFileError) -> DecodedSound {
         throw SoundFileError(.unusable, path: path, message: "sample rate \(rate) Hz is outside 8000 to 384000 Hz")
     }
     if let promised = truncatedAudioChunk(sndfileLog(file)) {
-        throw SoundFileError(.unusable, path: path, message: "truncated: the header promises \(promised.header) bytes of audio, the file holds \(promised.actual)")
+        throw SoundFileError(
+            .unusable, path: path,
+            message:
+                "truncated: the header promises \(promised.header) bytes of audio, the file holds \(promised.actual)")
     }
     guard frames > 0 else { throw SoundFileError(.unusable, path: path, message: "file is empty (0 frames)") }
     // A day of stereo at 384 kHz would be 66 GB of floats: cap at ten minutes, far beyond any bell.
     guard frames <= 600 * rate else {
-        throw SoundFileError(.unusable, path: path, message: "is \(frames / rate) s long; cue sounds may be at most 10 minutes")
+        throw SoundFileError(
+            .unusable, path: path, message: "is \(frames / rate) s long; cue sounds may be at most 10 minutes")
     }
 
     var samples = [Float](repeating: 0, count: frames * channels)
@@ -61,7 +70,9 @@ public func loadSound(path: String) throws(SoundFileError) -> DecodedSound {
     }
     guard read == frames else {
         let detail = sndfileErrorCode(file) != 0 ? " (\(sndfileErrorMessage(file)))" : ""
-        throw SoundFileError(.unusable, path: path, message: "truncated: header says \(frames) frames, only \(max(0, read)) could be read\(detail)")
+        throw SoundFileError(
+            .unusable, path: path,
+            message: "truncated: header says \(frames) frames, only \(max(0, read)) could be read\(detail)")
     }
     return DecodedSound(samples: samples, channels: channels, frames: frames, sampleRate: rate)
 }
@@ -71,9 +82,12 @@ public func loadSound(path: String) throws(SoundFileError) -> DecodedSound {
 func truncatedAudioChunk(_ log: String) -> (header: Int, actual: Int)? {
     for line in log.split(separator: "\n") {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
-        guard trimmed.hasPrefix("data") || trimmed.hasPrefix("SSND"), let open = trimmed.range(of: "(should be ") else { continue }
-        let header = Int(trimmed[trimmed.index(trimmed.startIndex, offsetBy: 4)..<open.lowerBound]
-            .trimmingCharacters(in: CharacterSet(charactersIn: " :")))
+        guard trimmed.hasPrefix("data") || trimmed.hasPrefix("SSND"), let open = trimmed.range(of: "(should be ") else {
+            continue
+        }
+        let header = Int(
+            trimmed[trimmed.index(trimmed.startIndex, offsetBy: 4)..<open.lowerBound]
+                .trimmingCharacters(in: CharacterSet(charactersIn: " :")))
         let actual = Int(trimmed[open.upperBound...].prefix { $0.isNumber })
         if let header, let actual, actual < header { return (header, actual) }
     }
@@ -85,11 +99,15 @@ func truncatedAudioChunk(_ log: String) -> (header: Int, actual: Int)? {
 ///
 /// With a cache, the result is looked up there first (by the file's content, the output rate and
 /// channel count) and stored there once made, so the next session neither decodes nor converts.
-public func prepareSound(path: String, outputRate: Int, outputChannels: Int,
-                         cache: PreparedSoundCache? = nil) throws(SoundFileError) -> PreparedSound {
+public func prepareSound(
+    path: String, outputRate: Int, outputChannels: Int,
+    cache: PreparedSoundCache? = nil
+) throws(SoundFileError) -> PreparedSound {
     let key = cache == nil ? nil : preparedSoundKey(path: path, outputRate: outputRate, outputChannels: outputChannels)
     if let cache, let key, let cached = cache.load(key) {
-        return PreparedSound(samples: cached.samples, frames: cached.samples.count / cached.channels, channels: cached.channels, path: path)
+        return PreparedSound(
+            samples: cached.samples, frames: cached.samples.count / cached.channels, channels: cached.channels,
+            path: path)
     }
     let decoded = try loadSound(path: path)
     let channels = min(decoded.channels, outputChannels)
@@ -124,7 +142,9 @@ public func convertChannels(_ samples: [Float], from input: Int, to output: Int)
 ///
 /// Same-rate input is returned untouched. soxr compensates its filter's delay, so a strike on
 /// the first input frame stays on the first output frame; the test suite pins this.
-public func resample(_ samples: [Float], channels: Int, from inputRate: Int, to outputRate: Int, path: String = "") throws(SoundFileError) -> [Float] {
+public func resample(_ samples: [Float], channels: Int, from inputRate: Int, to outputRate: Int, path: String = "")
+    throws(SoundFileError) -> [Float]
+{
     guard inputRate != outputRate else { return samples }
     let inputFrames = samples.count / channels
     let capacity = Int((Double(inputFrames) * Double(outputRate) / Double(inputRate)).rounded(.up)) + 64
@@ -134,13 +154,15 @@ public func resample(_ samples: [Float], channels: Int, from inputRate: Int, to 
             guard let inputBase = input.baseAddress, let outputBase = out.baseAddress else {
                 return Result<Int, ResamplerFailure>.failure(ResamplerFailure(message: "empty buffer"))
             }
-            return soxrResample(input: inputBase, inputFrames: inputFrames, inputRate: inputRate,
-                                output: outputBase, outputCapacity: capacity, outputRate: outputRate, channels: channels)
+            return soxrResample(
+                input: inputBase, inputFrames: inputFrames, inputRate: inputRate,
+                output: outputBase, outputCapacity: capacity, outputRate: outputRate, channels: channels)
         }
     }
     switch result {
     case .failure(let failure):
-        throw SoundFileError(.unusable, path: path, message: "cannot resample from \(inputRate) to \(outputRate) Hz: \(failure.message)")
+        throw SoundFileError(
+            .unusable, path: path, message: "cannot resample from \(inputRate) to \(outputRate) Hz: \(failure.message)")
     case .success(let produced):
         output.removeSubrange((produced * channels)...)
         return output

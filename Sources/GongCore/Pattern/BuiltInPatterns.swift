@@ -14,7 +14,7 @@ public enum BuiltInPatterns {
         summary: "start gong, 15 min meditation, triple gong, 3 min reflection, end gong",
         phases: [
             Phase("meditation", length: 900, cue: Cue("gong")),
-            Phase("reflection", length: 180, cue: Cue("gong-triple")),
+            Phase("reflection", length: 180, cue: Cue("gong-triple"))
         ],
         length: .cycles(1),
         endCue: Cue("gong-end"))
@@ -59,7 +59,7 @@ public enum BuiltInPatterns {
         phases: [
             Phase("inhale", length: 2, cue: Cue("chime", gainDB: -6), motion: .inhale),
             Phase("top-up", length: 1, cue: Cue("click", gainDB: -3), motion: .inhale),
-            Phase("exhale", length: 6, cue: Cue("woodblock", gainDB: -3), motion: .exhale),
+            Phase("exhale", length: 6, cue: Cue("woodblock", gainDB: -3), motion: .exhale)
         ],
         length: .duration(300),
         endCue: Cue("bowl"))

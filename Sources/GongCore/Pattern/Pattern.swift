@@ -46,7 +46,9 @@ public struct Phase: Hashable, Sendable {
     public var bell: IntervalBell?
     public var motion: BreathMotion
 
-    public init(_ name: String, length: Rational, cue: Cue? = nil, bell: IntervalBell? = nil, motion: BreathMotion = .still) {
+    public init(
+        _ name: String, length: Rational, cue: Cue? = nil, bell: IntervalBell? = nil, motion: BreathMotion = .still
+    ) {
         self.name = name
         self.length = length
         self.cue = cue
@@ -107,8 +109,10 @@ public struct Pattern: Hashable, Sendable {
     /// Played when the last cycle ends; the session ends once it has rung out.
     public var endCue: Cue?
 
-    public init(name: String, summary: String = "", warmUp: Rational = .zero, startCue: Cue? = nil,
-                phases: [Phase], length: SessionLength = .cycles(1), pace: Pace? = nil, endCue: Cue? = nil) {
+    public init(
+        name: String, summary: String = "", warmUp: Rational = .zero, startCue: Cue? = nil,
+        phases: [Phase], length: SessionLength = .cycles(1), pace: Pace? = nil, endCue: Cue? = nil
+    ) {
         self.name = name
         self.summary = summary
         self.warmUp = warmUp

@@ -30,8 +30,10 @@ public struct PatternError: Error, Equatable, Sendable, CustomStringConvertible 
     /// What would have been accepted.
     public var allowed: String?
 
-    public init(location: String? = nil, override: PatternOverrides.Field? = nil, key: String? = nil, value: String? = nil,
-                problem: String, allowed: String? = nil) {
+    public init(
+        location: String? = nil, override: PatternOverrides.Field? = nil, key: String? = nil, value: String? = nil,
+        problem: String, allowed: String? = nil
+    ) {
         self.location = location
         self.override = override
         self.key = key

@@ -27,46 +27,68 @@ extension Pattern {
     /// length).
     public func validate() throws(PatternError) {
         guard !name.isEmpty, name.count <= PatternLimits.maxNameLength else {
-            throw PatternError(key: "name", value: name, problem: "must be 1 to \(PatternLimits.maxNameLength) characters")
+            throw PatternError(
+                key: "name", value: name, problem: "must be 1 to \(PatternLimits.maxNameLength) characters")
         }
         guard !phases.isEmpty else {
-            throw PatternError(key: "phases", problem: "a pattern needs at least one phase", allowed: "one or more [[phases]] with a name and a length")
+            throw PatternError(
+                key: "phases", problem: "a pattern needs at least one phase",
+                allowed: "one or more [[phases]] with a name and a length")
         }
         guard phases.count <= PatternLimits.maxPhases else {
-            throw PatternError(key: "phases", value: "\(phases.count)", problem: "too many phases", allowed: "at most \(PatternLimits.maxPhases)")
+            throw PatternError(
+                key: "phases", value: "\(phases.count)", problem: "too many phases",
+                allowed: "at most \(PatternLimits.maxPhases)")
         }
         guard warmUp >= .zero else {
-            throw PatternError(key: "warmup", value: DurationText.format(warmUp), problem: "must not be negative", allowed: DurationText.allowed)
+            throw PatternError(
+                key: "warmup", value: DurationText.format(warmUp), problem: "must not be negative",
+                allowed: DurationText.allowed)
         }
         guard warmUp <= PatternLimits.maxSessionSeconds else {
-            throw PatternError(key: "warmup", value: DurationText.format(warmUp), problem: "is longer than a session may be", allowed: PatternLimits.sessionAllowed)
+            throw PatternError(
+                key: "warmup", value: DurationText.format(warmUp), problem: "is longer than a session may be",
+                allowed: PatternLimits.sessionAllowed)
         }
         var seen = Set<String>()
         for (index, phase) in phases.enumerated() {
             let key = "phases[\(index)]"
             guard !phase.name.isEmpty, phase.name.count <= PatternLimits.maxNameLength else {
-                throw PatternError(key: "\(key).name", value: phase.name, problem: "must be 1 to \(PatternLimits.maxNameLength) characters")
+                throw PatternError(
+                    key: "\(key).name", value: phase.name,
+                    problem: "must be 1 to \(PatternLimits.maxNameLength) characters")
             }
             guard seen.insert(phase.name).inserted else {
-                throw PatternError(key: "\(key).name", value: phase.name, problem: "another phase has this name", allowed: "a unique name for each phase")
+                throw PatternError(
+                    key: "\(key).name", value: phase.name, problem: "another phase has this name",
+                    allowed: "a unique name for each phase")
             }
             guard phase.length.isPositive else {
-                throw PatternError(key: "\(key).length", value: DurationText.format(phase.length), problem: "must be positive",
-                                   allowed: pace == nil ? PatternLimits.phaseAllowed : "a positive share of the breath")
+                throw PatternError(
+                    key: "\(key).length", value: DurationText.format(phase.length), problem: "must be positive",
+                    allowed: pace == nil ? PatternLimits.phaseAllowed : "a positive share of the breath")
             }
             if pace == nil, phase.length < PatternLimits.minPhaseSeconds {
-                throw PatternError(key: "\(key).length", value: DurationText.format(phase.length), problem: "is too short", allowed: PatternLimits.phaseAllowed)
+                throw PatternError(
+                    key: "\(key).length", value: DurationText.format(phase.length), problem: "is too short",
+                    allowed: PatternLimits.phaseAllowed)
             }
             if pace == nil, phase.length > PatternLimits.maxSessionSeconds {
-                throw PatternError(key: "\(key).length", value: DurationText.format(phase.length), problem: "is longer than a session may be", allowed: PatternLimits.sessionAllowed)
+                throw PatternError(
+                    key: "\(key).length", value: DurationText.format(phase.length),
+                    problem: "is longer than a session may be", allowed: PatternLimits.sessionAllowed)
             }
             if let cue = phase.cue { try Pattern.validate(cue, key: "\(key).cue") }
             if let bell = phase.bell {
                 guard pace == nil else {
-                    throw PatternError(key: "\(key).bell", problem: "interval bells need phases of fixed length", allowed: "bells in patterns without a breathing rate")
+                    throw PatternError(
+                        key: "\(key).bell", problem: "interval bells need phases of fixed length",
+                        allowed: "bells in patterns without a breathing rate")
                 }
                 guard bell.every >= PatternLimits.minBellSeconds, bell.every <= PatternLimits.maxSessionSeconds else {
-                    throw PatternError(key: "\(key).bell.every", value: DurationText.format(bell.every), problem: "is out of range", allowed: "a duration from 1s to 24h")
+                    throw PatternError(
+                        key: "\(key).bell.every", value: DurationText.format(bell.every), problem: "is out of range",
+                        allowed: "a duration from 1s to 24h")
                 }
                 try Pattern.validate(bell.cue, key: "\(key).bell.cue")
             }
@@ -77,36 +99,48 @@ extension Pattern {
             try Pattern.validate(bpm: pace.from, key: "pace.bpm")
             try Pattern.validate(bpm: pace.to, key: "pace.to")
             guard pace.rampSeconds >= .zero, pace.rampSeconds <= PatternLimits.maxSessionSeconds else {
-                throw PatternError(key: "pace.over", value: DurationText.format(pace.rampSeconds), problem: "is out of range", allowed: "a ramp up to 24h")
+                throw PatternError(
+                    key: "pace.over", value: DurationText.format(pace.rampSeconds), problem: "is out of range",
+                    allowed: "a ramp up to 24h")
             }
         }
         switch length {
         case .cycles(let count):
             guard (1...PatternLimits.maxCycles).contains(count) else {
-                throw PatternError(key: "cycles", value: "\(count)", problem: "is out of range", allowed: PatternLimits.cyclesAllowed)
+                throw PatternError(
+                    key: "cycles", value: "\(count)", problem: "is out of range", allowed: PatternLimits.cyclesAllowed)
             }
         case .duration(let seconds):
             guard seconds.isPositive else {
-                throw PatternError(key: "duration", value: DurationText.format(seconds), problem: "must be positive", allowed: PatternLimits.sessionAllowed)
+                throw PatternError(
+                    key: "duration", value: DurationText.format(seconds), problem: "must be positive",
+                    allowed: PatternLimits.sessionAllowed)
             }
             guard seconds <= PatternLimits.maxSessionSeconds else {
-                throw PatternError(key: "duration", value: DurationText.format(seconds), problem: "is too long", allowed: PatternLimits.sessionAllowed)
+                throw PatternError(
+                    key: "duration", value: DurationText.format(seconds), problem: "is too long",
+                    allowed: PatternLimits.sessionAllowed)
             }
         }
     }
 
     static func validate(_ cue: Cue, key: String) throws(PatternError) {
         guard !cue.sound.isEmpty else {
-            throw PatternError(key: key, value: "", problem: "names no sound", allowed: "a sound name such as gong, or a path to a sound file")
+            throw PatternError(
+                key: key, value: "", problem: "names no sound",
+                allowed: "a sound name such as gong, or a path to a sound file")
         }
         guard cue.gainDB.isFinite, PatternLimits.gainRangeDB.contains(cue.gainDB) else {
-            throw PatternError(key: key + ".gain", value: "\(cue.gainDB)", problem: "is out of range", allowed: PatternLimits.gainAllowed)
+            throw PatternError(
+                key: key + ".gain", value: "\(cue.gainDB)", problem: "is out of range",
+                allowed: PatternLimits.gainAllowed)
         }
     }
 
     static func validate(bpm: Rational, key: String) throws(PatternError) {
         guard PatternLimits.bpmRange.contains(bpm.doubleValue) else {
-            throw PatternError(key: key, value: formatDecimal(bpm), problem: "is out of range", allowed: PatternLimits.bpmAllowed)
+            throw PatternError(
+                key: key, value: formatDecimal(bpm), problem: "is out of range", allowed: PatternLimits.bpmAllowed)
         }
     }
 }

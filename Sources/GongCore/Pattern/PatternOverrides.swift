@@ -74,16 +74,18 @@ extension Pattern {
         if let ratio = overrides.ratio { try pattern.applyRatio(ratio) }
         if let pace = overrides.pace {
             guard pattern.isBreathing else {
-                throw PatternError(override: .pace, value: pace.description, problem: "\(name) is not a breathing pattern",
-                                   allowed: "a breathing pattern such as box, 4-7-8, resonant or coherent")
+                throw PatternError(
+                    override: .pace, value: pace.description, problem: "\(name) is not a breathing pattern",
+                    allowed: "a breathing pattern such as box, 4-7-8, resonant or coherent")
             }
             pattern.convertToShares()
             pattern.pace = pace
         }
         if let cycles = overrides.cycles {
             guard overrides.duration == nil else {
-                throw PatternError(override: .cycles, value: "\(cycles)", problem: "cannot be combined with a duration",
-                                   allowed: "a number of cycles or a duration, not both")
+                throw PatternError(
+                    override: .cycles, value: "\(cycles)", problem: "cannot be combined with a duration",
+                    allowed: "a number of cycles or a duration, not both")
             }
             pattern.length = .cycles(cycles)
         }
@@ -103,8 +105,9 @@ extension Pattern {
 
     private mutating func phaseIndex(_ name: String, for field: PatternOverrides.Field) throws(PatternError) -> Int {
         guard let index = phases.firstIndex(where: { $0.name == name }) else {
-            throw PatternError(override: field, value: name, problem: "\(self.name) has no phase of that name",
-                               allowed: "one of " + phases.map(\.name).joined(separator: ", "))
+            throw PatternError(
+                override: field, value: name, problem: "\(self.name) has no phase of that name",
+                allowed: "one of " + phases.map(\.name).joined(separator: ", "))
         }
         return index
     }
@@ -112,12 +115,16 @@ extension Pattern {
     private mutating func setLength(of phaseName: String, to seconds: Rational) throws(PatternError) {
         let index = try phaseIndex(phaseName, for: .phaseLength)
         guard seconds >= PatternLimits.minPhaseSeconds, seconds <= PatternLimits.maxSessionSeconds else {
-            throw PatternError(override: .phaseLength, key: phaseName, value: DurationText.format(seconds), problem: "is out of range", allowed: "a duration from 0.25s to 24h")
+            throw PatternError(
+                override: .phaseLength, key: phaseName, value: DurationText.format(seconds), problem: "is out of range",
+                allowed: "a duration from 0.25s to 24h")
         }
         if let pace {
             guard !pace.isRamp else {
-                throw PatternError(override: .phaseLength, key: phaseName, problem: "\(name)'s breathing rate ramps, so its phases have no fixed length",
-                                   allowed: "a ratio to change proportions, or a constant breathing rate")
+                throw PatternError(
+                    override: .phaseLength, key: phaseName,
+                    problem: "\(name)'s breathing rate ramps, so its phases have no fixed length",
+                    allowed: "a ratio to change proportions, or a constant breathing rate")
             }
             convertToSeconds(bpm: pace.from)
         }
@@ -128,25 +135,31 @@ extension Pattern {
     private mutating func applyRatio(_ parts: [Rational]) throws(PatternError) {
         let text = parts.map(formatDecimal).joined(separator: ":")
         guard isBreathing else {
-            throw PatternError(override: .ratio, value: text, problem: "\(name) is not a breathing pattern",
-                               allowed: "a breathing pattern such as box, 4-7-8, resonant or coherent")
+            throw PatternError(
+                override: .ratio, value: text, problem: "\(name) is not a breathing pattern",
+                allowed: "a breathing pattern such as box, 4-7-8, resonant or coherent")
         }
         guard parts.allSatisfy(\.isPositive) else {
-            throw PatternError(override: .ratio, value: text, problem: "every part must be positive", allowed: "a ratio such as 4:6 or 4:7:8")
+            throw PatternError(
+                override: .ratio, value: text, problem: "every part must be positive",
+                allowed: "a ratio such as 4:6 or 4:7:8")
         }
         let breathSeconds = pace == nil ? phases.reduce(Rational.zero) { $0.adding($1.length) ?? $0 } : nil
         convertToShares()
         if parts.count == phases.count {
             for index in phases.indices { phases[index].length = parts[index] }
         } else if parts.count == 2,
-                  let inhale = phases.firstIndex(where: { $0.motion == .inhale }),
-                  let exhale = phases.firstIndex(where: { $0.motion == .exhale }) {
+            let inhale = phases.firstIndex(where: { $0.motion == .inhale }),
+            let exhale = phases.firstIndex(where: { $0.motion == .exhale })
+        {
             // Holds keep their share, in the same units as the breath before the change.
             phases[inhale].length = parts[0]
             phases[exhale].length = parts[1]
         } else {
-            throw PatternError(override: .ratio, value: text, problem: "\(name) has \(phases.count) phases (\(phases.map(\.name).joined(separator: ", ")))",
-                               allowed: "inhale:exhale, or one part per phase")
+            throw PatternError(
+                override: .ratio, value: text,
+                problem: "\(name) has \(phases.count) phases (\(phases.map(\.name).joined(separator: ", ")))",
+                allowed: "inhale:exhale, or one part per phase")
         }
         if let breathSeconds, let bpm = Rational(60).divided(by: breathSeconds) {
             pace = Pace(bpm: bpm)
@@ -180,7 +193,9 @@ extension Pattern {
         case let target where target.hasSuffix(".bell"):
             let index = try phaseIndex(String(target.dropLast(5)), for: .cue)
             guard let bell = phases[index].bell else {
-                throw PatternError(override: .cue, value: target, problem: "phase \(phases[index].name) has no interval bell", allowed: "a phase, PHASE.bell of a phase with a bell, start or end")
+                throw PatternError(
+                    override: .cue, value: target, problem: "phase \(phases[index].name) has no interval bell",
+                    allowed: "a phase, PHASE.bell of a phase with a bell, start or end")
             }
             phases[index].bell = IntervalBell(every: bell.every, cue: Cue(assignment.sound, gainDB: bell.cue.gainDB))
         default:
@@ -197,7 +212,9 @@ public enum PatternText {
         let pieces = text.split(separator: ":", omittingEmptySubsequences: false)
         let parts = pieces.compactMap { DurationText.decimal(String($0).trimmingSpaces()) }
         guard pieces.count >= 2, parts.count == pieces.count, parts.allSatisfy(\.isPositive) else {
-            throw PatternError(value: text, problem: "not a ratio", allowed: "positive numbers separated by colons, such as 4:6 or 4:7:8")
+            throw PatternError(
+                value: text, problem: "not a ratio",
+                allowed: "positive numbers separated by colons, such as 4:6 or 4:7:8")
         }
         return parts
     }
@@ -207,12 +224,16 @@ public enum PatternText {
         let ends = text.split(separator: "->", omittingEmptySubsequences: false)
         let rates = ends.compactMap { DurationText.decimal(String($0).trimmingSpaces()) }
         guard (1...2).contains(ends.count), rates.count == ends.count else {
-            throw PatternError(value: text, problem: "not a breathing rate", allowed: "breaths per minute such as 5.5, or a ramp such as 6->4.5")
+            throw PatternError(
+                value: text, problem: "not a breathing rate",
+                allowed: "breaths per minute such as 5.5, or a ramp such as 6->4.5")
         }
         for rate in rates { try Pattern.validate(bpm: rate, key: "bpm") }
         if rates.count == 1 || rates[0] == rates[1] { return Pace(bpm: rates[0]) }
         guard let rampSeconds, rampSeconds.isPositive else {
-            throw PatternError(value: text, problem: "a ramping rate needs to know how long the ramp takes", allowed: "a ramp length as well, such as 10m")
+            throw PatternError(
+                value: text, problem: "a ramping rate needs to know how long the ramp takes",
+                allowed: "a ramp length as well, such as 10m")
         }
         return Pace(from: rates[0], to: rates[1], over: rampSeconds)
     }
@@ -221,11 +242,13 @@ public enum PatternText {
     public static func phaseLength(_ text: String) throws(PatternError) -> PatternOverrides.PhaseLength {
         let pieces = text.split(separator: "=", maxSplits: 1)
         guard pieces.count == 2 else {
-            throw PatternError(value: text, problem: "not PHASE=DURATION", allowed: "PHASE=DURATION, such as meditation=20m")
+            throw PatternError(
+                value: text, problem: "not PHASE=DURATION", allowed: "PHASE=DURATION, such as meditation=20m")
         }
         let valueText = String(pieces[1])
         guard let seconds = DurationText.seconds(valueText) else {
-            throw PatternError(key: String(pieces[0]), value: valueText, problem: "not a duration", allowed: DurationText.allowed)
+            throw PatternError(
+                key: String(pieces[0]), value: valueText, problem: "not a duration", allowed: DurationText.allowed)
         }
         return .init(phase: String(pieces[0]), seconds: seconds)
     }
@@ -234,7 +257,9 @@ public enum PatternText {
     public static func cueAssignment(_ text: String) throws(PatternError) -> PatternOverrides.CueAssignment {
         let pieces = text.split(separator: "=", maxSplits: 1)
         guard pieces.count == 2, !pieces[1].isEmpty else {
-            throw PatternError(value: text, problem: "not TARGET=SOUND", allowed: "TARGET=SOUND, such as meditation=bowl or end=~/sounds/bell.wav")
+            throw PatternError(
+                value: text, problem: "not TARGET=SOUND",
+                allowed: "TARGET=SOUND, such as meditation=bowl or end=~/sounds/bell.wav")
         }
         return .init(target: String(pieces[0]), sound: String(pieces[1]))
     }

@@ -68,7 +68,9 @@ public struct RenderCheckpoints: ~Copyable {
     }
 
     @_noAllocation @_noLocks
-    mutating func append(_ state: SessionRenderer.PlayState, voices source: UnsafeMutableBufferPointer<Voice>, tag: Int64) {
+    mutating func append(
+        _ state: SessionRenderer.PlayState, voices source: UnsafeMutableBufferPointer<Voice>, tag: Int64
+    ) {
         if count == capacity {
             oldest = (oldest + 1) % capacity
             count -= 1
@@ -83,7 +85,8 @@ public struct RenderCheckpoints: ~Copyable {
 
     /// Copies the `index`th checkpoint into `voices`, returns its state, and forgets every later one.
     @_noAllocation @_noLocks
-    mutating func take(_ index: Int, voices destination: UnsafeMutableBufferPointer<Voice>) -> SessionRenderer.PlayState {
+    mutating func take(_ index: Int, voices destination: UnsafeMutableBufferPointer<Voice>) -> SessionRenderer.PlayState
+    {
         precondition(index >= 0 && index < count)
         let source = slot(index)
         let state = states[source]

@@ -84,7 +84,10 @@ public struct SessionRenderer: ~Copyable {
     /// - Parameters:
     ///   - sounds: one per entry of `timeline.sounds`, at the timeline's sample rate: mono (played
     ///     on every output channel) or with `channels` channels.
-    public init(timeline: Timeline, sounds soundData: [RenderSound], channels: Int, masterGainDB: Double = 0, voiceCapacity: Int = 64) {
+    public init(
+        timeline: Timeline, sounds soundData: [RenderSound], channels: Int, masterGainDB: Double = 0,
+        voiceCapacity: Int = 64
+    ) {
         precondition(soundData.count == timeline.sounds.count, "one sound per timeline sound")
         precondition((1...8).contains(channels) && voiceCapacity > 0)
         self.channels = channels
@@ -103,7 +106,8 @@ public struct SessionRenderer: ~Copyable {
         soundChannels = .allocate(capacity: max(1, soundData.count))
         var offset = 0
         for (index, sound) in soundData.enumerated() {
-            precondition(sound.channels == 1 || sound.channels == channels, "a sound is mono or has the output's channel count")
+            precondition(
+                sound.channels == 1 || sound.channels == channels, "a sound is mono or has the output's channel count")
             precondition(sound.samples.count % sound.channels == 0, "sound buffers hold whole frames")
             sound.samples.withUnsafeBufferPointer { source in
                 if let base = source.baseAddress { (pool + offset).initialize(from: base, count: source.count) }
@@ -124,9 +128,11 @@ public struct SessionRenderer: ~Copyable {
     }
 
     /// Sounds given as interleaved buffers at the output's channel count.
-    public init(timeline: Timeline, sounds: [[Float]], channels: Int, masterGainDB: Double = 0, voiceCapacity: Int = 64) {
-        self.init(timeline: timeline, sounds: sounds.map { RenderSound(samples: $0, channels: channels) }, channels: channels,
-                  masterGainDB: masterGainDB, voiceCapacity: voiceCapacity)
+    public init(timeline: Timeline, sounds: [[Float]], channels: Int, masterGainDB: Double = 0, voiceCapacity: Int = 64)
+    {
+        self.init(
+            timeline: timeline, sounds: sounds.map { RenderSound(samples: $0, channels: channels) }, channels: channels,
+            masterGainDB: masterGainDB, voiceCapacity: voiceCapacity)
     }
 
     deinit {
@@ -190,7 +196,10 @@ public struct SessionRenderer: ~Copyable {
         guard index < events.count else { return }
         let target = events[index].frame
         if target > state.sessionFrame {
-            sink.append(RenderEvent(kind: .skipped(frames: target - state.sessionFrame), sessionFrame: state.sessionFrame, outputFrame: state.outputFrame))
+            sink.append(
+                RenderEvent(
+                    kind: .skipped(frames: target - state.sessionFrame), sessionFrame: state.sessionFrame,
+                    outputFrame: state.outputFrame))
             state.sessionFrame = target
         }
         state.nextEvent = index
@@ -209,7 +218,9 @@ public struct SessionRenderer: ~Copyable {
     /// - Returns: how many frames of the block belong to the session. It is the whole block until
     ///   the last tail rings out; then the frames up to that point (the rest is silence).
     @_noAllocation @_noLocks
-    public mutating func render(into output: UnsafeMutableBufferPointer<Float>, events sink: inout RenderEventBuffer) -> Int {
+    public mutating func render(into output: UnsafeMutableBufferPointer<Float>, events sink: inout RenderEventBuffer)
+        -> Int
+    {
         let frameCount = output.count / channels
         guard let base = output.baseAddress, frameCount > 0 else { return 0 }
         base.update(repeating: 0, count: frameCount * channels)
@@ -249,7 +260,9 @@ public struct SessionRenderer: ~Copyable {
             if state.rampRemaining == 0 {
                 if state.lifecycle == .pausing {
                     state.lifecycle = .paused
-                    sink.append(RenderEvent(kind: .paused, sessionFrame: state.sessionFrame, outputFrame: blockStart + Int64(done)))
+                    sink.append(
+                        RenderEvent(
+                            kind: .paused, sessionFrame: state.sessionFrame, outputFrame: blockStart + Int64(done)))
                 } else if state.lifecycle == .halting {
                     finish(outputFrame: blockStart + Int64(done), events: &sink)
                 }
@@ -274,10 +287,16 @@ public struct SessionRenderer: ~Copyable {
             state.nextEvent += 1
             switch event.kind {
             case .phaseBegan(let phase, let cycle):
-                sink.append(RenderEvent(kind: .phaseBegan(phase: phase, cycle: cycle), sessionFrame: state.sessionFrame, outputFrame: at))
+                sink.append(
+                    RenderEvent(
+                        kind: .phaseBegan(phase: phase, cycle: cycle), sessionFrame: state.sessionFrame, outputFrame: at
+                    ))
             case .cue(let trigger):
                 startVoice(trigger, events: &sink, outputFrame: at)
-                sink.append(RenderEvent(kind: .cueStarted(sound: trigger.sound, scheduledFrame: event.frame), sessionFrame: state.sessionFrame, outputFrame: at))
+                sink.append(
+                    RenderEvent(
+                        kind: .cueStarted(sound: trigger.sound, scheduledFrame: event.frame),
+                        sessionFrame: state.sessionFrame, outputFrame: at))
             case .sessionEnd:
                 state.hasEnded = true
                 sink.append(RenderEvent(kind: .sessionEnded, sessionFrame: state.sessionFrame, outputFrame: at))
@@ -285,9 +304,12 @@ public struct SessionRenderer: ~Copyable {
         }
     }
 
-    private mutating func startVoice(_ trigger: CueTrigger, events sink: inout RenderEventBuffer, outputFrame at: Int64) {
+    private mutating func startVoice(_ trigger: CueTrigger, events sink: inout RenderEventBuffer, outputFrame at: Int64)
+    {
         if state.activeVoices == voiceCapacity {
-            sink.append(RenderEvent(kind: .voiceStolen(sound: voices[0].sound), sessionFrame: state.sessionFrame, outputFrame: at))
+            sink.append(
+                RenderEvent(
+                    kind: .voiceStolen(sound: voices[0].sound), sessionFrame: state.sessionFrame, outputFrame: at))
             removeVoice(at: 0)
         }
         guard soundFrames[Int(trigger.sound)] > 0 else { return }
@@ -394,8 +416,12 @@ public struct SessionRenderer: ~Copyable {
             if peak == 0 {
                 state.limiterGain = 1
             } else {
-                if state.limiterGain < 1 { state.limiterGain = min(1, state.limiterGain + (1 - state.limiterGain) * limiterRelease) }
-                if peak * state.limiterGain > SessionRenderer.ceiling { state.limiterGain = SessionRenderer.ceiling / peak }
+                if state.limiterGain < 1 {
+                    state.limiterGain = min(1, state.limiterGain + (1 - state.limiterGain) * limiterRelease)
+                }
+                if peak * state.limiterGain > SessionRenderer.ceiling {
+                    state.limiterGain = SessionRenderer.ceiling / peak
+                }
             }
             if state.limiterGain != 1 {
                 for channel in 0..<channels { frameSamples[channel] *= state.limiterGain }

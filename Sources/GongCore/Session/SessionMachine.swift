@@ -15,23 +15,31 @@ public struct SessionMachine: Sendable {
     private let phasesPerCycle: Int
 
     public init(patternName: String, sampleRate: Int, plannedFrames: Int64, plannedCycles: Int, phasesPerCycle: Int) {
-        summary = SessionSummary(patternName: patternName, sampleRate: sampleRate, plannedFrames: plannedFrames, plannedCycles: plannedCycles)
+        summary = SessionSummary(
+            patternName: patternName, sampleRate: sampleRate, plannedFrames: plannedFrames, plannedCycles: plannedCycles
+        )
         self.phasesPerCycle = max(1, phasesPerCycle)
     }
 
     public init(timeline: Timeline) {
-        self.init(patternName: timeline.pattern.name, sampleRate: timeline.sampleRate, plannedFrames: timeline.plannedEndFrame,
-                  plannedCycles: timeline.cycleCount, phasesPerCycle: timeline.pattern.phases.count)
+        self.init(
+            patternName: timeline.pattern.name, sampleRate: timeline.sampleRate,
+            plannedFrames: timeline.plannedEndFrame,
+            plannedCycles: timeline.cycleCount, phasesPerCycle: timeline.pattern.phases.count)
     }
 
     /// Which inputs each state accepts. `handle` rejects everything else with `InvalidTransition`.
     public static let table: [SessionState.Kind: Set<SessionInput.Kind>] = [
         .idle: [.prepare, .fail],
         .preparing: [.start, .phaseBegan, .pause, .stop, .fail, .deviceLost, .underrun, .cuePlayed, .suspended],
-        .active: [.phaseBegan, .pause, .skip, .stop, .sessionEnded, .underrun, .cuePlayed, .fail, .deviceLost, .suspended],
+        .active: [
+            .phaseBegan, .pause, .skip, .stop, .sessionEnded, .underrun, .cuePlayed, .fail, .deviceLost, .suspended
+        ],
         // The audio side pauses a few milliseconds after the person asks: what it rendered in
         // between (a phase, a cue, the session's end) still arrives, and still happened.
-        .paused: [.resume, .skip, .stop, .phaseBegan, .cuePlayed, .sessionEnded, .underrun, .fail, .deviceLost, .suspended],
+        .paused: [
+            .resume, .skip, .stop, .phaseBegan, .cuePlayed, .sessionEnded, .underrun, .fail, .deviceLost, .suspended
+        ],
         // Nothing is left but the end cue and the tails: a pause, resume, skip or stop this late
         // would only hold the session open or cut what it is for, so the person is told it was
         // not taken (a halt still cuts the tails). The audio side's `sessionEnded` still comes
@@ -40,7 +48,7 @@ public struct SessionMachine: Sendable {
         .completing: [.finished, .sessionEnded, .phaseBegan, .cuePlayed, .underrun, .fail, .deviceLost, .suspended],
         .completed: [],
         // Waiting for the device: it comes back, or the person stops, or the audio side ends.
-        .failed: [.deviceReturned, .stop, .finished],
+        .failed: [.deviceReturned, .stop, .finished]
     ]
 
     public static func accepts(_ input: SessionInput.Kind, in state: SessionState.Kind) -> Bool {
@@ -63,7 +71,7 @@ public struct SessionMachine: Sendable {
             state = .active(phase: 0, cycle: 0)
 
         case (.preparing, .phaseBegan(let phase, let cycle)), (.active, .phaseBegan(let phase, let cycle)),
-             (.paused, .phaseBegan(let phase, let cycle)):
+            (.paused, .phaseBegan(let phase, let cycle)):
             if state.kind != .preparing, (phase, cycle) != (lastPhase.phase, lastPhase.cycle) {
                 countCompletedPhase()
             }

@@ -75,15 +75,16 @@ public enum DurationText {
         Unit(name: "m", seconds: 60, rank: 3),
         Unit(name: "min", seconds: 60, rank: 3),
         Unit(name: "s", seconds: 1, rank: 2),
-        Unit(name: "ms", seconds: Rational(1, 1000)!, rank: 1),
+        Unit(name: "ms", seconds: Rational(1, 1000)!, rank: 1)
     ]
 
     /// An unsigned decimal such as `4`, `4.5` or `.25`, read exactly. At most 9 fractional digits.
     public static func decimal(_ text: String) -> Rational? {
         let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count <= 2,
-              parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-              parts.contains(where: { !$0.isEmpty }) else { return nil }
+            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+            parts.contains(where: { !$0.isEmpty })
+        else { return nil }
         let integerDigits = parts[0], fractionDigits = parts.count == 2 ? parts[1] : ""
         guard integerDigits.count <= 12, fractionDigits.count <= 9 else { return nil }
         var scale: Int64 = 1

@@ -41,8 +41,9 @@ struct BoundaryClock {
     init(_ pattern: Pattern) throws(PatternError) {
         warmUp = pattern.warmUp
         phaseCount = pattern.phases.count
-        let tooComplex = PatternError(key: "phases", problem: "the phase lengths cannot be combined exactly (their fractions are too fine)",
-                                      allowed: "lengths with at most a few decimal places")
+        let tooComplex = PatternError(
+            key: "phases", problem: "the phase lengths cannot be combined exactly (their fractions are too fine)",
+            allowed: "lengths with at most a few decimal places")
         var offsets: [Rational] = [.zero]
         for phase in pattern.phases {
             guard let next = offsets[offsets.count - 1].adding(phase.length) else { throw tooComplex }
@@ -63,9 +64,11 @@ struct BoundaryClock {
         for (index, phase) in pattern.phases.enumerated() {
             let seconds = phase.length.doubleValue / total.doubleValue * 60 / fastest.doubleValue
             guard seconds >= PatternLimits.minPhaseSeconds.doubleValue else {
-                throw PatternError(key: "phases[\(index)].length", value: formatDecimal(phase.length),
-                                   problem: "\(phase.name) would last only \(DurationText.format(seconds: seconds)) at \(formatDecimal(fastest)) breaths/min",
-                                   allowed: "a larger share, or a slower rate (phases last at least 0.25s)")
+                throw PatternError(
+                    key: "phases[\(index)].length", value: formatDecimal(phase.length),
+                    problem:
+                        "\(phase.name) would last only \(DurationText.format(seconds: seconds)) at \(formatDecimal(fastest)) breaths/min",
+                    allowed: "a larger share, or a slower rate (phases last at least 0.25s)")
             }
         }
         if pace.isRamp {
@@ -78,18 +81,23 @@ struct BoundaryClock {
 
     /// When phase `phase` of cycle `cycle` begins; `phase == phaseCount` is the next cycle's start.
     func time(cycle: Int, phase: Int) throws(PatternError) -> SessionTime {
-        let overflow = PatternError(key: "length", problem: "the session is too long to schedule exactly", allowed: PatternLimits.sessionAllowed)
+        let overflow = PatternError(
+            key: "length", problem: "the session is too long to schedule exactly", allowed: PatternLimits.sessionAllowed
+        )
         switch shape {
         case .fixed(let offsets, let cycleLength):
             guard let cycleStart = cycleLength.multiplied(by: Rational(Int64(cycle))),
-                  let t = cycleStart.adding(offsets[phase]).flatMap({ $0.adding(warmUp) }) else { throw overflow }
+                let t = cycleStart.adding(offsets[phase]).flatMap({ $0.adding(warmUp) })
+            else { throw overflow }
             return .exact(t)
         case .constantRate(let shares, let breath):
             guard let breaths = Rational(Int64(cycle)).adding(shares[phase]),
-                  let t = breaths.multiplied(by: breath).flatMap({ $0.adding(warmUp) }) else { throw overflow }
+                let t = breaths.multiplied(by: breath).flatMap({ $0.adding(warmUp) })
+            else { throw overflow }
             return .exact(t)
         case .ramp(let shares, let pace):
-            return .approximate(warmUp.doubleValue + BoundaryClock.rampTime(breaths: Double(cycle) + shares[phase], pace: pace))
+            return .approximate(
+                warmUp.doubleValue + BoundaryClock.rampTime(breaths: Double(cycle) + shares[phase], pace: pace))
         }
     }
 
@@ -129,14 +137,18 @@ struct BoundaryClock {
             }
             guard count > 0 else {
                 let cycle = try time(cycle: 1, phase: 0).seconds - origin
-                throw PatternError(key: "duration", value: DurationText.format(seconds), problem: "is shorter than one cycle (\(DurationText.format(seconds: cycle)))",
-                                   allowed: "a duration of at least one cycle")
+                throw PatternError(
+                    key: "duration", value: DurationText.format(seconds),
+                    problem: "is shorter than one cycle (\(DurationText.format(seconds: cycle)))",
+                    allowed: "a duration of at least one cycle")
             }
             if count == PatternLimits.maxCycles {
                 let next = try time(cycle: count + 1, phase: 0).seconds - origin
                 if next <= seconds.doubleValue {
-                    throw PatternError(key: "duration", value: DurationText.format(seconds), problem: "would need more than \(PatternLimits.maxCycles) cycles",
-                                       allowed: "a shorter duration or longer phases")
+                    throw PatternError(
+                        key: "duration", value: DurationText.format(seconds),
+                        problem: "would need more than \(PatternLimits.maxCycles) cycles",
+                        allowed: "a shorter duration or longer phases")
                 }
             }
             return count

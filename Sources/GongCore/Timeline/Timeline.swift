@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A sound to start: an index into the timeline's sound table and a linear gain.
@@ -57,20 +57,27 @@ public struct Timeline: Sendable {
 
     public init(pattern: Pattern, sampleRate: Int) throws(PatternError) {
         guard Timeline.sampleRates.contains(sampleRate) else {
-            throw PatternError(key: "rate", value: "\(sampleRate)", problem: "unsupported sample rate", allowed: "8000 to 384000 Hz")
+            throw PatternError(
+                key: "rate", value: "\(sampleRate)", problem: "unsupported sample rate", allowed: "8000 to 384000 Hz")
         }
         try pattern.validate()
         let clock = try BoundaryClock(pattern)
         let cycles = try clock.cycleCount(pattern.length)
         let end = try clock.time(cycle: cycles, phase: 0)
         guard end.seconds <= PatternLimits.maxSessionSeconds.doubleValue + 1e-9 else {
-            throw PatternError(key: "length", value: DurationText.format(seconds: end.seconds), problem: "the session would be too long",
-                               allowed: PatternLimits.sessionAllowed)
+            throw PatternError(
+                key: "length", value: DurationText.format(seconds: end.seconds),
+                problem: "the session would be too long",
+                allowed: PatternLimits.sessionAllowed)
         }
 
         var sounds: [String] = []
         func trigger(_ cue: Cue) -> TimelineEventKind {
-            let index = sounds.firstIndex(of: cue.sound) ?? { sounds.append(cue.sound); return sounds.count - 1 }()
+            let index =
+                sounds.firstIndex(of: cue.sound)
+                ?? {
+                    sounds.append(cue.sound); return sounds.count - 1
+                }()
             return .cue(CueTrigger(sound: Int32(index), gain: decibelsToGain(cue.gainDB)))
         }
 
@@ -80,12 +87,16 @@ public struct Timeline: Sendable {
             for (index, phase) in pattern.phases.enumerated() {
                 let begins = try clock.time(cycle: cycle, phase: index)
                 let beginFrame = begins.frame(atRate: sampleRate)
-                events.append(TimelineEvent(frame: beginFrame, kind: .phaseBegan(phase: Int32(index), cycle: Int32(cycle))))
+                events.append(
+                    TimelineEvent(frame: beginFrame, kind: .phaseBegan(phase: Int32(index), cycle: Int32(cycle))))
                 if let cue = phase.cue { events.append(TimelineEvent(frame: beginFrame, kind: trigger(cue))) }
                 if let bell = phase.bell, case .exact(let start) = begins,
-                   case .exact(let ends) = try clock.time(cycle: cycle, phase: index + 1) {
+                    case .exact(let ends) = try clock.time(cycle: cycle, phase: index + 1)
+                {
                     var ring = 1 as Int64
-                    while let offset = bell.every.multiplied(by: Rational(ring)), let at = start.adding(offset), at < ends {
+                    while let offset = bell.every.multiplied(by: Rational(ring)), let at = start.adding(offset),
+                        at < ends
+                    {
                         events.append(TimelineEvent(frame: at.frame(atRate: sampleRate), kind: trigger(bell.cue)))
                         ring += 1
                     }

@@ -65,7 +65,13 @@ public enum ControlProtocol {
         }
         let data = Data(line.utf8)
         guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
-            return (nil, .failure(Failure(code: .malformed, message: "not a JSON object; send one per line, e.g. {\"command\": \"pause\", \"id\": 1}")))
+            return (
+                nil,
+                .failure(
+                    Failure(
+                        code: .malformed,
+                        message: "not a JSON object; send one per line, e.g. {\"command\": \"pause\", \"id\": 1}"))
+            )
         }
         // Each field read on its own and strictly (JSONDecoder takes no `true` for a number), so
         // a field of the wrong type is named rather than sinking the whole line.
@@ -76,15 +82,23 @@ public enum ControlProtocol {
         let id = (try? decoder.decode(ID.self, from: data))?.id
         let names = Command.allCases.map(\.rawValue).joined(separator: ", ")
         guard let name = try? decoder.decode(Name.self, from: data).command else {
-            return (id, .failure(Failure(code: .unknownCommand, message: "\"command\" must be a string: one of \(names)")))
+            return (
+                id, .failure(Failure(code: .unknownCommand, message: "\"command\" must be a string: one of \(names)"))
+            )
         }
         guard let command = Command(rawValue: name) else {
-            return (id, .failure(Failure(code: .unknownCommand, message: "unknown command \"\(name)\"; use one of \(names)")))
+            return (
+                id,
+                .failure(Failure(code: .unknownCommand, message: "unknown command \"\(name)\"; use one of \(names)"))
+            )
         }
         var request = Request(id: id, command: command)
         if command == .gain {
             guard let gain = try? decoder.decode(Gain.self, from: data) else {
-                return (id, .failure(Failure(code: .badArgument, message: "gain needs \"decibels\": a number from -60 to 12")))
+                return (
+                    id,
+                    .failure(Failure(code: .badArgument, message: "gain needs \"decibels\": a number from -60 to 12"))
+                )
             }
             request.decibels = gain.decibels
         }
@@ -114,7 +128,10 @@ public enum ControlProtocol {
         let command: SessionCommand
         switch request.command {
         case .status: return .status(session.status)
-        case .subscribe: return .refused(Failure(code: .unsupported, message: "subscribe works on the control socket (gong run --control socket)"))
+        case .subscribe:
+            return .refused(
+                Failure(
+                    code: .unsupported, message: "subscribe works on the control socket (gong run --control socket)"))
         case .pause: command = .pause
         case .resume: command = .resume
         case .skip: command = .skip
@@ -125,12 +142,13 @@ public enum ControlProtocol {
             try session.send(command)
             return .done
         } catch {
-            let code: Failure.Code = switch error.reason {
-            case .notNow: .notNow
-            case .gainOutOfRange: .badArgument
-            case .busy: .busy
-            case .over: .over
-            }
+            let code: Failure.Code =
+                switch error.reason {
+                case .notNow: .notNow
+                case .gainOutOfRange: .badArgument
+                case .busy: .busy
+                case .over: .over
+                }
             return .refused(Failure(code: code, message: error.description))
         }
     }
@@ -195,7 +213,11 @@ public enum JSONValue: Codable, Sendable, Equatable {
         switch self {
         case .number(let number):
             // Whole numbers as integers: an id of 7 comes back as 7, not 7.0.
-            if number == number.rounded(), abs(number) < 1e15 { try container.encode(Int64(number)) } else { try container.encode(number) }
+            if number == number.rounded(), abs(number) < 1e15 {
+                try container.encode(Int64(number))
+            } else {
+                try container.encode(number)
+            }
         case .string(let string): try container.encode(string)
         }
     }

@@ -44,7 +44,9 @@ public enum ControlSockets {
         guard descriptor >= 0 else { throw ControlSocketError(path: path, operation: "socket", code: errno) }
         var address = try unixAddress(path)
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard result == 0 else {
             let code = errno
@@ -83,7 +85,9 @@ public enum ControlSockets {
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else { throw ControlSocketError(path: path, operation: "bind", code: ENAMETOOLONG) }
+        guard bytes.count < capacity else {
+            throw ControlSocketError(path: path, operation: "bind", code: ENAMETOOLONG)
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in bytes.enumerated() { raw[index] = byte }
         }
@@ -126,11 +130,14 @@ public final class ControlServer: Sendable {
         try Self.prepare(directory: directory)
         // A socket left at this path (a killed process that had this pid) answers no one.
         if let live = try? ControlSockets.connect(path) { Glibc.close(live) } else { unlink(path) }
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let listener = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard listener >= 0 else { throw ControlSocketError(path: path, operation: "socket", code: errno) }
         var address = try ControlSockets.unixAddress(path)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         // The directory is 0700 already; the socket is made 0600 before anyone is listened to.
         guard bound == 0, chmod(path, 0o600) == 0, listen(listener, 16) == 0 else {
@@ -161,9 +168,13 @@ public final class ControlServer: Sendable {
     /// The directory exists, is this user's and is 0700: a directory someone else owns, or a
     /// link, is refused rather than used.
     static func prepare(directory: String) throws(ControlSocketError) {
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw ControlSocketError(path: directory, operation: "mkdir", code: errno) }
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw ControlSocketError(path: directory, operation: "mkdir", code: errno)
+        }
         var info = stat()
-        guard lstat(directory, &info) == 0 else { throw ControlSocketError(path: directory, operation: "lstat", code: errno) }
+        guard lstat(directory, &info) == 0 else {
+            throw ControlSocketError(path: directory, operation: "lstat", code: errno)
+        }
         guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else {
             throw ControlSocketError(path: directory, operation: "lstat", code: EPERM)
         }
@@ -201,10 +212,16 @@ public final class ControlServer: Sendable {
         }
         while !closing.load(ordering: .acquiring) {
             let ids = Array(connections.keys)
-            var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
+            var descriptors = [
+                pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
+            ]
             for id in ids {
                 let connection = connections[id]!
-                descriptors.append(pollfd(fd: connection.descriptor, events: Int16(POLLIN) | (connection.outbound.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
+                descriptors.append(
+                    pollfd(
+                        fd: connection.descriptor,
+                        events: Int16(POLLIN) | (connection.outbound.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
             }
             guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 || errno == EINTR else { return }
             if descriptors[1].revents != 0 {
@@ -217,7 +234,11 @@ public final class ControlServer: Sendable {
                 for (id, lines) in handed {
                     guard let connection = connections[id] else { continue }
                     for line in lines {
-                        if let line { connection.outbound += Array((line + "\n").utf8) } else { connection.closeWhenSent = true }
+                        if let line {
+                            connection.outbound += Array((line + "\n").utf8)
+                        } else {
+                            connection.closeWhenSent = true
+                        }
                     }
                 }
             }
@@ -237,7 +258,8 @@ public final class ControlServer: Sendable {
                 if open, events & Int16(POLLIN | POLLHUP) != 0 { open = receive(connection, id: id, session: session) }
                 if open, !connection.outbound.isEmpty { open = send(connection) }
                 if open, connection.closeWhenSent, connection.outbound.isEmpty { open = false }
-                if open, connection.outbound.count > Self.maxUnsentBytes { open = false }  // a client that does not read
+                // A client that does not read is dropped.
+                if open, connection.outbound.count > Self.maxUnsentBytes { open = false }
                 if !open {
                     connection.subscription?.cancel()
                     Glibc.close(connection.descriptor)
@@ -298,7 +320,9 @@ public final class ControlServer: Sendable {
 
     /// Writes what the socket takes now; false when the peer is gone.
     private func send(_ connection: Connection) -> Bool {
-        let written = connection.outbound.withUnsafeBytes { Glibc.send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let written = connection.outbound.withUnsafeBytes {
+            Glibc.send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+        }
         if written < 0 { return errno == EAGAIN || errno == EINTR }
         connection.outbound.removeFirst(written)
         return true

@@ -46,7 +46,9 @@ public struct CueTiming: Sendable, Equatable {
         scheduledFrames.append(frames)
         heardSeconds.append(heard)
         let scheduled = Double(frames) / Double(sampleRate)
-        guard abs(heard - scheduled) > reportJitterSeconds + scheduled * CueTiming.plausiblePPM / 1_000_000 else { return nil }
+        guard abs(heard - scheduled) > reportJitterSeconds + scheduled * CueTiming.plausiblePPM / 1_000_000 else {
+            return nil
+        }
         let off = Int64(((heard - Double(frames) / rate) * rate).rounded())
         cuesOffTheirFrames += 1
         worstOffFrames = max(worstOffFrames, abs(off))
@@ -125,16 +127,22 @@ public enum HeardVerdict: Equatable, Sendable {
 
     public init(summary: SessionSummary, timing: CueTiming) {
         if summary.xruns > 0 || summary.suspends > 0 || summary.deviceLosses > 0 || summary.maxCueLatenessFrames > 0 {
-            self = .audioLost(xruns: summary.xruns, frames: summary.framesLost, suspends: summary.suspends, deviceLosses: summary.deviceLosses)
+            self = .audioLost(
+                xruns: summary.xruns, frames: summary.framesLost, suspends: summary.suspends,
+                deviceLosses: summary.deviceLosses)
         } else if let ppm = timing.deviceClockPPM, abs(ppm) > CueTiming.plausiblePPM {
-            self = .offTheirFrames(count: timing.cuesOffTheirFrames, worstFrames: timing.worstOffFrames, deviceClockPPM: ppm)
+            self = .offTheirFrames(
+                count: timing.cuesOffTheirFrames, worstFrames: timing.worstOffFrames, deviceClockPPM: ppm)
         } else if timing.cuesOffTheirFrames > 0 {
-            self = .offTheirFrames(count: timing.cuesOffTheirFrames, worstFrames: timing.worstOffFrames, deviceClockPPM: timing.deviceClockPPM)
+            self = .offTheirFrames(
+                count: timing.cuesOffTheirFrames, worstFrames: timing.worstOffFrames,
+                deviceClockPPM: timing.deviceClockPPM)
         } else if let jitter = timing.maxJitterSeconds {
-            self = jitter <= CueTiming.toleranceSeconds ? .everyCueOnItsFrame(jitterSeconds: jitter) : .roughReports(jitterSeconds: jitter)
+            self =
+                jitter <= CueTiming.toleranceSeconds
+                ? .everyCueOnItsFrame(jitterSeconds: jitter) : .roughReports(jitterSeconds: jitter)
         } else {
             self = .unconfirmed(deviceTimed: timing.cuesPlaced > 0)
         }
     }
 }
-

@@ -90,8 +90,10 @@ final class LiveSession<Device: PCM> {
     private var latestSessionFrame: Int64 = 0
 
     /// - Parameter open: opens the device; called again to reopen it after a loss.
-    init(pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool,
-                open: @escaping @Sendable () throws(AudioDeviceError) -> Device) throws(GongError) {
+    init(
+        pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool,
+        open: @escaping @Sendable () throws(AudioDeviceError) -> Device
+    ) throws(GongError) {
         let device: Device
         do {
             device = try open()
@@ -99,13 +101,16 @@ final class LiveSession<Device: PCM> {
             throw .device(error)
         }
         configuration = device.configuration
-        plan = try SessionPlan(pattern: pattern, sampleRate: configuration.rate, channels: configuration.channels, bank: bank)
+        plan = try SessionPlan(
+            pattern: pattern, sampleRate: configuration.rate, channels: configuration.channels, bank: bank)
         machine = SessionMachine(timeline: plan.timeline)
-        timing = CueTiming(sampleRate: configuration.rate, reportJitterSeconds: Double(configuration.reportJitterNanoseconds) / 1e9)
+        timing = CueTiming(
+            sampleRate: configuration.rate, reportJitterSeconds: Double(configuration.reportJitterNanoseconds) / 1e9)
         self.interactive = interactive
         engine = PlaybackEngine(renderer: plan.makeRenderer(masterGainDB: masterGainDB), device: device, reopen: open)
-        position = LivePosition(phase: 0, cycle: 0, phaseElapsedSeconds: 0, phaseLengthSeconds: 0, sessionElapsedSeconds: 0,
-                                sessionLengthSeconds: plan.timeline.plannedSeconds)
+        position = LivePosition(
+            phase: 0, cycle: 0, phaseElapsedSeconds: 0, phaseLengthSeconds: 0, sessionElapsedSeconds: 0,
+            sessionLengthSeconds: plan.timeline.plannedSeconds)
         position.phaseLengthSeconds = phaseLength(phase: 0, cycle: 0, from: 0)
     }
 
@@ -124,8 +129,10 @@ final class LiveSession<Device: PCM> {
         engine.start()
         notices += feed(.start, from: .control)
         clockRunning = true
-        notices.insert(.started(device: configuration.device, rate: configuration.rate, channels: configuration.channels,
-                                format: configuration.format.rawValue, latencyMs: configuration.latencySeconds * 1000), at: 0)
+        notices.insert(
+            .started(
+                device: configuration.device, rate: configuration.rate, channels: configuration.channels,
+                format: configuration.format.rawValue, latencyMs: configuration.latencySeconds * 1000), at: 0)
         return notices
     }
 
@@ -254,7 +261,12 @@ final class LiveSession<Device: PCM> {
             if anchor == nil { anchor = (0, audible) }
             if let frame = unplacedCueFrame, previousCue == nil {
                 timing.cuePlaced()
-                previousCue = (frame, MonotonicTime(nanoseconds: audible.nanoseconds + FrameTime.nanoseconds(ofFrames: frame, rate: Int64(configuration.rate))))
+                previousCue = (
+                    frame,
+                    MonotonicTime(
+                        nanoseconds: audible.nanoseconds
+                            + FrameTime.nanoseconds(ofFrames: frame, rate: Int64(configuration.rate)))
+                )
             }
             unplacedCueFrame = nil
             return [.firstFrameAudible(monotonicSeconds: audible.seconds)]
@@ -276,18 +288,22 @@ final class LiveSession<Device: PCM> {
             breakTimingChain()
             // The engine's -EAGAIN is its own verdict, not a device's word: nothing was taken
             // for `stallSeconds`. strerror would say "Resource temporarily unavailable".
-            let reason = code == -EAGAIN
+            let reason =
+                code == -EAGAIN
                 ? "stalled: it took no audio for \(Int(PlaybackEngine<Device>.stallSeconds)) s"
                 : String(cString: strerror(-code))
             let message = "\(configuration.device): \(reason)"
-            return feed(.fail(SessionFailure(.deviceLost, message)), from: .audio) + [.deviceLost(message: message, at: at)]
+            return feed(.fail(SessionFailure(.deviceLost, message)), from: .audio) + [
+                .deviceLost(message: message, at: at)
+            ]
         case .deviceBack(_, let at):
             let notices = feed(.deviceReturned(resume: !interactive), from: .audio)
             // The machine decides: a ring-out resumes whoever listens, a pause stays a pause.
-            let resumed = switch machine.state {
-            case .active, .completing, .preparing: true
-            default: false
-            }
+            let resumed =
+                switch machine.state {
+                case .active, .completing, .preparing: true
+                default: false
+                }
             if resumed { clockRunning = true }
             return notices + [.deviceBack(resumed: resumed, at: at)]
         case .priorityRefused(let priority, let code):
@@ -304,7 +320,9 @@ final class LiveSession<Device: PCM> {
             }
             let stranded = InvalidTransition(from: machine.state.kind, input: .finished)
             let message = "the audio stopped while the session was \(machine.state.kind.rawValue)"
-            return [.internalError(stranded)] + feed(.fail(SessionFailure(.fatal, message)), from: .audio) + [.failed(message: message)]
+            return [.internalError(stranded)] + feed(.fail(SessionFailure(.fatal, message)), from: .audio) + [
+                .failed(message: message)
+            ]
         case .eventsDropped:
             return []
         }
@@ -321,8 +339,11 @@ final class LiveSession<Device: PCM> {
             position.phase = Int(phase)
             position.cycle = Int(cycle)
             position.phaseLengthSeconds = length
-            return notices + [.phaseBegan(name: timeline.pattern.phases[Int(phase)].name, cycle: Int(cycle) + 1,
-                                          cycleCount: timeline.cycleCount, lengthSeconds: length, at: at)]
+            return notices + [
+                .phaseBegan(
+                    name: timeline.pattern.phases[Int(phase)].name, cycle: Int(cycle) + 1,
+                    cycleCount: timeline.cycleCount, lengthSeconds: length, at: at)
+            ]
         case .cueStarted(let sound, let scheduled):
             let late = event.sessionFrame - scheduled
             let off = measureTiming(sessionFrame: event.sessionFrame, audible: audible)
@@ -370,7 +391,9 @@ final class LiveSession<Device: PCM> {
         timing.cuePlaced()
         defer { previousCue = (sessionFrame, audible) }
         guard let previous = previousCue, sessionFrame > previous.sessionFrame else { return nil }
-        return timing.record(scheduledFrames: sessionFrame - previous.sessionFrame, heardSeconds: audible.seconds - previous.audible.seconds)
+        return timing.record(
+            scheduledFrames: sessionFrame - previous.sessionFrame,
+            heardSeconds: audible.seconds - previous.audible.seconds)
     }
 
     /// Seconds from this boundary to the next one (or to the planned end).

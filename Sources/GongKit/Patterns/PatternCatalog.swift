@@ -19,8 +19,9 @@ public struct PatternCatalog: Sendable {
         if FileManager.default.fileExists(atPath: userFile) {
             return try PatternFile.load(path: userFile)
         }
-        var error = PatternError(value: reference, problem: "no such pattern",
-                                 allowed: "one of " + allNames().joined(separator: ", ") + ", or a path to a .toml pattern file")
+        var error = PatternError(
+            value: reference, problem: "no such pattern",
+            allowed: "one of " + allNames().joined(separator: ", ") + ", or a path to a .toml pattern file")
         error.kind = .unknownPattern
         throw error
     }

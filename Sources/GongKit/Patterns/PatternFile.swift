@@ -31,7 +31,8 @@ public enum PatternFile {
         do {
             text = try readTextFile(path)
         } catch {
-            var unreadable = PatternError(location: path, problem: error.message, allowed: "a readable pattern file (.toml)")
+            var unreadable = PatternError(
+                location: path, problem: error.message, allowed: "a readable pattern file (.toml)")
             unreadable.kind = .unreadableFile
             throw unreadable
         }
@@ -45,8 +46,9 @@ public enum PatternFile {
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            throw PatternError(location: "\(path):\(error.source.begin.line)", problem: "malformed TOML: \(error.description)",
-                               allowed: "TOML syntax (https://toml.io)")
+            throw PatternError(
+                location: "\(path):\(error.source.begin.line)", problem: "malformed TOML: \(error.description)",
+                allowed: "TOML syntax (https://toml.io)")
         } catch {
             throw PatternError(location: path, problem: "malformed TOML", allowed: "TOML syntax (https://toml.io)")
         }
@@ -86,7 +88,9 @@ public enum PatternFile {
         }
 
         func pattern(_ table: TOMLTable, defaultName: String) throws(PatternError) -> Pattern {
-            try checkKeys(table, allowed: ["name", "summary", "warmup", "start", "end", "cycles", "duration", "pace", "phases"], in: "")
+            try checkKeys(
+                table, allowed: ["name", "summary", "warmup", "start", "end", "cycles", "duration", "pace", "phases"],
+                in: "")
             let name = try string(table, "name", key: "name") ?? defaultName
             let summary = try string(table, "summary", key: "summary") ?? ""
             let warmUp = try duration(table["warmup"], key: "warmup") ?? .zero
@@ -95,14 +99,18 @@ public enum PatternFile {
 
             var pace: Pace?
             if let value = table["pace"] {
-                guard let paceTable = value.table else { throw fail("pace", display(value), "must be a table", allowed: "[pace] with bpm (and to, over for a ramp)") }
+                guard let paceTable = value.table else {
+                    throw fail(
+                        "pace", display(value), "must be a table", allowed: "[pace] with bpm (and to, over for a ramp)")
+                }
                 pace = try self.pace(paceTable)
             }
 
             let length: SessionLength
             switch (table["cycles"], table["duration"]) {
             case (.some, .some):
-                throw fail("duration", nil, "cycles and duration cannot both be set", allowed: "one of cycles or duration")
+                throw fail(
+                    "duration", nil, "cycles and duration cannot both be set", allowed: "one of cycles or duration")
             case (.some(let value), nil):
                 guard let count = value.int else {
                     throw fail("cycles", display(value), "not a whole number", allowed: PatternLimits.cyclesAllowed)
@@ -116,18 +124,23 @@ public enum PatternFile {
             }
 
             guard let phaseArray = table["phases"]?.array else {
-                throw fail("phases", table["phases"].map(display), table["phases"] == nil ? "a pattern needs at least one phase" : "must be an array of tables",
-                           allowed: "one or more [[phases]] with a name and a length")
+                throw fail(
+                    "phases", table["phases"].map(display),
+                    table["phases"] == nil ? "a pattern needs at least one phase" : "must be an array of tables",
+                    allowed: "one or more [[phases]] with a name and a length")
             }
             var phases: [Phase] = []
             for index in 0..<phaseArray.count {
                 guard let phaseTable = phaseArray[index].table else {
-                    throw fail("phases[\(index)]", display(phaseArray[index]), "must be a table", allowed: "[[phases]] with name and length")
+                    throw fail(
+                        "phases[\(index)]", display(phaseArray[index]), "must be a table",
+                        allowed: "[[phases]] with name and length")
                 }
                 phases.append(try phase(phaseTable, index: index, paced: pace != nil))
             }
-            let pattern = Pattern(name: name, summary: summary, warmUp: warmUp, startCue: startCue, phases: phases,
-                                  length: length, pace: pace, endCue: endCue)
+            let pattern = Pattern(
+                name: name, summary: summary, warmUp: warmUp, startCue: startCue, phases: phases,
+                length: length, pace: pace, endCue: endCue)
             try pattern.validate()
             return pattern
         }
@@ -141,16 +154,24 @@ public enum PatternFile {
             let length: Rational
             if paced {
                 guard table["length"] == nil else {
-                    throw fail("\(key).length", nil, "a paced pattern measures phases in shares of a breath", allowed: "share = 4 (with [pace] bpm), or remove [pace]")
+                    throw fail(
+                        "\(key).length", nil, "a paced pattern measures phases in shares of a breath",
+                        allowed: "share = 4 (with [pace] bpm), or remove [pace]")
                 }
-                guard let value = table["share"] else { throw fail("\(key).share", nil, "missing", allowed: "a positive number such as 4") }
+                guard let value = table["share"] else {
+                    throw fail("\(key).share", nil, "missing", allowed: "a positive number such as 4")
+                }
                 guard let share = number(value), share.isPositive else {
-                    throw fail("\(key).share", display(value), "must be a positive number", allowed: "a positive number such as 4")
+                    throw fail(
+                        "\(key).share", display(value), "must be a positive number",
+                        allowed: "a positive number such as 4")
                 }
                 length = share
             } else {
                 guard table["share"] == nil else {
-                    throw fail("\(key).share", nil, "shares need a breathing rate", allowed: "length = \"4s\", or add [pace] bpm = 6")
+                    throw fail(
+                        "\(key).share", nil, "shares need a breathing rate",
+                        allowed: "length = \"4s\", or add [pace] bpm = 6")
                 }
                 guard let seconds = try duration(table["length"], key: "\(key).length") else {
                     throw fail("\(key).length", nil, "missing", allowed: DurationText.allowed)
@@ -167,29 +188,42 @@ public enum PatternFile {
             var bell: IntervalBell?
             if let value = table["bell"] {
                 guard let bellTable = value.table else {
-                    throw fail("\(key).bell", display(value), "must be a table", allowed: "bell = { every = \"5m\", cue = \"bowl\" }")
+                    throw fail(
+                        "\(key).bell", display(value), "must be a table",
+                        allowed: "bell = { every = \"5m\", cue = \"bowl\" }")
                 }
                 try checkKeys(bellTable, allowed: ["every", "cue"], in: "\(key).bell")
                 guard let every = try duration(bellTable["every"], key: "\(key).bell.every") else {
                     throw fail("\(key).bell.every", nil, "missing", allowed: DurationText.allowed)
                 }
                 guard let bellCue = try cue(bellTable["cue"], key: "\(key).bell.cue") else {
-                    throw fail("\(key).bell.cue", nil, "missing", allowed: "a sound name such as bowl, or a path to a sound file")
+                    throw fail(
+                        "\(key).bell.cue", nil, "missing",
+                        allowed: "a sound name such as bowl, or a path to a sound file")
                 }
                 bell = IntervalBell(every: every, cue: bellCue)
             }
-            return Phase(name, length: length, cue: try cue(table["cue"], key: "\(key).cue"), bell: bell, motion: motion)
+            return Phase(
+                name, length: length, cue: try cue(table["cue"], key: "\(key).cue"), bell: bell, motion: motion)
         }
 
         func pace(_ table: TOMLTable) throws(PatternError) -> Pace {
             try checkKeys(table, allowed: ["bpm", "to", "over"], in: "pace")
-            guard let value = table["bpm"] else { throw fail("pace.bpm", nil, "missing", allowed: PatternLimits.bpmAllowed) }
-            guard let from = number(value) else { throw fail("pace.bpm", display(value), "not a number", allowed: PatternLimits.bpmAllowed) }
+            guard let value = table["bpm"] else {
+                throw fail("pace.bpm", nil, "missing", allowed: PatternLimits.bpmAllowed)
+            }
+            guard let from = number(value) else {
+                throw fail("pace.bpm", display(value), "not a number", allowed: PatternLimits.bpmAllowed)
+            }
             guard let toValue = table["to"] else {
-                guard table["over"] == nil else { throw fail("pace.over", nil, "a ramp needs a target rate", allowed: "to = 4.5 with over") }
+                guard table["over"] == nil else {
+                    throw fail("pace.over", nil, "a ramp needs a target rate", allowed: "to = 4.5 with over")
+                }
                 return Pace(bpm: from)
             }
-            guard let to = number(toValue) else { throw fail("pace.to", display(toValue), "not a number", allowed: PatternLimits.bpmAllowed) }
+            guard let to = number(toValue) else {
+                throw fail("pace.to", display(toValue), "not a number", allowed: PatternLimits.bpmAllowed)
+            }
             guard let over = try duration(table["over"], key: "pace.over") else {
                 throw fail("pace.over", nil, "a ramp needs to know how long it takes", allowed: "over = \"10m\"")
             }
@@ -200,11 +234,14 @@ public enum PatternFile {
             guard let value else { return nil }
             if let sound = value.string { return Cue(sound) }
             guard let table = value.table else {
-                throw fail(key, display(value), "not a cue", allowed: "a sound name such as \"gong\", a file path, or { sound = \"gong\", gain = -6 }")
+                throw fail(
+                    key, display(value), "not a cue",
+                    allowed: "a sound name such as \"gong\", a file path, or { sound = \"gong\", gain = -6 }")
             }
             try checkKeys(table, allowed: ["sound", "gain"], in: key)
             guard let sound = try string(table, "sound", key: "\(key).sound") else {
-                throw fail("\(key).sound", nil, "missing", allowed: "a sound name such as gong, or a path to a sound file")
+                throw fail(
+                    "\(key).sound", nil, "missing", allowed: "a sound name such as gong, or a path to a sound file")
             }
             var gain = 0.0
             if let gainValue = table["gain"] {
@@ -218,7 +255,9 @@ public enum PatternFile {
 
         func string(_ table: TOMLTable, _ name: String, key: String) throws(PatternError) -> String? {
             guard let value = table[name] else { return nil }
-            guard let text = value.string else { throw fail(key, display(value), "must be a string", allowed: "text in quotes") }
+            guard let text = value.string else {
+                throw fail(key, display(value), "must be a string", allowed: "text in quotes")
+            }
             return text
         }
 
@@ -229,13 +268,17 @@ public enum PatternFile {
                 if text.trimmingCharacters(in: .whitespaces).hasPrefix("-") {
                     throw fail(key, text, "must be positive", allowed: DurationText.allowed)
                 }
-                guard let seconds = DurationText.seconds(text) else { throw fail(key, text, "not a duration", allowed: DurationText.allowed) }
+                guard let seconds = DurationText.seconds(text) else {
+                    throw fail(key, text, "not a duration", allowed: DurationText.allowed)
+                }
                 return seconds
             }
             guard let seconds = number(value) else {
                 throw fail(key, display(value), "not a duration", allowed: DurationText.allowed)
             }
-            guard seconds >= .zero else { throw fail(key, display(value), "must be positive", allowed: DurationText.allowed) }
+            guard seconds >= .zero else {
+                throw fail(key, display(value), "must be positive", allowed: DurationText.allowed)
+            }
             return seconds
         }
 
@@ -267,7 +310,9 @@ struct TOMLLines {
         var range = 0..<lines.count
         var fallback: Int?
         let first = parts[0]
-        if let open = first.firstIndex(of: "["), first.hasSuffix("]"), let index = Int(first[first.index(after: open)..<first.index(before: first.endIndex)]) {
+        if let open = first.firstIndex(of: "["), first.hasSuffix("]"),
+            let index = Int(first[first.index(after: open)..<first.index(before: first.endIndex)])
+        {
             let table = String(first[..<open])
             var seen = -1
             var start: Int?

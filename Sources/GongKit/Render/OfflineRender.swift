@@ -52,15 +52,17 @@ public enum OfflineRender {
     public static func run(_ request: RenderRequest, bank: SoundBank) throws(GongError) -> RenderReport {
         do { try request.validate() } catch { throw .setting(error) }
         let started = ContinuousClock.now
-        let plan = try SessionPlan(pattern: request.pattern, sampleRate: request.sampleRate, channels: request.channels, bank: bank)
+        let plan = try SessionPlan(
+            pattern: request.pattern, sampleRate: request.sampleRate, channels: request.channels, bank: bank)
         // Write beside the target and rename at the end: a failed render never leaves half a
         // file, and never destroys a file that was already there.
         let partialPath = partialFilePath(for: request.outputPath)
         var writer: AudioFileWriter
         do {
-            writer = try AudioFileWriter(path: partialPath, format: request.format, encoding: request.encoding,
-                                         sampleRate: request.sampleRate, channels: request.channels,
-                                         expectedFrames: Int(plan.totalFrames))
+            writer = try AudioFileWriter(
+                path: partialPath, format: request.format, encoding: request.encoding,
+                sampleRate: request.sampleRate, channels: request.channels,
+                expectedFrames: Int(plan.totalFrames))
         } catch {
             throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
         }
@@ -124,8 +126,9 @@ public enum OfflineRender {
             throw .output("cannot write '\(request.outputPath)': \(String(cString: strerror(errno)))")
         }
         completed = true
-        return RenderReport(summary: machine.summary, framesWritten: written, cues: cues,
-                            elapsedSeconds: (ContinuousClock.now - started).seconds)
+        return RenderReport(
+            summary: machine.summary, framesWritten: written, cues: cues,
+            elapsedSeconds: (ContinuousClock.now - started).seconds)
     }
 }
 

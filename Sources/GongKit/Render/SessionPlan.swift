@@ -46,8 +46,10 @@ public struct SessionPlan: Sendable {
     /// Loads and converts every file, on as many cores as there are (decoding and converting are
     /// most of a session's start-up), each result in its file's place so the first failure
     /// reported is the first in the pattern's order.
-    static func prepare(_ files: [String], sampleRate: Int, channels: Int,
-                        cache: PreparedSoundCache?) -> [Result<PreparedSound, SoundFileError>] {
+    static func prepare(
+        _ files: [String], sampleRate: Int, channels: Int,
+        cache: PreparedSoundCache?
+    ) -> [Result<PreparedSound, SoundFileError>] {
         let results = Mutex([Result<PreparedSound, SoundFileError>?](repeating: nil, count: files.count))
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             let result = Result { () throws(SoundFileError) in

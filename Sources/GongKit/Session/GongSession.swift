@@ -29,7 +29,9 @@ public final class GongSession: Sendable {
     public static let eventBacklog = 4096
 
     /// Opens the device and prepares every sound; plays nothing until `start()`.
-    public convenience init(pattern: Pattern, options: SessionOptions = SessionOptions(), bank: SoundBank = .standard()) throws(GongError) {
+    public convenience init(pattern: Pattern, options: SessionOptions = SessionOptions(), bank: SoundBank = .standard())
+        throws(GongError)
+    {
         do { try options.validate() } catch { throw .setting(error) }
         let request = options.request
         switch OutputRoute(device: request.device) {
@@ -38,14 +40,19 @@ public final class GongSession: Sendable {
                 try PulsePCM(request, sink: sink)
             }
         case .alsa:
-            try self.init(pattern: pattern, bank: bank, options: options) { () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request) }
+            try self.init(pattern: pattern, bank: bank, options: options) { () throws(AudioDeviceError) -> AlsaPCM in
+                try AlsaPCM(request)
+            }
         }
     }
 
     /// A session on a device of the caller's making (a test's, with faults injected).
-    init<Device: PCM>(pattern: Pattern, bank: SoundBank, options: SessionOptions,
-                      open: @escaping @Sendable () throws(AudioDeviceError) -> Device) throws(GongError) {
-        let live = try LiveSession(pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive, open: open)
+    init<Device: PCM>(
+        pattern: Pattern, bank: SoundBank, options: SessionOptions,
+        open: @escaping @Sendable () throws(AudioDeviceError) -> Device
+    ) throws(GongError) {
+        let live = try LiveSession(
+            pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive, open: open)
         self.pattern = pattern
         output = OutputDescription(live.configuration)
         core = SessionCore(live, gainDB: options.gainDB)
@@ -182,7 +189,8 @@ private final class SessionCore: Sendable {
     }
 
     func subscribe() -> AsyncStream<SessionEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingOldest(GongSession.eventBacklog))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: SessionEvent.self, bufferingPolicy: .bufferingOldest(GongSession.eventBacklog))
         shared.withLock { shared in
             if let report = shared.report {
                 continuation.yield(SessionEvent(.finished(report)))
@@ -218,7 +226,9 @@ private final class SessionCore: Sendable {
                 guard (try? SessionLimits.check(gainDB: decibels)) != nil else {
                     return .failure(CommandRefusal(command: .gain, reason: .gainOutOfRange(decibels)))
                 }
-                guard shared.live.setGain(decibels: decibels) else { return .failure(CommandRefusal(command: .gain, reason: .busy)) }
+                guard shared.live.setGain(decibels: decibels) else {
+                    return .failure(CommandRefusal(command: .gain, reason: .busy))
+                }
                 shared.gainDB = decibels
                 emit(SessionEvent(.gainChanged(decibels: decibels)), to: &shared)
                 return .success(())
@@ -233,7 +243,9 @@ private final class SessionCore: Sendable {
             let notices = shared.live.send(input)
             emit(notices, to: &shared)
             for notice in notices {
-                if case .ignored(let refusal) = notice { return .failure(CommandRefusal(command: command.name, reason: .notNow(refusal.from))) }
+                if case .ignored(let refusal) = notice {
+                    return .failure(CommandRefusal(command: command.name, reason: .notNow(refusal.from)))
+                }
                 if case .busy = notice { return .failure(CommandRefusal(command: command.name, reason: .busy)) }
             }
             return .success(())

@@ -70,7 +70,8 @@ public struct CommandRefusal: Error, Equatable, Sendable, CustomStringConvertibl
     public var description: String {
         switch reason {
         case .notNow(let state): "\(command.rawValue): not taken while the session is \(state.rawValue)"
-        case .gainOutOfRange(let value): "gain \(String(format: "%g", value)): out of range; use \(SessionLimits.gainAllowed)"
+        case .gainOutOfRange(let value):
+            "gain \(String(format: "%g", value)): out of range; use \(SessionLimits.gainAllowed)"
         case .busy: "\(command.rawValue): commands are coming faster than the audio takes them; try again"
         case .over: "\(command.rawValue): the session is over"
         }

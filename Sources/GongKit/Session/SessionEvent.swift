@@ -100,8 +100,10 @@ public struct SessionEvent: Sendable, Equatable {
 
     /// Every `type` a line may have, in the order README's table lists them.
     public static let allTypes = [
-        "started", "firstFrameAudible", "phaseBegan", "cue", "paused", "resumed", "skipped", "stopping", "gainChanged", "xrun",
-        "suspendRecovered", "deviceLost", "deviceBack", "priorityRefused", "ignored", "internalError", "failed", "finished",
+        "started", "firstFrameAudible", "phaseBegan", "cue", "paused", "resumed", "skipped", "stopping", "gainChanged",
+        "xrun",
+        "suspendRecovered", "deviceLost", "deviceBack", "priorityRefused", "ignored", "internalError", "failed",
+        "finished"
     ]
 
     public var isFinished: Bool { if case .finished = kind { true } else { false } }
@@ -138,8 +140,10 @@ extension SessionEvent: Codable {
         try c.encodeIfPresent(audible, forKey: .audible)
         switch kind {
         case .started(let pattern, let device, let rate, let channels, let format, let latencyMs):
-            try c.encode(pattern, forKey: .pattern); try c.encode(device, forKey: .device); try c.encode(rate, forKey: .rate)
-            try c.encode(channels, forKey: .channels); try c.encode(format, forKey: .format); try c.encode(latencyMs, forKey: .latencyMs)
+            try c.encode(pattern, forKey: .pattern); try c.encode(device, forKey: .device);
+            try c.encode(rate, forKey: .rate)
+            try c.encode(channels, forKey: .channels); try c.encode(format, forKey: .format);
+            try c.encode(latencyMs, forKey: .latencyMs)
         case .firstFrameAudible, .paused, .resumed, .stopping:
             break
         case .phaseBegan(let phase, let cycle, let cycles, let seconds):
@@ -174,23 +178,27 @@ extension SessionEvent: Codable {
         func string(_ key: Key) throws -> String { try c.decode(String.self, forKey: key) }
         func named<T: RawRepresentable<String>>(_ key: Key) throws -> T {
             guard let value = T(rawValue: try string(key)) else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "unknown \(key.stringValue)")
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: c, debugDescription: "unknown \(key.stringValue)")
             }
             return value
         }
         let type = try string(.type)
         switch type {
         case "started":
-            kind = .started(pattern: try string(.pattern), device: try string(.device), rate: try c.decode(Int.self, forKey: .rate),
-                            channels: try c.decode(Int.self, forKey: .channels), format: try string(.format),
-                            latencyMs: try c.decode(Double.self, forKey: .latencyMs))
+            kind = .started(
+                pattern: try string(.pattern), device: try string(.device), rate: try c.decode(Int.self, forKey: .rate),
+                channels: try c.decode(Int.self, forKey: .channels), format: try string(.format),
+                latencyMs: try c.decode(Double.self, forKey: .latencyMs))
         case "firstFrameAudible": kind = .firstFrameAudible
         case "phaseBegan":
-            kind = .phaseBegan(phase: try string(.phase), cycle: try c.decode(Int.self, forKey: .cycle),
-                               cycles: try c.decode(Int.self, forKey: .cycles), seconds: try c.decode(Double.self, forKey: .seconds))
+            kind = .phaseBegan(
+                phase: try string(.phase), cycle: try c.decode(Int.self, forKey: .cycle),
+                cycles: try c.decode(Int.self, forKey: .cycles), seconds: try c.decode(Double.self, forKey: .seconds))
         case "cue":
-            kind = .cue(sound: try string(.sound), lateFrames: try c.decode(Int64.self, forKey: .lateFrames),
-                        offFrames: try c.decodeIfPresent(Int64.self, forKey: .offFrames))
+            kind = .cue(
+                sound: try string(.sound), lateFrames: try c.decode(Int64.self, forKey: .lateFrames),
+                offFrames: try c.decodeIfPresent(Int64.self, forKey: .offFrames))
         case "paused": kind = .paused
         case "resumed": kind = .resumed
         case "skipped": kind = .skipped(seconds: try c.decode(Double.self, forKey: .seconds))
@@ -219,7 +227,10 @@ extension SessionEvent {
         }
         switch notice {
         case .started(let device, let rate, let channels, let format, let latencyMs):
-            self.init(.started(pattern: pattern, device: device, rate: rate, channels: channels, format: format, latencyMs: latencyMs))
+            self.init(
+                .started(
+                    pattern: pattern, device: device, rate: rate, channels: channels, format: format,
+                    latencyMs: latencyMs))
         case .firstFrameAudible(let seconds):
             self.init(.firstFrameAudible, frame: 0, audible: seconds)
         case .phaseBegan(let name, let cycle, let count, let length, let moment):

@@ -59,8 +59,10 @@ public struct SessionOptions: Sendable, Equatable {
     /// that came back); a headless one carries on by itself.
     public var interactive: Bool
 
-    public init(device: String = "auto", rate: Int = 48000, channels: Int = 2, format: SampleFormat? = nil,
-                latencyMs: Double? = nil, periodFrames: Int? = nil, gainDB: Double = 0, interactive: Bool = false) {
+    public init(
+        device: String = "auto", rate: Int = 48000, channels: Int = 2, format: SampleFormat? = nil,
+        latencyMs: Double? = nil, periodFrames: Int? = nil, gainDB: Double = 0, interactive: Bool = false
+    ) {
         self.device = device
         self.rate = rate
         self.channels = channels
@@ -73,7 +75,9 @@ public struct SessionOptions: Sendable, Equatable {
 
     /// Every setting checked against `SessionLimits`; the first one outside them.
     public func validate() throws(SettingError) {
-        guard SessionLimits.rates.contains(rate) else { throw SettingError(.rate, value: "\(rate)", allowed: SessionLimits.ratesAllowed) }
+        guard SessionLimits.rates.contains(rate) else {
+            throw SettingError(.rate, value: "\(rate)", allowed: SessionLimits.ratesAllowed)
+        }
         try SessionLimits.check(channels: channels)
         if let latencyMs, !(latencyMs.isFinite && SessionLimits.latencyMs.contains(latencyMs)) {
             throw SettingError(.latency, value: String(format: "%g", latencyMs), allowed: SessionLimits.latencyAllowed)
@@ -86,8 +90,9 @@ public struct SessionOptions: Sendable, Equatable {
 
     /// The device name with `auto` decided.
     var request: PCMRequest {
-        PCMRequest(device: OutputRoute.deciding(device), rate: rate, channels: channels, format: format,
-                   periodFrames: periodFrames, latencyMs: latencyMs)
+        PCMRequest(
+            device: OutputRoute.deciding(device), rate: rate, channels: channels, format: format,
+            periodFrames: periodFrames, latencyMs: latencyMs)
     }
 }
 
@@ -96,7 +101,9 @@ public typealias SampleFormat = GongAudio.SampleFormat
 
 extension SessionLimits {
     public static func check(channels: Int) throws(SettingError) {
-        guard Self.channels.contains(channels) else { throw SettingError(.channels, value: "\(channels)", allowed: channelsAllowed) }
+        guard Self.channels.contains(channels) else {
+            throw SettingError(.channels, value: "\(channels)", allowed: channelsAllowed)
+        }
     }
 
     public static func check(gainDB: Double) throws(SettingError) {

@@ -74,17 +74,22 @@ public struct SessionReport: Sendable, Equatable {
         deviceLosses = summary.deviceLosses
         cues = summary.cuesPlayed
         maxCueLatenessFrames = summary.maxCueLatenessFrames
-        heard = switch HeardVerdict(summary: summary, timing: cueTiming) {
-        case .everyCueOnItsFrame(let jitter): .onFrame(jitterMs: jitter * 1000)
-        case .offTheirFrames(let count, let worst, _): .offFrame(count: count, worstFrames: worst)
-        case .roughReports(let jitter): .roughReports(jitterMs: jitter * 1000)
-        case .audioLost: .audioLost
-        case .unconfirmed(let deviceTimed): .unconfirmed(deviceTimed: deviceTimed)
-        }
-        timing = cueTiming.intervalsMeasured == 0 ? nil : Timing(
-            intervals: cueTiming.intervalsMeasured, maxDeviationMs: cueTiming.maxDeviationSeconds * 1000,
-            meanDeviationMs: cueTiming.meanAbsoluteDeviationSeconds * 1000, deviceClockPPM: cueTiming.deviceClockPPM,
-            maxJitterMs: cueTiming.maxJitterSeconds.map { $0 * 1000 })
+        heard =
+            switch HeardVerdict(summary: summary, timing: cueTiming) {
+            case .everyCueOnItsFrame(let jitter): .onFrame(jitterMs: jitter * 1000)
+            case .offTheirFrames(let count, let worst, _): .offFrame(count: count, worstFrames: worst)
+            case .roughReports(let jitter): .roughReports(jitterMs: jitter * 1000)
+            case .audioLost: .audioLost
+            case .unconfirmed(let deviceTimed): .unconfirmed(deviceTimed: deviceTimed)
+            }
+        timing =
+            cueTiming.intervalsMeasured == 0
+            ? nil
+            : Timing(
+                intervals: cueTiming.intervalsMeasured, maxDeviationMs: cueTiming.maxDeviationSeconds * 1000,
+                meanDeviationMs: cueTiming.meanAbsoluteDeviationSeconds * 1000,
+                deviceClockPPM: cueTiming.deviceClockPPM,
+                maxJitterMs: cueTiming.maxJitterSeconds.map { $0 * 1000 })
     }
 }
 
@@ -99,9 +104,12 @@ extension SessionReport: Codable {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(pattern, forKey: .pattern); try c.encode(rate, forKey: .rate)
         try c.encode(plannedSeconds, forKey: .plannedSeconds); try c.encode(playedSeconds, forKey: .playedSeconds)
-        try c.encode(plannedCycles, forKey: .plannedCycles); try c.encode(cycles, forKey: .cycles); try c.encode(phases, forKey: .phases)
-        try c.encode(pauses, forKey: .pauses); try c.encode(skips, forKey: .skips); try c.encode(stoppedEarly, forKey: .stoppedEarly)
-        try c.encode(xruns, forKey: .xruns); try c.encode(lostFrames, forKey: .lostFrames); try c.encode(suspends, forKey: .suspends)
+        try c.encode(plannedCycles, forKey: .plannedCycles); try c.encode(cycles, forKey: .cycles);
+        try c.encode(phases, forKey: .phases)
+        try c.encode(pauses, forKey: .pauses); try c.encode(skips, forKey: .skips);
+        try c.encode(stoppedEarly, forKey: .stoppedEarly)
+        try c.encode(xruns, forKey: .xruns); try c.encode(lostFrames, forKey: .lostFrames);
+        try c.encode(suspends, forKey: .suspends)
         try c.encode(deviceLosses, forKey: .deviceLosses); try c.encode(cues, forKey: .cues)
         try c.encode(maxCueLatenessFrames, forKey: .maxCueLatenessFrames)
         try c.encodeIfPresent(timing, forKey: .timing)
@@ -109,34 +117,44 @@ extension SessionReport: Codable {
         switch heard {
         case .onFrame(let jitter): try c.encode("onFrame", forKey: .heard); try c.encode(jitter, forKey: .jitterMs)
         case .offFrame(let count, let worst):
-            try c.encode("offFrame", forKey: .heard); try c.encode(count, forKey: .cuesOffFrame); try c.encode(worst, forKey: .worstOffFrames)
-        case .roughReports(let jitter): try c.encode("roughReports", forKey: .heard); try c.encode(jitter, forKey: .jitterMs)
+            try c.encode("offFrame", forKey: .heard); try c.encode(count, forKey: .cuesOffFrame);
+            try c.encode(worst, forKey: .worstOffFrames)
+        case .roughReports(let jitter):
+            try c.encode("roughReports", forKey: .heard); try c.encode(jitter, forKey: .jitterMs)
         case .audioLost: try c.encode("audioLost", forKey: .heard)
-        case .unconfirmed(let deviceTimed): try c.encode("unconfirmed", forKey: .heard); try c.encode(deviceTimed, forKey: .deviceTimed)
+        case .unconfirmed(let deviceTimed):
+            try c.encode("unconfirmed", forKey: .heard); try c.encode(deviceTimed, forKey: .deviceTimed)
         }
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
         pattern = try c.decode(String.self, forKey: .pattern); rate = try c.decode(Int.self, forKey: .rate)
-        plannedSeconds = try c.decode(Double.self, forKey: .plannedSeconds); playedSeconds = try c.decode(Double.self, forKey: .playedSeconds)
+        plannedSeconds = try c.decode(Double.self, forKey: .plannedSeconds);
+        playedSeconds = try c.decode(Double.self, forKey: .playedSeconds)
         plannedCycles = try c.decode(Int.self, forKey: .plannedCycles); cycles = try c.decode(Int.self, forKey: .cycles)
         phases = try c.decode(Int.self, forKey: .phases); pauses = try c.decode(Int.self, forKey: .pauses)
         skips = try c.decode(Int.self, forKey: .skips); stoppedEarly = try c.decode(Bool.self, forKey: .stoppedEarly)
         xruns = try c.decode(Int.self, forKey: .xruns); lostFrames = try c.decode(Int64.self, forKey: .lostFrames)
-        suspends = try c.decode(Int.self, forKey: .suspends); deviceLosses = try c.decode(Int.self, forKey: .deviceLosses)
-        cues = try c.decode(Int.self, forKey: .cues); maxCueLatenessFrames = try c.decode(Int64.self, forKey: .maxCueLatenessFrames)
+        suspends = try c.decode(Int.self, forKey: .suspends);
+        deviceLosses = try c.decode(Int.self, forKey: .deviceLosses)
+        cues = try c.decode(Int.self, forKey: .cues);
+        maxCueLatenessFrames = try c.decode(Int64.self, forKey: .maxCueLatenessFrames)
         timing = try c.decodeIfPresent(Timing.self, forKey: .timing)
         failure = try c.decodeIfPresent(String.self, forKey: .failure)
         let verdict = try c.decode(String.self, forKey: .heard)
         switch verdict {
         case "onFrame": heard = .onFrame(jitterMs: try c.decode(Double.self, forKey: .jitterMs))
         case "offFrame":
-            heard = .offFrame(count: try c.decode(Int.self, forKey: .cuesOffFrame), worstFrames: try c.decode(Int64.self, forKey: .worstOffFrames))
+            heard = .offFrame(
+                count: try c.decode(Int.self, forKey: .cuesOffFrame),
+                worstFrames: try c.decode(Int64.self, forKey: .worstOffFrames))
         case "roughReports": heard = .roughReports(jitterMs: try c.decode(Double.self, forKey: .jitterMs))
         case "audioLost": heard = .audioLost
         case "unconfirmed": heard = .unconfirmed(deviceTimed: try c.decode(Bool.self, forKey: .deviceTimed))
-        default: throw DecodingError.dataCorruptedError(forKey: .heard, in: c, debugDescription: "unknown verdict \(verdict)")
+        default:
+            throw DecodingError.dataCorruptedError(
+                forKey: .heard, in: c, debugDescription: "unknown verdict \(verdict)")
         }
     }
 }

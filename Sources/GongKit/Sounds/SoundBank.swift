@@ -37,14 +37,19 @@ public struct SoundBank: Sendable {
     }
 
     /// The standard search path, with `explicit` (a `--sounds` directory) first.
-    public static func standard(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
-                                gongDirectories: GongDirectories = GongDirectories()) -> SoundBank {
+    public static func standard(
+        explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+        gongDirectories: GongDirectories = GongDirectories()
+    ) -> SoundBank {
         var directories: [String] = []
         if let explicit { directories.append(expandingTilde(explicit)) }
-        if let fromEnvironment = environment["GONG_SOUNDS"], !fromEnvironment.isEmpty { directories.append(fromEnvironment) }
+        if let fromEnvironment = environment["GONG_SOUNDS"], !fromEnvironment.isEmpty {
+            directories.append(fromEnvironment)
+        }
         directories.append(gongDirectories.userSounds)
         let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
-        directories.append(executable.deletingLastPathComponent().deletingLastPathComponent().path + "/share/gong/sounds")
+        directories.append(
+            executable.deletingLastPathComponent().deletingLastPathComponent().path + "/share/gong/sounds")
         directories += gongDirectories.sharedData.map { $0 + "/sounds" }
         directories.append(sourceTreeSounds)
         return SoundBank(directories: directories, cache: PreparedSoundCache(directory: gongDirectories.preparedSounds))
@@ -76,7 +81,9 @@ public struct SoundBank: Sendable {
             for file in files.sorted() {
                 let url = URL(fileURLWithPath: file)
                 let name = url.deletingPathExtension().lastPathComponent
-                guard SoundBank.extensions.contains(url.pathExtension.lowercased()), found[name] == nil else { continue }
+                guard SoundBank.extensions.contains(url.pathExtension.lowercased()), found[name] == nil else {
+                    continue
+                }
                 found[name] = directory + "/" + file
             }
         }
@@ -88,16 +95,21 @@ public struct SoundBank: Sendable {
         if Cue(sound).isFile {
             let path = expandingTilde(sound)
             guard FileManager.default.fileExists(atPath: path) else {
-                throw SoundBankError(kind: .fileNotFound, sound: sound, usedBy: usedBy, message: "\(usedBy): sound file '\(sound)' not found")
+                throw SoundBankError(
+                    kind: .fileNotFound, sound: sound, usedBy: usedBy,
+                    message: "\(usedBy): sound file '\(sound)' not found")
             }
             return path
         }
         if let path = path(of: sound) { return path }
         let names = availableSounds().map(\.name)
-        let allowed = names.isEmpty
+        let allowed =
+            names.isEmpty
             ? "no sound bank was found (searched \(directories.joined(separator: ", "))); pass --sounds DIR"
             : "use one of " + names.joined(separator: ", ") + ", or a path to a sound file"
-        throw SoundBankError(kind: .unknownSound, sound: sound, usedBy: usedBy, message: "\(usedBy): unknown sound \"\(sound)\"; \(allowed)")
+        throw SoundBankError(
+            kind: .unknownSound, sound: sound, usedBy: usedBy,
+            message: "\(usedBy): unknown sound \"\(sound)\"; \(allowed)")
     }
 }
 

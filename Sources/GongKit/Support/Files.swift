@@ -8,7 +8,9 @@ struct FileProblem: Error {
 /// Reads a UTF-8 text file, saying plainly why it could not be read.
 func readTextFile(_ path: String) throws(FileProblem) -> String {
     var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw FileProblem(message: "file not found") }
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw FileProblem(message: "file not found")
+    }
     guard !isDirectory.boolValue else { throw FileProblem(message: "is a directory, not a file") }
     guard FileManager.default.isReadableFile(atPath: path) else { throw FileProblem(message: "permission denied") }
     guard let data = FileManager.default.contents(atPath: path) else { throw FileProblem(message: "cannot be read") }

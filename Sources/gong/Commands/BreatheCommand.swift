@@ -7,13 +7,14 @@ struct BreatheCommand: AsyncParsableCommand {
         commandName: "breathe",
         abstract: "Paced breathing, live: a pattern, or just a rate.",
         discussion: """
-        Examples:
-          gong breathe box
-          gong breathe --bpm 5.5 --ratio 4:6 --duration 10m
-          gong breathe resonant --bpm 6->4.5 --ramp 10m --duration 15m
-        """)
+            Examples:
+              gong breathe box
+              gong breathe --bpm 5.5 --ratio 4:6 --duration 10m
+              gong breathe resonant --bpm 6->4.5 --ramp 10m --duration 15m
+            """)
 
-    @Argument(help: "A breathing pattern (box, 4-7-8, resonant, coherent, sigh, or your own); default: resonant with --bpm.")
+    @Argument(
+        help: "A breathing pattern (box, 4-7-8, resonant, coherent, sigh, or your own); default: resonant with --bpm.")
     var pattern: String?
 
     @OptionGroup var live: LiveOptions
@@ -39,6 +40,7 @@ struct BreatheCommand: AsyncParsableCommand {
         guard resolved.isBreathing else {
             throw UsageError("breathe: \(resolved.name) is not a breathing pattern; use 'gong run \(resolved.name)'")
         }
-        return try await LivePlayer.play(resolved, options: live, bank: patternOptions.soundBank(), volume: volume.volume)
+        return try await LivePlayer.play(
+            resolved, options: live, bank: patternOptions.soundBank(), volume: volume.volume)
     }
 }

@@ -7,16 +7,17 @@ import GongKit
 struct CtlCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
-        abstract: "Control a session started with --control socket: status, pause, resume, skip, stop, gain DB, events.",
+        abstract:
+            "Control a session started with --control socket: status, pause, resume, skip, stop, gain DB, events.",
         discussion: """
-        Finds the session by its socket in $XDG_RUNTIME_DIR/gong; with several running, name one
-        with --pid (without, they are listed). events prints the session's events as JSON lines
-        until it ends. Examples:
-          gong run two-phase --control socket &
-          gong ctl status
-          gong ctl gain -6
-          gong ctl --pid 4242 pause
-        """)
+            Finds the session by its socket in $XDG_RUNTIME_DIR/gong; with several running, name one
+            with --pid (without, they are listed). events prints the session's events as JSON lines
+            until it ends. Examples:
+              gong run two-phase --control socket &
+              gong ctl status
+              gong ctl gain -6
+              gong ctl --pid 4242 pause
+            """)
 
     @Option(help: "The process id of the session to control (see gong ctl status with several).")
     var pid: Int32?
@@ -45,12 +46,17 @@ struct CtlCommand: ParsableCommand {
 
     private func control() throws {
         let names = ["status", "pause", "resume", "skip", "stop", "gain", "events"]
-        guard names.contains(command) else { throw UsageError("ctl \(command): unknown command; use one of \(names.joined(separator: ", "))") }
+        guard names.contains(command) else {
+            throw UsageError("ctl \(command): unknown command; use one of \(names.joined(separator: ", "))")
+        }
         var request: [String: Any] = ["command": command == "events" ? "subscribe" : command, "id": 1]
         if command == "gain" {
-            guard let value else { throw UsageError("ctl gain: needs the gain in dB, from -60 to 12, e.g. gong ctl gain -6") }
+            guard let value else {
+                throw UsageError("ctl gain: needs the gain in dB, from -60 to 12, e.g. gong ctl gain -6")
+            }
             guard let decibels = Double(value), decibels.isFinite else {
-                throw UsageError("ctl gain \(value): not a number; use a gain in dB from -60 to 12, e.g. gong ctl gain -6")
+                throw UsageError(
+                    "ctl gain \(value): not a number; use a gain in dB from -60 to 12, e.g. gong ctl gain -6")
             }
             request["decibels"] = decibels
         } else if let value {
@@ -93,21 +99,28 @@ struct CtlCommand: ParsableCommand {
         let running = ControlSockets.live()
         if let pid {
             guard let found = running.first(where: { $0.pid == pid }) else {
-                printError("no gong session with a control socket runs as process \(pid)" + (running.isEmpty ? "" : "; running: \(running.map { String($0.pid) }.joined(separator: ", "))"))
+                printError(
+                    "no gong session with a control socket runs as process \(pid)"
+                        + (running.isEmpty
+                            ? "" : "; running: \(running.map { String($0.pid) }.joined(separator: ", "))"))
                 throw ExitCode(ExitStatus.unavailable)
             }
             return found
         }
         switch running.count {
         case 0:
-            printError("no gong session with a control socket is running (start one with gong run PATTERN --control socket)")
+            printError(
+                "no gong session with a control socket is running (start one with gong run PATTERN --control socket)")
             throw ExitCode(ExitStatus.unavailable)
         case 1:
             return running[0]
         default:
             var listing = ["\(running.count) sessions are running; name one with --pid:"]
             for found in running {
-                listing.append("  \(found.pid)  " + ((try? Self.status(of: found)).map { Self.describe($0, pid: found.pid) } ?? "(not answering)"))
+                listing.append(
+                    "  \(found.pid)  "
+                        + ((try? Self.status(of: found)).map { Self.describe($0, pid: found.pid) } ?? "(not answering)")
+                )
             }
             print(listing.joined(separator: "\n"))
             throw ExitCode(ExitStatus.usage)
@@ -117,7 +130,9 @@ struct CtlCommand: ParsableCommand {
     private static func status(of found: ControlSockets.Found) throws -> SessionStatus? {
         let descriptor = try ControlSockets.connect(found.path)
         defer { close(descriptor) }
-        _ = #"{"command":"status"}"#.appending("\n").withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        _ = #"{"command":"status"}"#.appending("\n").withCString {
+            send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL))
+        }
         var lines = ControlSockets.LineReader(descriptor: descriptor)
         guard let line = lines.next() else { return nil }
         return try JSONDecoder().decode(ControlProtocol.Reply.self, from: Data(line.utf8)).status
@@ -125,7 +140,8 @@ struct CtlCommand: ParsableCommand {
 
     static func describe(_ status: SessionStatus, pid: Int32) -> String {
         let cycles = status.cycles > 1 ? ", cycle \(status.cycle)/\(status.cycles)" : ""
-        return "\(status.pattern) (pid \(pid)): \(status.state.rawValue), \(status.phase) (phase \(status.phaseIndex + 1)/\(status.phaseCount)\(cycles)), "
+        return
+            "\(status.pattern) (pid \(pid)): \(status.state.rawValue), \(status.phase) (phase \(status.phaseIndex + 1)/\(status.phaseCount)\(cycles)), "
             + "\(DurationText.format(seconds: status.elapsedSeconds.rounded(.down))) of \(DurationText.format(seconds: status.plannedSeconds)), "
             + String(format: "gain %+g dB", status.gainDB)
     }

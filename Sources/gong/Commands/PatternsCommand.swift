@@ -23,7 +23,9 @@ struct PatternsCommand: ParsableCommand {
             if !user.isEmpty {
                 print("\nyours (\(catalog.directories.userPatterns)):")
                 for name in user {
-                    let summary = (try? catalog.pattern(named: name).summary) ?? "(cannot be read: run gong patterns show \(name))"
+                    let summary =
+                        (try? catalog.pattern(named: name).summary)
+                        ?? "(cannot be read: run gong patterns show \(name))"
                     print(name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + summary)
                 }
             }
@@ -51,7 +53,8 @@ struct PatternsCommand: ParsableCommand {
         private func describe() throws -> String {
             let resolved = try options.resolvePattern(pattern)
             do {
-                return PatternDescription.describe(resolved, timeline: try Timeline(pattern: resolved, sampleRate: 48000))
+                return PatternDescription.describe(
+                    resolved, timeline: try Timeline(pattern: resolved, sampleRate: 48000))
             } catch {
                 throw GongError.pattern(error)
             }
@@ -71,7 +74,8 @@ enum PatternDescription {
         for phase in pattern.phases {
             var text = "    \(phase.name)".padding(toLength: 18, withPad: " ", startingAt: 0)
             if let pace = pattern.pace, !pace.isRamp {
-                text += "\(DurationText.format(seconds: phase.length.doubleValue / totalShares * 60 / pace.from.doubleValue)) (share \(DurationText.format(phase.length).dropLast()))"
+                text +=
+                    "\(DurationText.format(seconds: phase.length.doubleValue / totalShares * 60 / pace.from.doubleValue)) (share \(DurationText.format(phase.length).dropLast()))"
             } else if pattern.pace != nil {
                 text += "share \(DurationText.format(phase.length).dropLast())"
             } else {
@@ -85,9 +89,12 @@ enum PatternDescription {
         if let end = pattern.endCue { lines.append("  end: \(end) (rings out fully)") }
         switch pattern.length {
         case .cycles(let count): lines.append("  length: \(count) cycle\(count == 1 ? "" : "s")")
-        case .duration(let seconds): lines.append("  length: \(DurationText.format(seconds)) → \(timeline.cycleCount) whole cycles")
+        case .duration(let seconds):
+            lines.append("  length: \(DurationText.format(seconds)) → \(timeline.cycleCount) whole cycles")
         }
-        lines.append("  session: \(DurationText.format(seconds: timeline.plannedSeconds)) until the end cue, \(timeline.cueOnsets.count) cues")
+        lines.append(
+            "  session: \(DurationText.format(seconds: timeline.plannedSeconds)) until the end cue, \(timeline.cueOnsets.count) cues"
+        )
         return lines.joined(separator: "\n")
     }
 }

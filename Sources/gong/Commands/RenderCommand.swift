@@ -8,18 +8,20 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render a whole session to an audio file, every cue on its exact frame.",
         discussion: """
-        Uses the same renderer as live playback. The file ends when the last tail has rung out.
-        Examples:
-          gong render two-phase -o sit.wav
-          gong render two-phase --set meditation=20m --set reflection=5m -o sit.flac
-          gong render resonant --duration 1h --rate 44100 --channels 1 -o breathe.wav
-        """
+            Uses the same renderer as live playback. The file ends when the last tail has rung out.
+            Examples:
+              gong render two-phase -o sit.wav
+              gong render two-phase --set meditation=20m --set reflection=5m -o sit.flac
+              gong render resonant --duration 1h --rate 44100 --channels 1 -o breathe.wav
+            """
     )
 
     @Argument(help: "A built-in pattern (gong patterns list), a name from ~/.config/gong/patterns, or a .toml file.")
     var pattern: String
 
-    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("The file to write (.wav or .flac).", valueName: "FILE"))
+    @Option(
+        name: [.short, .customLong("output")],
+        help: ArgumentHelp("The file to write (.wav or .flac).", valueName: "FILE"))
     var output: String
 
     @Option(help: "Sample rate in Hz: 44100, 48000, 96000 (any of 8000-192000).")
@@ -34,7 +36,9 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Sample encoding: 16, 24 or float (float: WAV only).")
     var bits: String = "16"
 
-    @Option(help: ArgumentHelp("Frames per render block (1-65536); the result is the same for any size.", visibility: .hidden))
+    @Option(
+        help: ArgumentHelp(
+            "Frames per render block (1-65536); the result is the same for any size.", visibility: .hidden))
     var block: Int = 16384
 
     @Flag(help: "Print nothing but errors.")
@@ -47,7 +51,9 @@ struct RenderCommand: ParsableCommand {
     /// this command line. Checked here rather than in `validate()` so a mistake is one line,
     /// like every other error.
     private func checkOptions() throws {
-        guard ["16", "24", "float"].contains(bits) else { throw UsageError("--bits \(bits): unsupported; use 16, 24 or float") }
+        guard ["16", "24", "float"].contains(bits) else {
+            throw UsageError("--bits \(bits): unsupported; use 16, 24 or float")
+        }
         if let format, AudioFileFormat(rawValue: format.lowercased()) == nil {
             throw UsageError("--format \(format): unsupported; use wav or flac")
         }
@@ -61,9 +67,16 @@ struct RenderCommand: ParsableCommand {
         } else if let inferred = AudioFileFormat(path: output) {
             fileFormat = inferred
         } else {
-            throw fail(UsageError("-o \(output): cannot tell the format from the name; end it in .wav or .flac, or pass --format"))
+            throw fail(
+                UsageError(
+                    "-o \(output): cannot tell the format from the name; end it in .wav or .flac, or pass --format"))
         }
-        let encoding: SampleEncoding = switch bits { case "24": .pcm24; case "float": .float32; default: .pcm16 }
+        let encoding: SampleEncoding =
+            switch bits {
+            case "24": .pcm24;
+            case "float": .float32;
+            default: .pcm16
+            }
         if fileFormat == .flac && encoding == .float32 {
             throw fail(UsageError("--bits float: FLAC stores integers only; use --bits 16 or 24, or a .wav file"))
         }
@@ -92,15 +105,20 @@ struct RenderCommand: ParsableCommand {
         let summary = report.summary
         let seconds = Double(report.framesWritten) / Double(request.sampleRate)
         let layout = request.channels == 1 ? "mono" : "stereo"
-        let encoding = switch request.encoding { case .pcm16: "16-bit"; case .pcm24: "24-bit"; case .float32: "float" }
+        let encoding =
+            switch request.encoding {
+            case .pcm16: "16-bit";
+            case .pcm24: "24-bit";
+            case .float32: "float"
+            }
         let late = report.cues.map { $0.sessionFrame - $0.scheduledFrame }.max() ?? 0
         let speed = report.elapsedSeconds > 0 ? seconds / report.elapsedSeconds : 0
         return """
-        \(summary.patternName) → \(request.outputPath): \(DurationText.format(seconds: seconds)) at \(request.sampleRate) Hz, \(layout), \(encoding) \(request.format.rawValue.uppercased())
-          \(report.cues.count) cues, \(late == 0 ? "every one on its scheduled frame" : "latest \(late) frames late"); \
-        \(summary.cyclesCompleted) of \(summary.plannedCycles) cycles
-          planned \(DurationText.format(seconds: summary.plannedSeconds)), then \(DurationText.format(seconds: seconds - summary.plannedSeconds)) of ring-out; \
-        rendered in \(String(format: "%.2f", report.elapsedSeconds)) s (\(Int(speed))× real time)
-        """
+            \(summary.patternName) → \(request.outputPath): \(DurationText.format(seconds: seconds)) at \(request.sampleRate) Hz, \(layout), \(encoding) \(request.format.rawValue.uppercased())
+              \(report.cues.count) cues, \(late == 0 ? "every one on its scheduled frame" : "latest \(late) frames late"); \
+            \(summary.cyclesCompleted) of \(summary.plannedCycles) cycles
+              planned \(DurationText.format(seconds: summary.plannedSeconds)), then \(DurationText.format(seconds: seconds - summary.plannedSeconds)) of ring-out; \
+            rendered in \(String(format: "%.2f", report.elapsedSeconds)) s (\(Int(speed))× real time)
+            """
     }
 }

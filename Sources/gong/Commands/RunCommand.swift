@@ -7,14 +7,14 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "Play a session live on an audio device.",
         discussion: """
-        Keys: space pause/resume, s skip the phase, q stop (the end cue rings out).
-        Ctrl-C stops the same way; a second Ctrl-C stops at once. Ctrl-Z pauses; after fg the
-        session stays paused until you resume it. Without a terminal, one line per event.
-        Examples:
-          gong run two-phase
-          gong run two-phase --set meditation=20m --device pulse
-          gong run interval --set bell=10m --duration 1h --quiet
-        """)
+            Keys: space pause/resume, s skip the phase, q stop (the end cue rings out).
+            Ctrl-C stops the same way; a second Ctrl-C stops at once. Ctrl-Z pauses; after fg the
+            session stays paused until you resume it. Without a terminal, one line per event.
+            Examples:
+              gong run two-phase
+              gong run two-phase --set meditation=20m --device pulse
+              gong run interval --set bell=10m --duration 1h --quiet
+            """)
 
     @Argument(help: "A built-in pattern (gong patterns list), a name from ~/.config/gong/patterns, or a .toml file.")
     var pattern: String
@@ -27,8 +27,9 @@ struct RunCommand: AsyncParsableCommand {
         let status: Int32
         do {
             try volume.check()
-            status = try await LivePlayer.play(try patternOptions.resolvePattern(pattern), options: live,
-                                               bank: patternOptions.soundBank(), volume: volume.volume)
+            status = try await LivePlayer.play(
+                try patternOptions.resolvePattern(pattern), options: live,
+                bank: patternOptions.soundBank(), volume: volume.volume)
         } catch {
             throw fail(error)
         }

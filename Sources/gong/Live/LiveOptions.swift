@@ -1,11 +1,14 @@
-import Foundation
 import ArgumentParser
+import Foundation
 import GongCore
 import GongKit
 
 /// Options for playing on an audio device, shared by `run` and `breathe`.
 struct LiveOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Playback device: auto (a running PulseAudio or PipeWire server, played by gong's own client; else ALSA's default), an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a PulseAudio sink played directly: pulse (the server's default sink) or pulse:SINK. See gong devices.", valueName: "NAME"))
+    @Option(
+        help: ArgumentHelp(
+            "Playback device: auto (a running PulseAudio or PipeWire server, played by gong's own client; else ALSA's default), an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a PulseAudio sink played directly: pulse (the server's default sink) or pulse:SINK. See gong devices.",
+            valueName: "NAME"))
     var device = "auto"
 
     @Option(help: "Sample rate in Hz (the device may grant a nearby one).")
@@ -14,10 +17,16 @@ struct LiveOptions: ParsableArguments {
     @Option(help: "Channels: 1 or 2.")
     var channels = 2
 
-    @Option(help: ArgumentHelp("Output latency in milliseconds (default: 500 in four periods through gong's PulseAudio client, which takes back what a key press changes; 150 in three through ALSA, where a key press waits for the buffer). Cues land on their frame at any latency; a longer buffer costs fewer wake-ups and survives a busier machine.", valueName: "MS"))
+    @Option(
+        help: ArgumentHelp(
+            "Output latency in milliseconds (default: 500 in four periods through gong's PulseAudio client, which takes back what a key press changes; 150 in three through ALSA, where a key press waits for the buffer). Cues land on their frame at any latency; a longer buffer costs fewer wake-ups and survives a busier machine.",
+            valueName: "MS"))
     var latency: Double?
 
-    @Option(help: ArgumentHelp("Frames per period (default: the latency over its periods; 6000 at 48 kHz through pulse, 2400 through ALSA).", valueName: "FRAMES"))
+    @Option(
+        help: ArgumentHelp(
+            "Frames per period (default: the latency over its periods; 6000 at 48 kHz through pulse, 2400 through ALSA).",
+            valueName: "FRAMES"))
     var period: Int?
 
     @Option(help: "Sample format: float32, int32 or int16 (default: the best the device takes).")
@@ -29,7 +38,10 @@ struct LiveOptions: ParsableArguments {
     @Flag(help: "Print every event as one JSON object per line (for tools).")
     var json = false
 
-    @Option(help: ArgumentHelp("Take commands as JSON lines: stdin (replies on stdout; keys then come from the terminal, if there is one), or socket (at $XDG_RUNTIME_DIR/gong/PID.sock, for gong ctl). See README, Embedding.", valueName: "stdin|socket"))
+    @Option(
+        help: ArgumentHelp(
+            "Take commands as JSON lines: stdin (replies on stdout; keys then come from the terminal, if there is one), or socket (at $XDG_RUNTIME_DIR/gong/PID.sock, for gong ctl). See README, Embedding.",
+            valueName: "stdin|socket"))
     var control: ControlMode?
 
     enum ControlMode: String, ExpressibleByArgument {
@@ -45,7 +57,8 @@ struct LiveOptions: ParsableArguments {
             }
             sampleFormat = parsed
         }
-        return SessionOptions(device: device, rate: rate, channels: channels, format: sampleFormat, latencyMs: latency,
-                              periodFrames: period, gainDB: volume, interactive: interactive)
+        return SessionOptions(
+            device: device, rate: rate, channels: channels, format: sampleFormat, latencyMs: latency,
+            periodFrames: period, gainDB: volume, interactive: interactive)
     }
 }

@@ -32,15 +32,20 @@ enum LivePlayer {
         // terminal); the view needs one on both ends (its last line offers the keys). Anything
         // else gets one line per event.
         let controlOnStdin = options.control == .stdin
-        let keyboard = controlOnStdin ? Self.openTerminal() : (TerminalScreen.isTerminal(STDIN_FILENO) ? STDIN_FILENO : nil)
+        let keyboard =
+            controlOnStdin ? Self.openTerminal() : (TerminalScreen.isTerminal(STDIN_FILENO) ? STDIN_FILENO : nil)
         defer { if controlOnStdin, let keyboard { close(keyboard) } }
         let interactive = keyboard != nil
-        let session = try GongSession(pattern: pattern, options: try options.sessionOptions(volume: volume, interactive: interactive), bank: bank)
+        let session = try GongSession(
+            pattern: pattern, options: try options.sessionOptions(volume: volume, interactive: interactive), bank: bank)
         let signals = SignalWatcher()
         defer { signals.uninstall() }
         // While there is a terminal there is a screen; `view` is it when it also draws.
         var screen = keyboard.map {
-            TerminalScreen(input: $0, drawsView: TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json && !controlOnStdin)
+            TerminalScreen(
+                input: $0,
+                drawsView: TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json
+                    && !controlOnStdin)
         }
         var view: TerminalScreen? { screen?.drawsView == true ? screen : nil }
         screen?.enter()
@@ -53,7 +58,8 @@ enum LivePlayer {
             feed.yield(.over)
         }
         defer { forwarding.cancel() }
-        InputThread.start(signals: signals.wakeFileDescriptor, keys: keyboard, control: controlOnStdin ? STDIN_FILENO : nil, to: feed)
+        InputThread.start(
+            signals: signals.wakeFileDescriptor, keys: keyboard, control: controlOnStdin ? STDIN_FILENO : nil, to: feed)
         let server = options.control == .socket ? try ControlServer(session: session) : nil
         defer { server?.close() }
         session.start()
@@ -122,7 +128,9 @@ enum LivePlayer {
             case .redraw:
                 break
             case .control(let line):
-                print(line.map { ControlProtocol.reply(to: Substring($0), session: session) } ?? ControlProtocol.tooLongReply)
+                print(
+                    line.map { ControlProtocol.reply(to: Substring($0), session: session) }
+                        ?? ControlProtocol.tooLongReply)
                 fflush(nil)
             case .signalled:
                 for signal in signals.take() {
@@ -192,24 +200,30 @@ enum LivePlayer {
     }
 
     static func liveStatus(_ status: SessionStatus) -> LiveStatus {
-        let activity: LiveStatus.Activity = switch status.state {
-        case .idle, .preparing: .preparing
-        case .active: .playing
-        case .paused: .paused
-        case .completing, .completed: .completing
-        case .failed: .waitingForDevice(message: status.waitingFor ?? "")
-        }
-        return LiveStatus(patternName: status.pattern, phaseName: status.phase, phaseIndex: status.phaseIndex, phaseCount: status.phaseCount,
-                          cycle: status.cycle, cycleCount: status.cycles, phaseElapsed: status.phaseElapsedSeconds,
-                          phaseLength: status.phaseSeconds, sessionElapsed: status.elapsedSeconds, sessionLength: status.plannedSeconds,
-                          motion: status.motion, previousMotion: status.previousMotion, activity: activity)
+        let activity: LiveStatus.Activity =
+            switch status.state {
+            case .idle, .preparing: .preparing
+            case .active: .playing
+            case .paused: .paused
+            case .completing, .completed: .completing
+            case .failed: .waitingForDevice(message: status.waitingFor ?? "")
+            }
+        return LiveStatus(
+            patternName: status.pattern, phaseName: status.phase, phaseIndex: status.phaseIndex,
+            phaseCount: status.phaseCount,
+            cycle: status.cycle, cycleCount: status.cycles, phaseElapsed: status.phaseElapsedSeconds,
+            phaseLength: status.phaseSeconds, sessionElapsed: status.elapsedSeconds,
+            sessionLength: status.plannedSeconds,
+            motion: status.motion, previousMotion: status.previousMotion, activity: activity)
     }
 }
 
 /// The thread that sleeps on the terminal and the signal pipe, and hands what arrives to the
 /// main loop. It blocks in `poll` with no timeout: it costs nothing while nothing happens.
 enum InputThread {
-    static func start(signals: Int32, keys: Int32?, control: Int32?, to feed: AsyncStream<LivePlayer.Input>.Continuation) {
+    static func start(
+        signals: Int32, keys: Int32?, control: Int32?, to feed: AsyncStream<LivePlayer.Input>.Continuation
+    ) {
         let thread = Thread {
             var watchKeys = keys
             var watchControl = control

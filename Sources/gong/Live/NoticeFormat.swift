@@ -10,13 +10,15 @@ enum NoticeFormat {
         let text: String
         switch event.kind {
         case .started(_, let device, let rate, let channels, let format, let latency):
-            text = "playing on \(device): \(rate) Hz, \(channels == 1 ? "mono" : "stereo"), \(format), \(String(format: "%.1f", latency)) ms latency"
+            text =
+                "playing on \(device): \(rate) Hz, \(channels == 1 ? "mono" : "stereo"), \(format), \(String(format: "%.1f", latency)) ms latency"
         case .firstFrameAudible, .finished:
             return nil
         case .phaseBegan(let name, let cycle, let count, let length):
             text = "\(name) began (cycle \(cycle)/\(count), \(DurationText.format(seconds: length)))"
         case .cue(let sound, let late, let off):
-            text = sound + (late == 0 ? "" : " (\(late) frames late after lost audio)")
+            text =
+                sound + (late == 0 ? "" : " (\(late) frames late after lost audio)")
                 + (off.map { " (heard \($0) frames off its frame by the device's clock)" } ?? "")
         case .paused: text = "paused"
         case .resumed: text = "resumed"
@@ -25,31 +27,44 @@ enum NoticeFormat {
         case .gainChanged(let decibels): text = "volume \(String(format: "%+g", decibels)) dB"
         case .xrun(let lost): text = "xrun: \(lost) frames lost, recovered; later cues stay on schedule"
         case .suspendRecovered(let paused):
-            text = paused ? "device suspended by the system; recovered, paused — press space to resume" : "device suspended by the system; recovered"
+            text =
+                paused
+                ? "device suspended by the system; recovered, paused — press space to resume"
+                : "device suspended by the system; recovered"
         case .deviceLost(let message): text = "device lost (\(message)); paused, retrying"
-        case .deviceBack(let resumed): text = resumed ? "device back; resumed" : "device back; paused — press space to resume"
+        case .deviceBack(let resumed):
+            text = resumed ? "device back; resumed" : "device back; paused — press space to resume"
         case .priorityRefused(let priority, let message):
-            text = "\(priority == .realtime ? "real-time" : "raised") priority refused (\(message)); playing at normal priority"
+            text =
+                "\(priority == .realtime ? "real-time" : "raised") priority refused (\(message)); playing at normal priority"
         case .failed(let message): text = "failed: \(message)"
         case .ignored(let command, let state): text = "\(command.rawValue) ignored: \(situation(state))"
         case .internalError(let input, let state):
-            text = "internal error: the audio reported \(input.rawValue) while the session was \(state.rawValue), which it does not accept (please report this)"
+            text =
+                "internal error: the audio reported \(input.rawValue) while the session was \(state.rawValue), which it does not accept (please report this)"
         }
         return "\(time) \(pattern): \(text)"
     }
 
     static func summary(_ report: SessionReport) -> String {
-        var lines = ["\(report.pattern) \(report.stoppedEarly ? "stopped" : "finished"): played \(DurationText.format(seconds: report.playedSeconds)) "
-                     + "(planned \(DurationText.format(seconds: report.plannedSeconds))\(report.stoppedEarly ? "" : ", then \(DurationText.format(seconds: report.ringOutSeconds)) ring-out"))"]
-        lines.append("  cycles \(report.cycles) of \(report.plannedCycles) · phases \(report.phases) · pauses \(report.pauses) · skips \(report.skips)"
-                     + " · xruns \(report.xruns) · suspends \(report.suspends) · device losses \(report.deviceLosses)")
+        var lines = [
+            "\(report.pattern) \(report.stoppedEarly ? "stopped" : "finished"): played \(DurationText.format(seconds: report.playedSeconds)) "
+                + "(planned \(DurationText.format(seconds: report.plannedSeconds))\(report.stoppedEarly ? "" : ", then \(DurationText.format(seconds: report.ringOutSeconds)) ring-out"))"
+        ]
+        lines.append(
+            "  cycles \(report.cycles) of \(report.plannedCycles) · phases \(report.phases) · pauses \(report.pauses) · skips \(report.skips)"
+                + " · xruns \(report.xruns) · suspends \(report.suspends) · device losses \(report.deviceLosses)")
         lines.append("  cues \(report.cues), " + heard(report))
         if let timing = report.timing {
             let count = timing.intervals
-            var heard = "  heard (device clock): \(count) interval\(count == 1 ? "" : "s") between cues, "
-                + String(format: "within %.3f ms of schedule (mean %.3f ms)", timing.maxDeviationMs, timing.meanDeviationMs)
+            var heard =
+                "  heard (device clock): \(count) interval\(count == 1 ? "" : "s") between cues, "
+                + String(
+                    format: "within %.3f ms of schedule (mean %.3f ms)", timing.maxDeviationMs, timing.meanDeviationMs)
             if let ppm = timing.deviceClockPPM, let jitter = timing.maxJitterMs {
-                heard += String(format: "; the device runs %+.0f ppm against the system clock, and at its own rate within %.3f ms", ppm, jitter)
+                heard += String(
+                    format: "; the device runs %+.0f ppm against the system clock, and at its own rate within %.3f ms",
+                    ppm, jitter)
             }
             lines.append(heard)
         }
@@ -64,22 +79,35 @@ enum NoticeFormat {
         case .offFrame(let count, let worst):
             var text = "\(count) heard off their frames, the worst by \(worst) frames"
             if let ppm = report.timing?.deviceClockPPM, abs(ppm) > CueTiming.plausiblePPM {
-                text += String(format: "; the device clock measured %+.0f ppm, which no device runs at: audio was lost unreported", ppm)
+                text += String(
+                    format: "; the device clock measured %+.0f ppm, which no device runs at: audio was lost unreported",
+                    ppm)
             }
             return text
         case .roughReports(let jitter):
-            return String(format: "each heard within %.1f ms of its frame: the device's timing reports vary by that much, too much to confirm the frame", jitter)
+            return String(
+                format:
+                    "each heard within %.1f ms of its frame: the device's timing reports vary by that much, too much to confirm the frame",
+                jitter)
         case .audioLost:
             var parts: [String] = []
-            if report.xruns > 0 { parts.append("\(report.xruns) xrun\(report.xruns == 1 ? "" : "s") lost \(report.lostFrames) frames") }
+            if report.xruns > 0 {
+                parts.append("\(report.xruns) xrun\(report.xruns == 1 ? "" : "s") lost \(report.lostFrames) frames")
+            }
             if report.suspends > 0 { parts.append("\(report.suspends) suspend\(report.suspends == 1 ? "" : "s")") }
-            if report.deviceLosses > 0 { parts.append("the device was lost \(report.deviceLosses == 1 ? "once" : "\(report.deviceLosses) times")") }
-            let late = report.maxCueLatenessFrames > 0 ? "; the latest cue \(report.maxCueLatenessFrames) frames late" : ""
-            return "audio was lost (" + parts.joined(separator: ", ") + "): cues after it stay on schedule, one sounding across it was heard off its frame" + late
+            if report.deviceLosses > 0 {
+                parts.append(
+                    "the device was lost \(report.deviceLosses == 1 ? "once" : "\(report.deviceLosses) times")")
+            }
+            let late =
+                report.maxCueLatenessFrames > 0 ? "; the latest cue \(report.maxCueLatenessFrames) frames late" : ""
+            return "audio was lost (" + parts.joined(separator: ", ")
+                + "): cues after it stay on schedule, one sounding across it was heard off its frame" + late
         case .unconfirmed(deviceTimed: false):
             return "each rendered on its frame (the device gave no timing to confirm when they were heard)"
         case .unconfirmed(deviceTimed: true):
-            return "each rendered on its frame (too few were heard in a row, with no pause, skip or stop between, to confirm it by the device's clock)"
+            return
+                "each rendered on its frame (too few were heard in a row, with no pause, skip or stop between, to confirm it by the device's clock)"
         }
     }
 

@@ -4,13 +4,14 @@ import Foundation
 import GongKit
 
 let device = CommandLine.arguments.dropFirst().first ?? "null"
-let pattern = try PatternCatalog.pattern(toml: """
-    name = "three"
-    [[phases]]
-    name = "sit"
-    length = "3s"
-    cue = "bowl"
-    """)
+let pattern = try PatternCatalog.pattern(
+    toml: """
+        name = "three"
+        [[phases]]
+        name = "sit"
+        length = "3s"
+        cue = "bowl"
+        """)
 // Bad input is a typed error, never a trap: a rate of 7 Hz names its setting and what is allowed.
 do {
     _ = try GongSession(pattern: pattern, options: SessionOptions(device: device, rate: 7))
