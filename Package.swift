@@ -15,7 +15,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0")
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0")
     ],
     targets: [
         // C libraries, reached through pkg-config. Debian/Ubuntu package names are the providers.
@@ -29,8 +30,10 @@ let package = Package(
         .target(name: "GongCore"),
         // The edges: sound files, resampling, file output, ALSA, PulseAudio.
         .target(name: "GongAudio", dependencies: ["GongCore", "CAlsa", "CPulse", "CSndFile", "CSoxr"]),
-        // The embedding facade: pattern files, sound bank lookup, sessions.
-        .target(name: "GongKit", dependencies: ["GongCore", "GongAudio", "TOMLKit"]),
+        // The embedding facade: pattern files, sound bank lookup, sessions, their history.
+        .target(
+            name: "GongKit",
+            dependencies: ["GongCore", "GongAudio", "TOMLKit", .product(name: "GRDB", package: "GRDB.swift")]),
         // The C ABI over GongKit: opaque handles, statuses and JSON strings.
         .target(name: "GongABI", dependencies: ["GongKit"]),
         // The live terminal view: status lines, keys, signals. Depends on GongCore only so it is

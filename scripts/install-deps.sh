@@ -3,7 +3,8 @@
 # Safe to run again: it does nothing when everything is there.
 set -eu
 
-# C libraries (with headers) the package links against, and the tools the tests drive:
+# C libraries (with headers) the package links against (SQLite for the history, through GRDB),
+# and the tools the tests drive (sqlite3 holds a history locked in a test):
 # PulseAudio with a null sink and its ALSA plugin stand in for a sound card, and so does PipeWire
 # (with its session manager and PulseAudio server, run under a D-Bus session of its own); sox
 # inspects audio; klick is the benchmark's reference renderer. PipeWire installs beside
@@ -11,8 +12,8 @@ set -eu
 # not needed: ALSA's pulse plugin reaches either server). On a desktop that runs PulseAudio,
 # note that pipewire-pulse enables its systemd user socket beside PulseAudio's; the two conflict,
 # and one of them is started at login (root, as on CI, has neither).
-BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libsndfile1-dev libsoxr-dev"
-TEST_PACKAGES="alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus"
+BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libsndfile1-dev libsoxr-dev libsqlite3-dev"
+TEST_PACKAGES="sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus"
 BENCH_PACKAGES="klick hyperfine"
 
 want="$BUILD_PACKAGES"

@@ -114,16 +114,14 @@ extension SessionReport: Codable {
         try c.encode(maxCueLatenessFrames, forKey: .maxCueLatenessFrames)
         try c.encodeIfPresent(timing, forKey: .timing)
         try c.encodeIfPresent(failure, forKey: .failure)
+        try c.encode(heard.word, forKey: .heard)
         switch heard {
-        case .onFrame(let jitter): try c.encode("onFrame", forKey: .heard); try c.encode(jitter, forKey: .jitterMs)
+        case .onFrame(let jitter), .roughReports(let jitter): try c.encode(jitter, forKey: .jitterMs)
         case .offFrame(let count, let worst):
-            try c.encode("offFrame", forKey: .heard); try c.encode(count, forKey: .cuesOffFrame);
+            try c.encode(count, forKey: .cuesOffFrame)
             try c.encode(worst, forKey: .worstOffFrames)
-        case .roughReports(let jitter):
-            try c.encode("roughReports", forKey: .heard); try c.encode(jitter, forKey: .jitterMs)
-        case .audioLost: try c.encode("audioLost", forKey: .heard)
-        case .unconfirmed(let deviceTimed):
-            try c.encode("unconfirmed", forKey: .heard); try c.encode(deviceTimed, forKey: .deviceTimed)
+        case .audioLost: break
+        case .unconfirmed(let deviceTimed): try c.encode(deviceTimed, forKey: .deviceTimed)
         }
     }
 
@@ -155,6 +153,19 @@ extension SessionReport: Codable {
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .heard, in: c, debugDescription: "unknown verdict \(verdict)")
+        }
+    }
+}
+
+extension SessionReport.Heard {
+    /// The verdict's name, as the `finished` event's `heard` and the history give it.
+    public var word: String {
+        switch self {
+        case .onFrame: "onFrame"
+        case .offFrame: "offFrame"
+        case .roughReports: "roughReports"
+        case .audioLost: "audioLost"
+        case .unconfirmed: "unconfirmed"
         }
     }
 }

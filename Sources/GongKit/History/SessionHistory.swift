@@ -1,0 +1,188 @@
+import Foundation
+import GRDB
+
+/// The history of sittings, in SQLite under `$XDG_DATA_HOME/gong/history.sqlite`.
+///
+/// WAL mode, so several gong processes record at once and a reader never waits for a writer;
+/// a writer waits up to `busySeconds` for another. The schema is migrated from its first version
+/// on. A file that is not a database, one written by a newer gong, or one locked past the wait
+/// is an error saying so: the file is never overwritten, truncated or deleted.
+public final class SessionHistory: Sendable {
+    public let path: String
+    private let pool: DatabasePool
+
+    /// How long a write waits for another process's.
+    public static let busySeconds: Double = 5
+
+    /// The history file for these directories.
+    public static func defaultPath(_ directories: GongDirectories = GongDirectories()) -> String {
+        directories.data + "/history.sqlite"
+    }
+
+    /// Opens (creating it and its directory when missing) and migrates the history.
+    public init(path: String) throws(HistoryError) {
+        self.path = path
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw HistoryError(path: path, kind: .cannotCreate, detail: "cannot create \(directory)")
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(Self.busySeconds)
+        configuration.label = "gong history"
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            let migrator = Self.migrator
+            try pool.read { db in
+                if try migrator.hasBeenSuperseded(db) { throw HistoryError(path: path, kind: .newerVersion, detail: nil) }
+            }
+            try migrator.migrate(pool)
+        } catch let error as HistoryError {
+            throw error
+        } catch {
+            throw HistoryError(path: path, error)
+        }
+    }
+
+    /// Every version of the schema, in order. A new version is a new migration appended here;
+    /// a published one is never changed.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: sittings") { db in
+            try db.create(table: "sitting") { table in
+                table.primaryKey("id", .text)
+                table.column("pattern", .text).notNull()
+                table.column("parameters", .text).notNull()
+                table.column("source", .text).notNull()
+                table.column("startedAt", .datetime).notNull().indexed()
+                table.column("endedAt", .datetime)
+                table.column("utcOffsetSeconds", .integer).notNull()
+                table.column("day", .text).notNull()
+                table.column("plannedSeconds", .double).notNull()
+                table.column("playedSeconds", .double).notNull()
+                table.column("phases", .integer).notNull()
+                table.column("cycles", .integer).notNull()
+                table.column("plannedCycles", .integer).notNull()
+                table.column("ending", .text).notNull()
+                table.column("pauses", .integer).notNull()
+                table.column("skips", .integer).notNull()
+                table.column("xruns", .integer).notNull()
+                table.column("deviceLosses", .integer).notNull()
+                table.column("lostFrames", .integer).notNull()
+                table.column("heard", .text)
+                table.column("maxDeviationMs", .double)
+                table.column("jitterMs", .double)
+                table.column("deviceClockPPM", .double)
+                table.column("processID", .integer)
+            }
+        }
+        return migrator
+    }
+
+    /// Adds the record, or replaces the one with its id.
+    public func save(_ record: SessionRecord) throws(HistoryError) {
+        try write { db in try record.save(db) }
+    }
+
+    /// Adds or replaces each (by id) in one transaction: all or none.
+    public func save(_ records: [SessionRecord]) throws(HistoryError) {
+        try write { db in for record in records { try record.save(db) } }
+    }
+
+    /// The record with this id.
+    public func record(id: String) throws(HistoryError) -> SessionRecord? {
+        try read { db in try SessionRecord.fetchOne(db, key: id) }
+    }
+
+    /// Newest first: those begun at or after `since`, at most `limit`. A record still `playing`
+    /// whose process is gone comes back `interrupted`.
+    public func records(since: Date? = nil, limit: Int? = nil) throws(HistoryError) -> [SessionRecord] {
+        let found = try read { db in
+            var request = SessionRecord.order(Column("startedAt").desc, Column("id"))
+            if let since { request = request.filter(Column("startedAt") >= since) }
+            if let limit { request = request.limit(limit) }
+            return try request.fetchAll(db)
+        }
+        return found.map(\.asSeenNow)
+    }
+
+    private func write(_ body: @escaping @Sendable (Database) throws -> Void) throws(HistoryError) {
+        do { try pool.write(body) } catch { throw HistoryError(path: path, error) }
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) throws(HistoryError) -> T {
+        do { return try pool.read(body) } catch { throw HistoryError(path: path, error) }
+    }
+}
+
+extension SessionRecord: FetchableRecord, PersistableRecord {
+    public static var databaseTableName: String { "sitting" }
+
+    /// A record still `playing` whose process is gone was interrupted.
+    var asSeenNow: SessionRecord {
+        guard ending == .playing, let processID, !Self.isRunning(processID) else { return self }
+        var seen = self
+        seen.ending = .interrupted
+        seen.processID = nil
+        return seen
+    }
+
+    static func isRunning(_ processID: Int32) -> Bool {
+        kill(processID, 0) == 0 || errno == EPERM
+    }
+}
+
+/// Why the history cannot be read or written: one line, and the file left as it was.
+public struct HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// Not a database, or a damaged one.
+        case damaged
+        /// Another program holds it past the wait.
+        case locked
+        /// Written by a newer gong, whose schema this one does not know.
+        case newerVersion
+        /// The file or its directory cannot be made or written.
+        case cannotCreate
+    }
+
+    public var path: String
+    public var kind: Kind
+    /// What SQLite or the system said.
+    public var detail: String?
+
+    public init(path: String, kind: Kind, detail: String?) {
+        self.path = path
+        self.kind = kind
+        self.detail = detail
+    }
+
+    init(path: String, _ error: any Error) {
+        self.path = path
+        guard let error = error as? DatabaseError else {
+            kind = .damaged
+            detail = "\(error)"
+            return
+        }
+        detail = error.message
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED: kind = .locked
+        case .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_FULL, .SQLITE_IOERR: kind = .cannotCreate
+        default: kind = .damaged
+        }
+    }
+
+    public var description: String {
+        let why = detail.map { " (\($0))" } ?? ""
+        switch kind {
+        case .damaged:
+            return "history \(path) is damaged\(why); it is left as it is: move it aside to start a new one"
+        case .locked:
+            return "history \(path) is locked by another program\(why) after \(Int(SessionHistory.busySeconds)) s"
+        case .newerVersion:
+            return "history \(path) was written by a newer gong; it is left as it is: use that gong, or move it aside"
+        case .cannotCreate:
+            return "history \(path) cannot be written\(why)"
+        }
+    }
+}
