@@ -11,12 +11,18 @@ enum ExitStatus {
     static let unavailable: Int32 = 69  // EX_UNAVAILABLE: the audio device cannot be used
     static let software: Int32 = 70  // EX_SOFTWARE: a bug
     static let cannotCreate: Int32 = 73  // EX_CANTCREAT: the output cannot be created
+    static let temporaryFailure: Int32 = 75  // EX_TEMPFAIL: try again later (the history is locked)
 }
 
 /// Something wrong with the command line itself, in its own words (`--rate 7: …`).
 struct UsageError: Error {
     var message: String
     init(_ message: String) { self.message = message }
+}
+
+/// A file the command was given to read cannot be read.
+struct UnreadableFile: Error {
+    var path: String
 }
 
 /// The flag each of GongKit's settings is given with.
@@ -64,6 +70,19 @@ func fail(_ error: any Error) -> ExitCode {
         return ExitCode(ExitStatus.usage)
     case let gong as GongError:
         return fail(gong)
+    case let unreadable as UnreadableFile:
+        printError("\(unreadable.path): cannot be read; use a readable file")
+        return ExitCode(ExitStatus.noInput)
+    case let history as HistoryError:
+        printError(history.description)
+        switch history.kind {
+        case .locked: return ExitCode(ExitStatus.temporaryFailure)
+        case .cannotCreate: return ExitCode(ExitStatus.cannotCreate)
+        case .damaged, .newerVersion: return ExitCode(ExitStatus.dataError)
+        }
+    case let csv as HistoryCSVError:
+        printError(csv.description)
+        return ExitCode(ExitStatus.dataError)
     case let socket as ControlSocketError:
         // The session's socket could not be made (--control socket) or reached (gong ctl).
         printError(socket.description)

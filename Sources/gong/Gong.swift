@@ -10,8 +10,8 @@ struct Gong: AsyncParsableCommand {
             session clock. Patterns are built in (gong patterns list) or TOML files of your own.
             """,
         subcommands: [
-            RunCommand.self, BreatheCommand.self, RenderCommand.self, CtlCommand.self, PatternsCommand.self,
-            SoundsCommand.self, DevicesCommand.self
+            RunCommand.self, BreatheCommand.self, RenderCommand.self, CtlCommand.self, HistoryCommand.self,
+            StatsCommand.self, PatternsCommand.self, SoundsCommand.self, DevicesCommand.self
         ]
     )
 }

@@ -93,6 +93,21 @@ struct PatternOptions: ParsableArguments {
         }
     }
 
+    /// The overrides as they were given, for the history: `--set meditation=20m --cycles 3`.
+    var given: String {
+        var words: [String] = []
+        func add(_ flag: String, _ value: String?) { if let value { words.append("\(flag) \(value)") } }
+        for text in phaseLengths { add("--set", text) }
+        add("--cycles", cycles.map(String.init))
+        add("--duration", duration)
+        add("--bpm", bpm)
+        add("--ramp", ramp)
+        add("--ratio", ratio)
+        add("--warmup", warmup)
+        for text in cues { add("--cue", text) }
+        return words.joined(separator: " ")
+    }
+
     func soundBank() -> SoundBank {
         SoundBank.standard(explicit: sounds)
     }

@@ -63,6 +63,9 @@ import Testing
     @Test func csvGoesOutAndComesBackWithoutLoss() throws {
         var odd = Self.sitting("2026-11-22T23:59", offsetHours: -5, minutes: 12.345, pattern: "my, \"quoted\"\npattern")
         odd.parameters = "--set meditation=12m"
+        // Milliseconds that a double holds only nearly (.231 reads back as .2309999…).
+        odd.startedAt = HistoryCSV.date("2026-11-23T22:41:57.231Z")!
+        #expect(HistoryCSV.timestamp(odd.startedAt) == "2026-11-23T22:41:57.231Z")
         odd.endedAt = nil
         odd.ending = .interrupted
         odd.deviceClockPPM = -12.5
@@ -77,7 +80,7 @@ import Testing
         let scratch = Scratch()
         let history = try SessionHistory(path: scratch.history)
         try history.save(try HistoryCSV.records(in: text, file: "x.csv"))
-        #expect(HistoryCSV.text(of: try history.records().sorted { $0.startedAt < $1.startedAt }) == text)
+        #expect(HistoryCSV.text(of: try history.records()) == text, "newest first, as they were")
     }
 
     @Test func aBadCsvNamesTheLineTheColumnAndWhatIsAllowed() {

@@ -165,12 +165,20 @@ public enum HistoryCSV {
         return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    static func timestamp(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+    /// UTC in ISO 8601 to the millisecond, as the CSV and the JSON write times.
+    /// (Worked out from whole milliseconds: Foundation's formatter truncates, and a time read
+    /// back as .2309999 would print as .230.)
+    public static func timestamp(_ date: Date) -> String {
+        let milliseconds = date.millisecondsSince1970
+        let whole = Date(timeIntervalSince1970: Double(milliseconds.floorDivided(by: 1000)))
+        let parts = Calendar.utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: whole)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0,
+            parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0, Int(milliseconds - milliseconds.floorDivided(by: 1000) * 1000))
     }
 
     static func date(_ text: String) -> Date? {
-        try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true))
+        (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))).map(Date.roundedToMilliseconds)
     }
 }
 
@@ -197,5 +205,16 @@ public struct HistoryCSVError: Error, Sendable, Equatable, CustomStringConvertib
         var text = "\(file):\(line): "
         if let column { text += column + (value.map { " = \"\($0)\"" } ?? "") + ": " }
         return text + problem + "; use " + allowed
+    }
+}
+
+extension Date {
+    /// To the nearest millisecond: how the history keeps times.
+    var millisecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+}
+
+extension Int64 {
+    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
+        self >= 0 ? self / divisor : (self - divisor + 1) / divisor
     }
 }

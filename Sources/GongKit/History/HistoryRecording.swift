@@ -13,7 +13,9 @@ import Synchronization
 public final class HistoryRecording: Sendable {
     public static let progressSeconds: Double = 5
 
-    private let history: SessionHistory
+    /// Opens the history on the write queue, at the first write: opening may wait on the disk
+    /// or on another program's lock, which the session must not.
+    private let open: @Sendable () throws(HistoryError) -> SessionHistory
     private let writes = DispatchQueue(label: "gong history")
     private let state: Mutex<State>
     private let failed: @Sendable (HistoryError) -> Void
@@ -25,17 +27,28 @@ public final class HistoryRecording: Sendable {
         var finished = false
         var phasesBegun = 0
         var reportedFailure = false
+        var history: SessionHistory?
+        /// Opening failed: nothing more is tried.
+        var unusable = false
     }
 
     /// Subscribes to the session's events: make it before `start()`.
     /// - Parameters:
     ///   - parameters: what was asked of the pattern, in the caller's words.
     ///   - failed: told once, on a background thread, if the history cannot be written.
-    public init(
+    public convenience init(
         of session: GongSession, in history: SessionHistory, parameters: String = "", boundary: DayBoundary = .standard,
         failed: @escaping @Sendable (HistoryError) -> Void
     ) {
-        self.history = history
+        self.init(of: session, opening: { history }, parameters: parameters, boundary: boundary, failed: failed)
+    }
+
+    /// - Parameter open: opens the history, on the recording's own queue.
+    public init(
+        of session: GongSession, opening open: @escaping @Sendable () throws(HistoryError) -> SessionHistory,
+        parameters: String = "", boundary: DayBoundary = .standard, failed: @escaping @Sendable (HistoryError) -> Void
+    ) {
+        self.open = open
         self.failed = failed
         let now = Date.roundedToMilliseconds()
         let offset = TimeZone.current.secondsFromGMT(for: now)
@@ -112,6 +125,7 @@ public final class HistoryRecording: Sendable {
     private func queue(_ record: SessionRecord) {
         writes.async(group: written) { [self] in
             do throws(HistoryError) {
+                guard let history = try openedHistory() else { return }
                 try history.save(record)
             } catch {
                 let first = state.withLock { state in
@@ -120,6 +134,23 @@ public final class HistoryRecording: Sendable {
                 }
                 if first { failed(error) }
             }
+        }
+    }
+}
+
+extension HistoryRecording {
+    /// The history, opened at the first call; nil once opening has failed. On the write queue.
+    private func openedHistory() throws(HistoryError) -> SessionHistory? {
+        let (history, unusable) = state.withLock { ($0.history, $0.unusable) }
+        if let history { return history }
+        guard !unusable else { return nil }
+        do {
+            let opened = try open()
+            state.withLock { $0.history = opened }
+            return opened
+        } catch {
+            state.withLock { $0.unusable = true }
+            throw error
         }
     }
 }

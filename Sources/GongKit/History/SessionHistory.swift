@@ -55,8 +55,9 @@ public final class SessionHistory: Sendable {
                 table.column("pattern", .text).notNull()
                 table.column("parameters", .text).notNull()
                 table.column("source", .text).notNull()
-                table.column("startedAt", .datetime).notNull().indexed()
-                table.column("endedAt", .datetime)
+                // Milliseconds since 1970 (see databaseDateEncodingStrategy).
+                table.column("startedAt", .integer).notNull().indexed()
+                table.column("endedAt", .integer)
                 table.column("utcOffsetSeconds", .integer).notNull()
                 table.column("day", .text).notNull()
                 table.column("plannedSeconds", .double).notNull()
@@ -100,7 +101,7 @@ public final class SessionHistory: Sendable {
     public func records(since: Date? = nil, limit: Int? = nil) throws(HistoryError) -> [SessionRecord] {
         let found = try read { db in
             var request = SessionRecord.order(Column("startedAt").desc, Column("id"))
-            if let since { request = request.filter(Column("startedAt") >= since) }
+            if let since { request = request.filter(Column("startedAt") >= since.millisecondsSince1970) }
             if let limit { request = request.limit(limit) }
             return try request.fetchAll(db)
         }
@@ -118,6 +119,13 @@ public final class SessionHistory: Sendable {
 
 extension SessionRecord: FetchableRecord, PersistableRecord {
     public static var databaseTableName: String { "sitting" }
+    /// Whole milliseconds since 1970, rounded: exact both ways, and sorted as numbers.
+    public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
+        .custom { $0.millisecondsSince1970 }
+    }
+    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+        .custom { value in Int64.fromDatabaseValue(value).map { Date(timeIntervalSince1970: Double($0) / 1000) } }
+    }
 
     /// A record still `playing` whose process is gone was interrupted.
     var asSeenNow: SessionRecord {

@@ -101,6 +101,14 @@ public struct SessionRecord: Sendable, Equatable, Codable {
     /// The local time it began, as the person's clock showed it.
     public var localStart: Date { startedAt.addingTimeInterval(TimeInterval(utcOffsetSeconds)) }
 
+    /// `localStart` as a person reads it: `2026-11-23 07:00`.
+    public var localStartText: String {
+        let parts = Calendar.utc.dateComponents([.year, .month, .day, .hour, .minute], from: localStart)
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0, parts.hour ?? 0,
+            parts.minute ?? 0)
+    }
+
     /// Takes in what a session's report says of it: how it ended and what was heard.
     public mutating func finish(with report: SessionReport, at end: Date) {
         endedAt = end

@@ -41,6 +41,7 @@ struct BreatheCommand: AsyncParsableCommand {
             throw UsageError("breathe: \(resolved.name) is not a breathing pattern; use 'gong run \(resolved.name)'")
         }
         return try await LivePlayer.play(
-            resolved, options: live, bank: patternOptions.soundBank(), volume: volume.volume)
+            resolved, options: live, bank: patternOptions.soundBank(), volume: volume.volume,
+            parameters: patternOptions.given)
     }
 }

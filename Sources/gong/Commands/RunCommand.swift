@@ -29,7 +29,7 @@ struct RunCommand: AsyncParsableCommand {
             try volume.check()
             status = try await LivePlayer.play(
                 try patternOptions.resolvePattern(pattern), options: live,
-                bank: patternOptions.soundBank(), volume: volume.volume)
+                bank: patternOptions.soundBank(), volume: volume.volume, parameters: patternOptions.given)
         } catch {
             throw fail(error)
         }

@@ -38,6 +38,9 @@ struct LiveOptions: ParsableArguments {
     @Flag(help: "Print every event as one JSON object per line (for tools).")
     var json = false
 
+    @Flag(help: "Do not record this session in the history (gong history).")
+    var noHistory = false
+
     @Option(
         help: ArgumentHelp(
             "Take commands as JSON lines: stdin (replies on stdout; keys then come from the terminal, if there is one), or socket (at $XDG_RUNTIME_DIR/gong/PID.sock, for gong ctl). See README, Embedding.",

@@ -25,9 +25,14 @@ enum LivePlayer {
         case control(String?)
         /// Ctrl-Z's pause has had its time to fade: stop the process now, paused or not.
         case stopDue
+        /// The history cannot be written: said once, and the session plays on.
+        case historyFailed(HistoryError)
     }
 
-    static func play(_ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double) async throws -> Int32 {
+    /// - Parameter parameters: the overrides as given, for the history.
+    static func play(
+        _ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double, parameters: String
+    ) async throws -> Int32 {
         // Keys need a terminal on stdin (or, when stdin is the control channel, the process's
         // terminal); the view needs one on both ends (its last line offers the keys). Anything
         // else gets one line per event.
@@ -58,6 +63,15 @@ enum LivePlayer {
             feed.yield(.over)
         }
         defer { forwarding.cancel() }
+        // Recorded from its own copy of the events, on its own queue: the history is opened
+        // there too, so neither a slow disk nor a locked file holds up this loop or the audio.
+        let recording =
+            options.noHistory
+            ? nil
+            : HistoryRecording(
+                of: session, opening: { () throws(HistoryError) in try SessionHistory(path: SessionHistory.defaultPath()) },
+                parameters: parameters
+            ) { error in feed.yield(.historyFailed(error)) }
         InputThread.start(
             signals: signals.wakeFileDescriptor, keys: keyboard, control: controlOnStdin ? STDIN_FILENO : nil, to: feed)
         let server = options.control == .socket ? try ControlServer(session: session) : nil
@@ -127,6 +141,9 @@ enum LivePlayer {
                 detachFromTerminal()
             case .redraw:
                 break
+            case .historyFailed(let error):
+                let line = "not recorded in the history: \(error)"
+                if let view { view.log("gong: " + line) } else { printError(line) }
             case .control(let line):
                 print(
                     line.map { ControlProtocol.reply(to: Substring($0), session: session) }
@@ -164,6 +181,9 @@ enum LivePlayer {
         redraw?.cancel()
         screen?.finish()
         let ended = report ?? session.waitForReport()
+        // The last write, so the history has the session before the process ends; a locked file
+        // is waited for at most as long as one write waits.
+        _ = recording?.waitForWrites(timeoutSeconds: SessionHistory.busySeconds + 1)
         if !options.json { print(NoticeFormat.summary(ended)) }
         if let failure = ended.failure {
             printError(failure)

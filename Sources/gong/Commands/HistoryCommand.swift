@@ -1,0 +1,199 @@
+import ArgumentParser
+import Foundation
+import GongCore
+import GongKit
+
+struct HistoryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "The sessions you have sat: list them, export them, import them, add one.",
+        discussion: """
+            Every session gong plays is recorded in $XDG_DATA_HOME/gong/history.sqlite (unless
+            --no-history), from its start: one killed mid-way keeps the minutes it played.
+            Examples:
+              gong history --since 7d
+              gong history --csv > sits.csv; gong history import sits.csv
+              gong history add --pattern two-phase --at "2026-11-23 07:00" --length 20m
+            """,
+        subcommands: [List.self, Import.self, Add.self],
+        defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Newest first, as a table, JSON or CSV.")
+
+        @Option(help: ArgumentHelp("Only sessions begun since: a date (2026-11-01) or days or weeks ago (7d, 2w).", valueName: "WHEN"))
+        var since: String?
+
+        @Option(help: "At most this many.")
+        var limit: Int?
+
+        @Flag(help: "One JSON object per session, one per line.")
+        var json = false
+
+        @Flag(help: "CSV with a header row, every field (gong history import reads it back).")
+        var csv = false
+
+        func run() throws {
+            do {
+                guard !(json && csv) else { throw UsageError("--json and --csv: choose one") }
+                if let limit, limit < 1 { throw UsageError("--limit \(limit): out of range; use a whole number from 1") }
+                let start = try since.map { text throws(UsageError) in try HistoryTime.since(text, flag: "--since") }
+                let records = try openHistory().records(since: start, limit: limit)
+                if csv {
+                    print(HistoryCSV.text(of: records), terminator: "")
+                } else if json {
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys]
+                    encoder.dateEncodingStrategy = .custom { date, encoder in
+                        var container = encoder.singleValueContainer()
+                        try container.encode(HistoryCSV.timestamp(date))
+                    }
+                    for record in records { print(String(decoding: try encoder.encode(record), as: UTF8.self)) }
+                } else {
+                    HistoryTable.print(records)
+                }
+            } catch {
+                throw fail(error)
+            }
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read sessions from a CSV file written by gong history --csv.",
+            discussion: "A session already in the history (by its id) is replaced, not added twice. The file is read whole before anything is written: a bad line adds nothing.")
+
+        @Argument(help: "The CSV file.")
+        var file: String
+
+        func run() throws {
+            do {
+                guard let data = FileManager.default.contents(atPath: file) else { throw UnreadableFile(path: file) }
+                let records = try HistoryCSV.records(in: String(decoding: data, as: UTF8.self), file: file)
+                let history = try openHistory()
+                let known = Set(try history.records().map(\.id))
+                try history.save(records)
+                let replaced = records.filter { known.contains($0.id) }.count
+                print("gong: \(records.count - replaced) sessions added, \(replaced) already there replaced, from \(file)")
+            } catch {
+                throw fail(error)
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Record a session you sat without gong.",
+            discussion: "Example: gong history add --pattern two-phase --at \"2026-11-23 07:00\" --length 20m")
+
+        @Option(help: "What you sat: a pattern's name, or any word.")
+        var pattern: String
+
+        @Option(help: ArgumentHelp("When it began, local time: \"2026-11-23 07:00\", or \"today 07:00\", \"yesterday 21:30\".", valueName: "TIME"))
+        var at: String
+
+        @Option(help: ArgumentHelp("How long it lasted, e.g. 20m or 1h15m.", valueName: "DURATION"))
+        var length: String
+
+        func run() throws {
+            do {
+                guard let seconds = DurationText.seconds(length), seconds.isPositive, seconds <= Rational(86400) else {
+                    throw UsageError("--length \(length): not a duration from 1s to 24h; use \(DurationText.allowed)")
+                }
+                let (start, offset) = try HistoryTime.localTime(at, flag: "--at")
+                let played = seconds.doubleValue
+                let boundary = DayBoundary.standard
+                let record = SessionRecord(
+                    pattern: pattern, source: .added, startedAt: start, endedAt: start.addingTimeInterval(played),
+                    utcOffsetSeconds: offset,
+                    day: DayBoundary.text(ofDay: boundary.dayNumber(localTime: start.addingTimeInterval(Double(offset)))),
+                    plannedSeconds: played, playedSeconds: played, ending: .completed)
+                try openHistory().save(record)
+                print("gong: added \(pattern), \(DurationText.format(seconds)) at \(record.localStartText), counted for \(record.day)")
+            } catch {
+                throw fail(error)
+            }
+        }
+    }
+}
+
+func openHistory() throws(HistoryError) -> SessionHistory {
+    try SessionHistory(path: SessionHistory.defaultPath())
+}
+
+/// Times as the history commands read and write them.
+enum HistoryTime {
+    /// `2026-11-23 07:00` (or with a `T`), `today 07:00`, `yesterday 07:00`: local time, and its
+    /// offset from UTC then.
+    static func localTime(_ text: String, flag: String, now: Date = Date()) throws(UsageError) -> (Date, Int) {
+        let allowed = "a local time such as \"2026-11-23 07:00\", \"today 07:00\" or \"yesterday 21:30\""
+        let pieces = text.trimmingCharacters(in: .whitespaces).split(whereSeparator: { $0 == " " || $0 == "T" })
+        guard pieces.count == 2 else { throw UsageError("\(flag) \"\(text)\": not a time; use \(allowed)") }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        var day: DateComponents
+        switch pieces[0] {
+        case "today": day = calendar.dateComponents([.year, .month, .day], from: now)
+        case "yesterday": day = calendar.dateComponents([.year, .month, .day], from: now.addingTimeInterval(-86400))
+        default:
+            let numbers = pieces[0].split(separator: "-").compactMap { Int($0) }
+            guard numbers.count == 3 else { throw UsageError("\(flag) \"\(text)\": not a date; use \(allowed)") }
+            day = DateComponents(year: numbers[0], month: numbers[1], day: numbers[2])
+        }
+        let clock = pieces[1].split(separator: ":").compactMap { Int($0) }
+        guard clock.count == 2, (0..<24).contains(clock[0]), (0..<60).contains(clock[1]) else {
+            throw UsageError("\(flag) \"\(text)\": not a time of day; use \(allowed)")
+        }
+        day.hour = clock[0]
+        day.minute = clock[1]
+        guard calendar.date(from: day).map({ calendar.dateComponents([.year, .month, .day], from: $0) })
+            == DateComponents(year: day.year, month: day.month, day: day.day),
+            let date = calendar.date(from: day)
+        else { throw UsageError("\(flag) \"\(text)\": no such day; use \(allowed)") }
+        guard date <= now else { throw UsageError("\(flag) \"\(text)\": is in the future; use \(allowed)") }
+        return (date, TimeZone.current.secondsFromGMT(for: date))
+    }
+
+    /// `2026-11-01` (local midnight), `7d` or `2w` ago.
+    static func since(_ text: String, flag: String, now: Date = Date()) throws(UsageError) -> Date {
+        let allowed = "a date such as 2026-11-01, or days or weeks ago such as 7d or 2w"
+        if let unit = text.last, unit == "d" || unit == "w", let count = Int(text.dropLast()), count >= 0, count <= 100_000 {
+            return now.addingTimeInterval(-Double(count * (unit == "w" ? 7 : 1)) * 86400)
+        }
+        let numbers = text.split(separator: "-").compactMap { Int($0) }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        guard numbers.count == 3, let date = calendar.date(from: DateComponents(year: numbers[0], month: numbers[1], day: numbers[2]))
+        else { throw UsageError("\(flag) \(text): not a date; use \(allowed)") }
+        return date
+    }
+}
+
+/// The history as a table a person reads.
+enum HistoryTable {
+    static func print(_ records: [SessionRecord]) {
+        guard !records.isEmpty else {
+            Swift.print("No sessions recorded yet (\(SessionHistory.defaultPath())).")
+            return
+        }
+        let rows =
+            [["started", "pattern", "played", "of", "ended", "pauses", "skips", "heard"]]
+            + records.map { record in
+                [
+                    record.localStartText, record.pattern, DurationText.clock(seconds: record.playedSeconds),
+                    DurationText.clock(seconds: record.plannedSeconds),
+                    record.source == .added ? "added" : record.ending.rawValue, "\(record.pauses)", "\(record.skips)",
+                    record.heard ?? "-"
+                ]
+            }
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            let cells = row.indices.map { column in
+                column >= 2 && column != 4 && column != 7
+                    ? String(repeating: " ", count: widths[column] - row[column].count) + row[column]
+                    : row[column].padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }
+            Swift.print(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import GongCore
+import GongKit
+import GongTerminal
+
+struct StatsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stats",
+        abstract: "Your practice: sessions and minutes, streaks, and a calendar of the last weeks.",
+        discussion: """
+            A session counts when at least --minimum of it was played, however it ended. A day
+            begins at --day-starts (4:00 by default), so a sit just after midnight counts for the
+            day before and does not break a streak.
+            """)
+
+    @Option(help: ArgumentHelp("When a day begins, local time (H:MM).", valueName: "H:MM"))
+    var dayStarts = "4:00"
+
+    @Option(help: ArgumentHelp("The least a session must play to count, e.g. 1m or 5m.", valueName: "DURATION"))
+    var minimum = "1m"
+
+    @Option(help: "Weeks in the calendar (1-104).")
+    var weeks = 12
+
+    @Flag(help: "Do not show streaks.")
+    var noStreaks = false
+
+    @Flag(help: "The figures as one JSON object.")
+    var json = false
+
+    func run() throws {
+        do {
+            guard let boundary = DayBoundary(text: dayStarts) else {
+                throw UsageError("--day-starts \(dayStarts): not a time of day; use H:MM from 0:00 to 23:59, such as 4:00")
+            }
+            guard let least = DurationText.seconds(minimum), least <= Rational(86400) else {
+                throw UsageError("--minimum \(minimum): not a duration up to 24h; use \(DurationText.allowed), or 0s")
+            }
+            guard (1...104).contains(weeks) else { throw UsageError("--weeks \(weeks): out of range; use 1 to 104") }
+            let records = try openHistory().records()
+            let stats = PracticeStats(
+                records: records, boundary: boundary, minimumSeconds: least.doubleValue, recentDays: weeks * 7)
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                var object = try JSONSerialization.jsonObject(with: try encoder.encode(stats)) as? [String: Any] ?? [:]
+                if noStreaks {
+                    object["currentStreak"] = nil
+                    object["longestStreak"] = nil
+                }
+                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                return
+            }
+            print(Self.text(stats, showStreaks: !noStreaks).joined(separator: "\n"))
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    static func text(_ stats: PracticeStats, showStreaks: Bool) -> [String] {
+        func minutes(_ value: Double) -> String { DurationText.clock(seconds: value * 60) }
+        func sessions(_ count: Int) -> String { count == 1 ? "1 session" : "\(count) sessions" }
+        var lines = ["\(sessions(stats.total.sessions)), \(minutes(stats.total.minutes)) in all"]
+        let width = stats.patterns.map(\.pattern.count).max() ?? 0
+        for pattern in stats.patterns {
+            lines.append(
+                "  " + pattern.pattern.padding(toLength: width, withPad: " ", startingAt: 0)
+                    + "  \(sessions(pattern.sessions)), \(minutes(pattern.minutes))")
+        }
+        if showStreaks {
+            let days = { (count: Int) in count == 1 ? "1 day" : "\(count) days" }
+            lines.append("streak: \(days(stats.currentStreak)) now, \(days(stats.longestStreak)) at the longest")
+        }
+        lines.append("")
+        lines += CalendarHeatMap.render(
+            stats.days.map { CalendarHeatMap.Day(date: $0.date, minutes: $0.minutes, weekday: $0.weekday) })
+        return lines
+    }
+}
