@@ -18,7 +18,8 @@ struct CommandResult {
 }
 
 /// Runs gong with a private HOME so no user pattern or sound leaks into a test, and a scratch
-/// cache so no test reads or fills the user's own (a test may pass its own `XDG_CACHE_HOME`).
+/// cache, history and state so no test reads or fills the user's own (a test may pass its own
+/// `XDG_CACHE_HOME`, `XDG_DATA_HOME` or `XDG_STATE_HOME`).
 func runGong(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:]) throws
     -> CommandResult
 {
@@ -28,8 +29,8 @@ func runGong(_ arguments: [String], home: String? = nil, environment extra: [Str
     var environment = ProcessInfo.processInfo.environment
     environment["HOME"] = home ?? FileManager.default.temporaryDirectory.appendingPathComponent("gong-cli-home").path
     environment.removeValue(forKey: "XDG_CONFIG_HOME")
-    environment.removeValue(forKey: "XDG_DATA_HOME")
     environment.removeValue(forKey: "GONG_SOUNDS")
+    environment.merge(scratchState) { $1 }
     environment["XDG_CACHE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("gong-cli-cache").path
     for (key, value) in extra { environment[key] = value }
     process.environment = environment

@@ -11,13 +11,13 @@ final class ControlledRun {
     let runtime: String
 
     /// `control`: `stdin` or `socket`; `runtime` is the XDG_RUNTIME_DIR the socket goes in.
-    init(control: String, runtime: String, meditation: String = "23h") throws {
+    init(control: String, runtime: String, meditation: String = "23h", extraEnvironment: [String: String] = [:]) throws {
         self.runtime = runtime
         process.executableURL = URL(fileURLWithPath: gongExecutable)
         process.arguments = [
             "run", "two-phase", "--set", "meditation=\(meditation)", "--device", "null", "--control", control, "--json"
         ]
-        process.environment = environment(with: ["XDG_RUNTIME_DIR": runtime])
+        process.environment = environment(with: extraEnvironment.merging(["XDG_RUNTIME_DIR": runtime]) { $1 })
         process.standardInput = input
         let out = Pipe()
         process.standardOutput = out

@@ -108,10 +108,17 @@ enum SoundServerRoute: String, CaseIterable, CustomTestStringConvertible, Sendab
     var testDescription: String { device }
 }
 
-/// The process's environment with `extra` over it.
+/// The process's environment with `extra` over it, and the history and session state in this
+/// test run's scratch directory (never the user's) unless `extra` names its own.
 func environment(with extra: [String: String]) -> [String: String] {
-    ProcessInfo.processInfo.environment.merging(extra) { $1 }
+    ProcessInfo.processInfo.environment.merging(scratchState) { $1 }.merging(extra) { $1 }
 }
+
+/// Where gong run by the tests keeps its history and state, unless a test gives its own.
+let scratchState: [String: String] = {
+    let base = FileManager.default.temporaryDirectory.appendingPathComponent("gong-cli-state-\(getpid())").path
+    return ["XDG_DATA_HOME": base + "/data", "XDG_STATE_HOME": base + "/state"]
+}()
 
 /// Starts gong in the background with its standard output on a pipe (standard error dropped).
 func startGong(_ arguments: [String], environment extra: [String: String] = [:]) throws -> (

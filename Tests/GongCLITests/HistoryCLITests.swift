@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+
+/// `gong history` and `gong stats` end to end, each test with a history of its own.
+@Suite struct HistoryCLITests {
+    final class Place {
+        let scratch: ScratchDirectory
+        let environment: [String: String]
+        var file: String { scratch.path + "/data/gong/history.sqlite" }
+
+        init() throws {
+            scratch = try ScratchDirectory()
+            environment = ["XDG_DATA_HOME": scratch.path + "/data", "XDG_STATE_HOME": scratch.path + "/state"]
+        }
+
+        func gong(_ arguments: [String]) throws -> CommandResult { try runGong(arguments, environment: environment) }
+
+        /// `gong history --json`, newest first.
+        func history() throws -> [[String: Any]] {
+            let result = try gong(["history", "--json"])
+            try #require(result.status == 0, "\(result.stderr)")
+            return result.stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+    }
+
+    /// One session played to its end, one stopped early through the control channel, and two
+    /// played at once: each is in the history with how it ended and what it played.
+    @Test func sessionsAreRecordedWithHowTheyEndedTwoAtOnceToo() throws {
+        let place = try Place()
+        let whole = try place.gong(["run", "box", "--cycles", "1", "--device", "null", "--quiet"])
+        #expect(whole.status == 0, "\(whole.stderr)")
+
+        let run = try ControlledRun(control: "stdin", runtime: place.scratch.path, extraEnvironment: place.environment)
+        #expect(run.events.wait(for: "started", seconds: 60))
+        run.send(#"{"command": "stop", "id": 1}"#)
+        #expect(run.waitForExit())
+
+        let pair = try (0..<2).map { _ in
+            try startGong(["run", "box", "--cycles", "1", "--device", "null", "--json"], environment: place.environment)
+        }
+        for (process, _) in pair { process.waitUntilExit() }
+        #expect(pair.allSatisfy { $0.process.terminationStatus == 0 })
+
+        let records = try place.history()
+        #expect(records.count == 4, "\(records)")
+        let stopped = try #require(records.first { $0["pattern"] as? String == "two-phase" })
+        #expect(stopped["ending"] as? String == "stopped" && stopped["parameters"] as? String == "--set meditation=23h")
+        #expect((stopped["playedSeconds"] as? Double ?? 0) < (stopped["plannedSeconds"] as? Double ?? 0))
+        let boxes = records.filter { $0["pattern"] as? String == "box" }
+        #expect(boxes.count == 3 && boxes.allSatisfy { $0["ending"] as? String == "completed" })
+        #expect(boxes.allSatisfy { $0["parameters"] as? String == "--cycles 1" && $0["phases"] as? Int == 4 })
+
+        let table = try place.gong(["history"])
+        #expect(table.stdout.split(separator: "\n").count == 5, "a header and four rows: \(table.stdout)")
+        #expect(table.stdout.contains("stopped") && table.stdout.contains("completed"))
+        #expect(try place.gong(["history", "--limit", "1", "--json"]).stdout.split(separator: "\n").count == 1)
+    }
+
+    /// A session killed with SIGKILL mid-way is still in the history, as interrupted, with what
+    /// it had played.
+    @Test func aKilledSessionIsStillInTheHistory() throws {
+        let place = try Place()
+        let run = try ControlledRun(control: "stdin", runtime: place.scratch.path, extraEnvironment: place.environment)
+        #expect(run.events.wait(for: "started", seconds: 60))
+        run.send(#"{"command": "pause", "id": 1}"#)
+        #expect(run.events.wait(for: "paused", seconds: 60))
+        // Its record, written as it started and again as it paused.
+        let deadline = Date().addingTimeInterval(60)
+        var records: [[String: Any]] = []
+        while Date() < deadline {
+            records = try place.history()
+            if records.first?["pauses"] as? Int == 1 { break }
+            usleep(50_000)
+        }
+        #expect(records.first?["ending"] as? String == "playing", "\(records)")
+        kill(run.process.processIdentifier, SIGKILL)
+        #expect(run.waitForExit())
+        let after = try place.history()
+        #expect(after.count == 1)
+        #expect(after.first?["ending"] as? String == "interrupted", "\(after)")
+        #expect((after.first?["playedSeconds"] as? Double ?? 0) > 0)
+    }
+
+    /// Out as CSV, into an empty history, and out again: the same file; importing it twice adds
+    /// nothing.
+    @Test func csvOutAndBackInLosesNothing() throws {
+        let place = try Place()
+        #expect(try place.gong(["run", "box", "--cycles", "1", "--device", "null", "--quiet"]).status == 0)
+        let added = try place.gong(["history", "add", "--pattern", "walk", "--at", "2026-11-03 00:30", "--length", "25m"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout.contains("counted for 2026-11-02"), "\(added.stdout)")
+        let csv = try place.gong(["history", "--csv"]).stdout
+        let file = place.scratch.file("out.csv")
+        try csv.write(toFile: file, atomically: true, encoding: .utf8)
+
+        let fresh = try Place()
+        let imported = try fresh.gong(["history", "import", file])
+        #expect(imported.status == 0 && imported.stdout.contains("2 sessions added"), "\(imported)")
+        #expect(try fresh.gong(["history", "--csv"]).stdout == csv)
+        let again = try fresh.gong(["history", "import", file])
+        #expect(again.stdout.contains("0 sessions added, 2 already there replaced"), "\(again.stdout)")
+        #expect(try fresh.history().count == 2)
+
+        let bad = place.scratch.file("bad.csv")
+        try csv.replacingOccurrences(of: ",completed,", with: ",finished,").write(toFile: bad, atomically: true, encoding: .utf8)
+        let refused = try fresh.gong(["history", "import", bad])
+        #expect(refused.status == 65)
+        #expect(refused.stderr.hasPrefix("gong: \(bad):2: ending = \"finished\": unknown; use one of"), "\(refused.stderr)")
+        #expect(try fresh.history().count == 2, "a bad file adds nothing")
+    }
+
+    /// Sits on the 1st at 07:00, on the night of the 2nd at 00:30 (the 3rd by the clock) and
+    /// half a minute on the 4th. With the day beginning at 4:00 the night sit counts for the
+    /// 2nd: two days in a row. With midnight as the boundary it falls on the 3rd, and the streak
+    /// breaks.
+    @Test func statsCountStreaksAcrossMidnightWithTheDayBoundary() throws {
+        let place = try Place()
+        for (at, length) in [("2026-11-01 07:00", "20m"), ("2026-11-03 00:30", "15m"), ("2026-11-04 07:00", "30s")] {
+            #expect(try place.gong(["history", "add", "--pattern", "two-phase", "--at", at, "--length", length]).status == 0)
+        }
+        func stats(_ arguments: [String]) throws -> [String: Any] {
+            let result = try place.gong(["stats", "--json"] + arguments)
+            try #require(result.status == 0, "\(result.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        }
+        // 4:00: the 1st and the 2nd (the 00:30 sit); the 4th's half-minute is under the minimum.
+        #expect(try stats([])["longestStreak"] as? Int == 2)
+        // Midnight: the 1st and the 3rd, not in a row.
+        #expect(try stats(["--day-starts", "0:00"])["longestStreak"] as? Int == 1)
+        // No minimum: the 4th counts too, after the 2nd: still two in a row at 4:00.
+        #expect(try stats(["--minimum", "0s"])["longestStreak"] as? Int == 2)
+        #expect(try stats(["--no-streaks"])["longestStreak"] == nil)
+        let total = try #require(try stats([])["total"] as? [String: Any])
+        #expect(total["sessions"] as? Int == 2 && total["minutes"] as? Double == 35)
+
+        let text = try place.gong(["stats", "--weeks", "2"])
+        #expect(text.stdout.hasPrefix("2 sessions, 35:00 in all"), "\(text.stdout)")
+        let hidden = try place.gong(["stats", "--no-streaks"]).stdout
+        #expect(text.stdout.contains("streak:") && !hidden.contains("streak:"))
+        for bad in [["--day-starts", "25:00"], ["--minimum", "soon"], ["--weeks", "0"]] {
+            let refused = try place.gong(["stats"] + bad)
+            #expect(refused.status == 64 && refused.stderr.hasPrefix("gong: \(bad[0]) "), "\(refused.stderr)")
+        }
+    }
+
+    /// A damaged history: `gong history` says so in one line and exits 65, `gong run` plays
+    /// the session anyway and says it was not recorded, and the file is untouched.
+    @Test func aDamagedHistoryIsOneLineAndTheSessionStillPlays() throws {
+        let place = try Place()
+        try FileManager.default.createDirectory(atPath: place.scratch.path + "/data/gong", withIntermediateDirectories: true)
+        let garbage = Data(repeating: 0x5A, count: 8192)
+        try garbage.write(to: URL(fileURLWithPath: place.file))
+        let listed = try place.gong(["history"])
+        #expect(listed.status == 65)
+        #expect(listed.stderr.split(separator: "\n").count == 1 && listed.stderr.contains("is damaged"), "\(listed.stderr)")
+        let played = try place.gong(["run", "box", "--cycles", "1", "--device", "null", "--quiet"])
+        #expect(played.status == 0)
+        #expect(played.stdout.contains("box finished"))
+        #expect(played.stderr.contains("not recorded in the history") && played.stderr.contains("is damaged"), "\(played.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: place.file)) == garbage)
+        let add = try place.gong(["history", "add", "--pattern", "x", "--at", "2026-02-30 07:00", "--length", "20m"])
+        #expect(add.status == 64 && add.stderr.contains("no such day"))
+    }
+}
