@@ -38,7 +38,9 @@ public enum CalendarHeatMap {
         var header = Array(repeating: Character(" "), count: 4 + weeks * 2 + 3)
         var lastMonth = ""
         for week in 0..<weeks {
-            guard let day = cells[(week * 7)..<min(cells.count, week * 7 + 7)].compactMap({ $0 }).first else { continue }
+            guard let day = cells[(week * 7)..<min(cells.count, week * 7 + 7)].compactMap({ $0 }).first else {
+                continue
+            }
             let month = String(day.date.dropFirst(5).prefix(2))
             if month != lastMonth, let index = Int(month), (1...12).contains(index) {
                 let start = 4 + week * 2
@@ -61,7 +63,9 @@ public enum CalendarHeatMap {
             }
             lines.append(line.trimmingTrailingSpaces())
         }
-        lines.append("    " + zip(shades, ["none", "<10m", "<20m", "<40m", "40m+"]).map { "\($0) \($1)" }.joined(separator: "  "))
+        lines.append(
+            "    " + zip(shades, ["none", "<10m", "<20m", "<40m", "40m+"]).map { "\($0) \($1)" }.joined(separator: "  ")
+        )
         return lines
     }
 }

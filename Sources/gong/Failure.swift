@@ -35,6 +35,7 @@ func flag(for setting: SettingError.Setting) -> String {
     case .format: "--format"
     case .gain: "--volume"
     case .block: "--block"
+    case .start: "position"
     }
 }
 

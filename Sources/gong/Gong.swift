@@ -10,7 +10,8 @@ struct Gong: AsyncParsableCommand {
             session clock. Patterns are built in (gong patterns list) or TOML files of your own.
             """,
         subcommands: [
-            RunCommand.self, BreatheCommand.self, RenderCommand.self, CtlCommand.self, HistoryCommand.self,
+            RunCommand.self, BreatheCommand.self, ResumeCommand.self, RenderCommand.self, CtlCommand.self,
+            HistoryCommand.self,
             StatsCommand.self, PatternsCommand.self, SoundsCommand.self, DevicesCommand.self
         ]
     )

@@ -11,7 +11,8 @@ final class ControlledRun {
     let runtime: String
 
     /// `control`: `stdin` or `socket`; `runtime` is the XDG_RUNTIME_DIR the socket goes in.
-    init(control: String, runtime: String, meditation: String = "23h", extraEnvironment: [String: String] = [:]) throws {
+    init(control: String, runtime: String, meditation: String = "23h", extraEnvironment: [String: String] = [:]) throws
+    {
         self.runtime = runtime
         process.executableURL = URL(fileURLWithPath: gongExecutable)
         process.arguments = [

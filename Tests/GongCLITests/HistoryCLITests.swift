@@ -88,7 +88,9 @@ import Testing
     @Test func csvOutAndBackInLosesNothing() throws {
         let place = try Place()
         #expect(try place.gong(["run", "box", "--cycles", "1", "--device", "null", "--quiet"]).status == 0)
-        let added = try place.gong(["history", "add", "--pattern", "walk", "--at", "2026-11-03 00:30", "--length", "25m"])
+        let added = try place.gong([
+            "history", "add", "--pattern", "walk", "--at", "2026-11-03 00:30", "--length", "25m"
+        ])
         #expect(added.status == 0, "\(added.stderr)")
         #expect(added.stdout.contains("counted for 2026-11-02"), "\(added.stdout)")
         let csv = try place.gong(["history", "--csv"]).stdout
@@ -104,10 +106,12 @@ import Testing
         #expect(try fresh.history().count == 2)
 
         let bad = place.scratch.file("bad.csv")
-        try csv.replacingOccurrences(of: ",completed,", with: ",finished,").write(toFile: bad, atomically: true, encoding: .utf8)
+        try csv.replacingOccurrences(of: ",completed,", with: ",finished,").write(
+            toFile: bad, atomically: true, encoding: .utf8)
         let refused = try fresh.gong(["history", "import", bad])
         #expect(refused.status == 65)
-        #expect(refused.stderr.hasPrefix("gong: \(bad):2: ending = \"finished\": unknown; use one of"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.hasPrefix("gong: \(bad):2: ending = \"finished\": unknown; use one of"), "\(refused.stderr)")
         #expect(try fresh.history().count == 2, "a bad file adds nothing")
     }
 
@@ -118,7 +122,9 @@ import Testing
     @Test func statsCountStreaksAcrossMidnightWithTheDayBoundary() throws {
         let place = try Place()
         for (at, length) in [("2026-11-01 07:00", "20m"), ("2026-11-03 00:30", "15m"), ("2026-11-04 07:00", "30s")] {
-            #expect(try place.gong(["history", "add", "--pattern", "two-phase", "--at", at, "--length", length]).status == 0)
+            #expect(
+                try place.gong(["history", "add", "--pattern", "two-phase", "--at", at, "--length", length]).status == 0
+            )
         }
         func stats(_ arguments: [String]) throws -> [String: Any] {
             let result = try place.gong(["stats", "--json"] + arguments)
@@ -149,18 +155,73 @@ import Testing
     /// the session anyway and says it was not recorded, and the file is untouched.
     @Test func aDamagedHistoryIsOneLineAndTheSessionStillPlays() throws {
         let place = try Place()
-        try FileManager.default.createDirectory(atPath: place.scratch.path + "/data/gong", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: place.scratch.path + "/data/gong", withIntermediateDirectories: true)
         let garbage = Data(repeating: 0x5A, count: 8192)
         try garbage.write(to: URL(fileURLWithPath: place.file))
         let listed = try place.gong(["history"])
         #expect(listed.status == 65)
-        #expect(listed.stderr.split(separator: "\n").count == 1 && listed.stderr.contains("is damaged"), "\(listed.stderr)")
+        #expect(
+            listed.stderr.split(separator: "\n").count == 1 && listed.stderr.contains("is damaged"), "\(listed.stderr)")
         let played = try place.gong(["run", "box", "--cycles", "1", "--device", "null", "--quiet"])
         #expect(played.status == 0)
         #expect(played.stdout.contains("box finished"))
-        #expect(played.stderr.contains("not recorded in the history") && played.stderr.contains("is damaged"), "\(played.stderr)")
+        #expect(
+            played.stderr.contains("not recorded in the history") && played.stderr.contains("is damaged"),
+            "\(played.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: place.file)) == garbage)
         let add = try place.gong(["history", "add", "--pattern", "x", "--at", "2026-02-30 07:00", "--length", "20m"])
         #expect(add.status == 64 && add.stderr.contains("no such day"))
+    }
+
+    /// Killed with SIGKILL while paused, the session is mentioned by the next `gong run`, and
+    /// `gong resume --now` plays the rest of it from where it stood: the history has the first
+    /// part as resumed and the rest as its own record, and no snapshot is left.
+    @Test func aKilledSessionIsResumedFromWhereItStood() throws {
+        let place = try Place()
+        let sessions = place.scratch.path + "/state/gong/sessions"
+        let run = try ControlledRun(
+            control: "stdin", runtime: place.scratch.path, meditation: "10m", extraEnvironment: place.environment)
+        #expect(run.events.wait(for: "started", seconds: 60))
+        run.send(#"{"command": "pause", "id": 1}"#)
+        #expect(run.events.wait(for: "paused", seconds: 60))
+        var snapshot: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(60)
+        while snapshot["state"] as? String != "paused", Date() < deadline {
+            usleep(50_000)
+            let name = (try? FileManager.default.contentsOfDirectory(atPath: sessions))?.first { $0.hasSuffix(".json") }
+            snapshot =
+                name.flatMap { FileManager.default.contents(atPath: sessions + "/" + $0) }
+                .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+        }
+        #expect(snapshot["state"] as? String == "paused" && snapshot["pauses"] as? Int == 1, "\(snapshot)")
+        let position = try #require(snapshot["positionSeconds"] as? Double)
+        kill(run.process.processIdentifier, SIGKILL)
+        #expect(run.waitForExit())
+
+        let mentioned = try place.gong(["run", "box", "--cycles", "1", "--device", "null", "--quiet", "--no-history"])
+        #expect(
+            mentioned.stderr.contains("an unfinished two-phase") && mentioned.stderr.contains("gong resume"),
+            "\(mentioned.stderr)")
+
+        let resumed = try place.gong(["resume", "--now", "--json"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let lines = resumed.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let finished = try #require(lines.last { $0["type"] as? String == "finished" })
+        #expect(abs((finished["plannedSeconds"] as? Double ?? 0) - (780 - position)) < 0.01, "the rest: \(finished)")
+        #expect(finished["stoppedEarly"] as? Bool == false)
+        #expect(
+            lines.first { $0["type"] as? String == "started" }?["device"] as? String == "null",
+            "the device it played on")
+
+        let records = try place.history()
+        #expect(records.map { $0["ending"] as? String } == ["completed", "resumed"], "\(records)")
+        #expect(records[0]["resumedFrom"] as? String == records[1]["id"] as? String)
+        #expect(
+            (try? FileManager.default.contentsOfDirectory(atPath: sessions))?.filter { $0.hasSuffix(".json") } == [])
+        let nothing = try place.gong(["resume", "--now"])
+        #expect(nothing.status == 66 && nothing.stderr == "gong: no unfinished session to resume\n")
     }
 }

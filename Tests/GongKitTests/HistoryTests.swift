@@ -8,7 +8,8 @@ import Testing
 /// The history on a real SQLite file in a scratch directory.
 @Suite struct HistoryTests {
     final class Scratch {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gong-history-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gong-history-\(UUID().uuidString)")
+            .path
         var history: String { path + "/history.sqlite" }
         deinit { try? FileManager.default.removeItem(atPath: path) }
     }
@@ -96,8 +97,9 @@ import Testing
         }
         #expect(error("") == "in.csv:1: is empty; use a header row: " + header)
         #expect(error("id,pattern\n")?.hasPrefix("in.csv:1: no column parameters") == true)
-        #expect(error(good.replacingOccurrences(of: ",completed,", with: ",done,"))?.hasPrefix(
-            "in.csv:2: ending = \"done\": unknown; use one of playing, completed") == true)
+        #expect(
+            error(good.replacingOccurrences(of: ",completed,", with: ",done,"))?.hasPrefix(
+                "in.csv:2: ending = \"done\": unknown; use one of playing, completed") == true)
         #expect(error(good.replacingOccurrences(of: "1200.0", with: "lots")) != nil)
         #expect(error(good + "x,y\n")?.hasPrefix("in.csv:3: has 2 fields") == true)
         #expect(error(good + "\"open") == "in.csv:3: a quoted field is never closed; use a closing \"")
@@ -146,7 +148,9 @@ import Testing
         #expect(DayBoundary(text: "4:00") == .standard)
         #expect(DayBoundary(text: "23:59")?.secondsAfterMidnight == 86340)
         #expect(DayBoundary(text: "0:00")?.description == "0:00")
-        for bad in ["24:00", "4", "4:0", "-1:00", "4:60", "a:bc", ""] { #expect(DayBoundary(text: bad) == nil, "\(bad)") }
+        for bad in ["24:00", "4", "4:0", "-1:00", "4:60", "a:bc", ""] {
+            #expect(DayBoundary(text: bad) == nil, "\(bad)")
+        }
     }
 
     // MARK: Recording sessions
@@ -158,10 +162,11 @@ import Testing
         let history = try SessionHistory(path: scratch.history)
         let whole = try GongSessionTests.open(GongSessionTests.box16)
         let stopped = try GongSessionTests.openPaced(GongSessionTests.long)
-        let failures = Mutex<[HistoryError]>([])
+        let failures = Mutex<[SessionRecorder.Failure]>([])
         let recordings = [whole, stopped].map { session in
-            HistoryRecording(of: session, in: history, parameters: "--cycles 1") { error in
-                failures.withLock { $0.append(error) }
+            SessionRecorder(of: session, keeping: .init(history: { history }, snapshots: nil), parameters: "--cycles 1")
+            {
+                failure in failures.withLock { $0.append(failure) }
             }
         }
         whole.start()
@@ -169,7 +174,9 @@ import Testing
         let wholeReport = await whole.report()
         // Stopped once it has played (its record was written as it started).
         let deadline = Date().addingTimeInterval(120)
-        while try history.record(id: recordings[1].record.id) == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while try history.record(id: recordings[1].record.id) == nil, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         try stopped.send(.stop)
         let stoppedReport = await stopped.report()
         for recording in recordings { #expect(recording.waitForWrites(timeoutSeconds: 30)) }
@@ -194,14 +201,20 @@ import Testing
         let lock = try HeldLock(on: scratch.history, history: history)
         defer { lock.release() }
         let session = try GongSessionTests.open(GongSessionTests.box16)
-        let failures = Mutex<[HistoryError]>([])
-        let recording = HistoryRecording(of: session, in: history) { error in failures.withLock { $0.append(error) } }
+        let failures = Mutex<[SessionRecorder.Failure]>([])
+        let recording = SessionRecorder(of: session, keeping: .init(history: { history }, snapshots: nil)) { failure in
+            failures.withLock { $0.append(failure) }
+        }
         session.start()
         let report = await session.report()
         #expect(report.cycles == 1 && !report.stoppedEarly, "played to its end while its writes waited")
         #expect(recording.waitForWrites(timeoutSeconds: 60))
         let told = failures.withLock { $0 }
-        #expect(told.count == 1 && told.first?.kind == .locked, "told once: \(told)")
+        guard case .history(let error)? = told.first, told.count == 1 else {
+            Issue.record("told once: \(told)")
+            return
+        }
+        #expect(error.kind == .locked)
     }
 
     // MARK: A file that is not usable

@@ -4,7 +4,10 @@ import Testing
 
 @Suite struct CalendarHeatMapTests {
     @Test func shadesStepAtTenTwentyAndFortyMinutes() {
-        #expect([0, 0.5, 10, 10.1, 20, 39, 40, 41, 300].map(CalendarHeatMap.shade) == ["·", "░", "░", "▒", "▒", "▓", "▓", "█", "█"])
+        #expect(
+            [0, 0.5, 10, 10.1, 20, 39, 40, 41, 300].map(CalendarHeatMap.shade) == [
+                "·", "░", "░", "▒", "▒", "▓", "▓", "█", "█"
+            ])
     }
 
     /// Two weeks from Wednesday 2026-10-28 to Monday 2026-11-09: the first column starts on the
@@ -16,7 +19,9 @@ import Testing
             "2026-11-04", "2026-11-05", "2026-11-06", "2026-11-07", "2026-11-08", "2026-11-09"
         ]
         let minutes: [Double] = [20, 0, 0, 5, 45, 0, 0, 0, 0, 0, 0, 0, 15]
-        let days = dates.indices.map { CalendarHeatMap.Day(date: dates[$0], minutes: minutes[$0], weekday: ($0 + 2) % 7) }
+        let days = dates.indices.map {
+            CalendarHeatMap.Day(date: dates[$0], minutes: minutes[$0], weekday: ($0 + 2) % 7)
+        }
         let lines = CalendarHeatMap.render(days)
         #expect(lines.count == 9)
         #expect(lines[0] == "    Oct Nov")

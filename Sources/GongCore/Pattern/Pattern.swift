@@ -1,6 +1,6 @@
 /// A sound played at an instant of the session: a name from the sound bank (`gong`, `bowl`, …)
 /// or a path to a sound file of the person's own, with a gain relative to the sound's level.
-public struct Cue: Hashable, Sendable, CustomStringConvertible {
+public struct Cue: Hashable, Sendable, Codable, CustomStringConvertible {
     public var sound: String
     public var gainDB: Double
 
@@ -26,7 +26,7 @@ public enum BreathMotion: String, Hashable, Sendable, CaseIterable, Codable {
 
 /// A bell repeated inside a phase: it rings every `every` seconds after the phase begins, as long
 /// as it falls before the phase ends (a bell on the boundary belongs to the next phase).
-public struct IntervalBell: Hashable, Sendable {
+public struct IntervalBell: Hashable, Sendable, Codable {
     public var every: Rational
     public var cue: Cue
 
@@ -37,7 +37,7 @@ public struct IntervalBell: Hashable, Sendable {
 }
 
 /// One named stretch of a cycle.
-public struct Phase: Hashable, Sendable {
+public struct Phase: Hashable, Sendable, Codable {
     public var name: String
     /// Seconds — or, in a paced pattern, this phase's share of one breath (`4:6` → 4 and 6).
     public var length: Rational
@@ -59,7 +59,7 @@ public struct Phase: Hashable, Sendable {
 
 /// A breathing rate in breaths per minute, constant or ramping linearly from `from` to `to`
 /// over `rampSeconds` (and holding `to` afterwards).
-public struct Pace: Hashable, Sendable, CustomStringConvertible {
+public struct Pace: Hashable, Sendable, Codable, CustomStringConvertible {
     public var from: Rational
     public var to: Rational
     public var rampSeconds: Rational
@@ -86,7 +86,7 @@ public struct Pace: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// How long the session runs: a number of cycles, or whole cycles that fit in a duration.
-public enum SessionLength: Hashable, Sendable {
+public enum SessionLength: Hashable, Sendable, Codable {
     case cycles(Int)
     case duration(Rational)
 }
@@ -96,7 +96,7 @@ public enum SessionLength: Hashable, Sendable {
 ///
 /// A pattern is a plain description; `Pattern.validate()` says whether it can be played and
 /// `Timeline(pattern:…)` turns it into frames.
-public struct Pattern: Hashable, Sendable {
+public struct Pattern: Hashable, Sendable, Codable {
     public var name: String
     public var summary: String
     /// Silence between the start cue (at frame 0) and the first phase.

@@ -11,21 +11,30 @@ public struct SessionMachine: Sendable {
     public private(set) var state: SessionState = .idle
     /// Counters for the summary, kept up to date as inputs arrive.
     public private(set) var summary: SessionSummary
-    private var lastPhase = (phase: 0, cycle: 0)
+    private var lastPhase: (phase: Int, cycle: Int)
     private let phasesPerCycle: Int
+    /// Where the session begins: phase 0 of cycle 0, or the phase a resumed session carries on
+    /// in (not counted as completed when it turns out to be where the audio begins).
+    private let firstPhase: (phase: Int, cycle: Int)
 
-    public init(patternName: String, sampleRate: Int, plannedFrames: Int64, plannedCycles: Int, phasesPerCycle: Int) {
+    public init(
+        patternName: String, sampleRate: Int, plannedFrames: Int64, plannedCycles: Int, phasesPerCycle: Int,
+        firstPhase: (phase: Int, cycle: Int) = (0, 0)
+    ) {
         summary = SessionSummary(
             patternName: patternName, sampleRate: sampleRate, plannedFrames: plannedFrames, plannedCycles: plannedCycles
         )
         self.phasesPerCycle = max(1, phasesPerCycle)
+        self.firstPhase = firstPhase
+        lastPhase = firstPhase
     }
 
     public init(timeline: Timeline) {
         self.init(
             patternName: timeline.pattern.name, sampleRate: timeline.sampleRate,
             plannedFrames: timeline.plannedEndFrame,
-            plannedCycles: timeline.cycleCount, phasesPerCycle: timeline.pattern.phases.count)
+            plannedCycles: timeline.cycleCount, phasesPerCycle: timeline.pattern.phases.count,
+            firstPhase: timeline.phaseBoundaries.first.map { ($0.phase, $0.cycle) } ?? (0, 0))
     }
 
     /// Which inputs each state accepts. `handle` rejects everything else with `InvalidTransition`.
@@ -68,7 +77,7 @@ public struct SessionMachine: Sendable {
             state = .preparing
 
         case (.preparing, .start):
-            state = .active(phase: 0, cycle: 0)
+            state = .active(phase: firstPhase.phase, cycle: firstPhase.cycle)
 
         case (.preparing, .phaseBegan(let phase, let cycle)), (.active, .phaseBegan(let phase, let cycle)),
             (.paused, .phaseBegan(let phase, let cycle)):
@@ -85,7 +94,7 @@ public struct SessionMachine: Sendable {
 
         case (.preparing, .pause):
             summary.pauses += 1
-            state = .paused(resumePhase: 0, cycle: 0)
+            state = .paused(resumePhase: firstPhase.phase, cycle: firstPhase.cycle)
             effects.append(.sendToAudio(.pause))
         case (.active(let phase, let cycle), .pause):
             summary.pauses += 1
@@ -157,7 +166,7 @@ public struct SessionMachine: Sendable {
                 state = .paused(resumePhase: phase, cycle: cycle)
                 effects.append(.sendToAudio(.pause))
             case .preparing where !resume:
-                state = .paused(resumePhase: 0, cycle: 0)
+                state = .paused(resumePhase: firstPhase.phase, cycle: firstPhase.cycle)
                 effects.append(.sendToAudio(.pause))
             default:
                 break
@@ -193,7 +202,7 @@ public struct SessionMachine: Sendable {
                 state = resume ? interrupted : .paused(resumePhase: phase, cycle: cycle)
                 if resume { effects.append(.sendToAudio(.resume)) }
             case .preparing:
-                state = resume ? .preparing : .paused(resumePhase: 0, cycle: 0)
+                state = resume ? .preparing : .paused(resumePhase: firstPhase.phase, cycle: firstPhase.cycle)
                 if resume { effects.append(.sendToAudio(.resume)) }
             case .idle, .completed, .failed:
                 // A device is lost only while there is a session to play.

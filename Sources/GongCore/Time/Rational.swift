@@ -7,7 +7,7 @@
 ///
 /// Arithmetic that would overflow returns `nil` rather than trapping: patterns come from users,
 /// and an absurd pattern must become an error message, never a crash.
-public struct Rational: Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct Rational: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     public let numerator: Int64
     public let denominator: Int64
 
@@ -94,4 +94,23 @@ public struct Rational: Hashable, Comparable, Sendable, CustomStringConvertible 
 
 extension Rational: ExpressibleByIntegerLiteral {
     public init(integerLiteral value: Int64) { self.init(value) }
+}
+
+extension Rational {
+    private enum CodingKeys: String, CodingKey {
+        case numerator, denominator
+    }
+
+    /// Decoded through `init?(_:_:)`, so a stored value keeps the invariants (reduced, a
+    /// positive denominator, never zero) whatever the file says.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let numerator = try container.decode(Int64.self, forKey: .numerator)
+        let denominator = try container.decode(Int64.self, forKey: .denominator)
+        guard let value = Rational(numerator, denominator) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .denominator, in: container, debugDescription: "not a fraction: \(numerator)/\(denominator)")
+        }
+        self = value
+    }
 }

@@ -132,6 +132,36 @@ public struct Timeline: Sendable {
     }
 
     public var plannedSeconds: Double { Double(plannedEndFrame) / Double(sampleRate) }
+
+    /// What is left of this schedule from `frame` on, as a schedule of its own that starts
+    /// at 0: what a session resumed there plays. Cues before `frame` were heard and are gone;
+    /// the phase playing at `frame` begins at 0, silently unless it begins exactly there. Nil
+    /// when nothing is left (`frame` at or past the planned end).
+    public func remainder(from frame: Int64) -> Timeline? {
+        guard frame > 0 else { return self }
+        guard frame < plannedEndFrame else { return nil }
+        var rest = events.filter { $0.frame >= frame }.map { TimelineEvent(frame: $0.frame - frame, kind: $0.kind) }
+        let current = events.last { event in
+            guard event.frame <= frame, case .phaseBegan = event.kind else { return false }
+            return true
+        }
+        if let current, current.frame < frame { rest.insert(TimelineEvent(frame: 0, kind: current.kind), at: 0) }
+        return Timeline(
+            pattern: pattern, sampleRate: sampleRate, events: rest, sounds: sounds, cycleCount: cycleCount,
+            plannedEndFrame: plannedEndFrame - frame)
+    }
+
+    private init(
+        pattern: Pattern, sampleRate: Int, events: [TimelineEvent], sounds: [String], cycleCount: Int,
+        plannedEndFrame: Int64
+    ) {
+        self.pattern = pattern
+        self.sampleRate = sampleRate
+        self.events = events
+        self.sounds = sounds
+        self.cycleCount = cycleCount
+        self.plannedEndFrame = plannedEndFrame
+    }
 }
 
 /// Linear amplitude for a gain in decibels.

@@ -9,8 +9,10 @@ public enum HistoryCSV {
     public static let columns = [
         "id", "pattern", "parameters", "source", "startedAt", "endedAt", "utcOffsetSeconds", "day", "plannedSeconds",
         "playedSeconds", "phases", "cycles", "plannedCycles", "ending", "pauses", "skips", "xruns", "deviceLosses",
-        "lostFrames", "heard", "maxDeviationMs", "jitterMs", "deviceClockPPM"
+        "lostFrames", "heard", "maxDeviationMs", "jitterMs", "deviceClockPPM", "resumedFrom"
     ]
+    /// Columns a file may lack (one written before they existed): their values are absent.
+    static let optionalColumns: Set<String> = ["resumedFrom"]
 
     public static func text(of records: [SessionRecord]) -> String {
         var lines = [columns.joined(separator: ",")]
@@ -22,7 +24,7 @@ public enum HistoryCSV {
                 "\(record.plannedCycles)", record.ending.rawValue, "\(record.pauses)", "\(record.skips)",
                 "\(record.xruns)", "\(record.deviceLosses)", "\(record.lostFrames)", record.heard ?? "",
                 record.maxDeviationMs.map { "\($0)" } ?? "", record.jitterMs.map { "\($0)" } ?? "",
-                record.deviceClockPPM.map { "\($0)" } ?? ""
+                record.deviceClockPPM.map { "\($0)" } ?? "", record.resumedFrom ?? ""
             ]
             lines.append(fields.map(quoted).joined(separator: ","))
         }
@@ -33,13 +35,15 @@ public enum HistoryCSV {
     public static func records(in text: String, file: String) throws(HistoryCSVError) -> [SessionRecord] {
         let rows = try split(text, file: file)
         guard let header = rows.first else {
-            throw HistoryCSVError(file: file, line: 1, problem: "is empty", allowed: "a header row: " + columns.joined(separator: ","))
+            throw HistoryCSVError(
+                file: file, line: 1, problem: "is empty", allowed: "a header row: " + columns.joined(separator: ","))
         }
-        let missing = columns.filter { !header.fields.contains($0) }
+        let missing = columns.filter { !header.fields.contains($0) && !optionalColumns.contains($0) }
         let unknown = header.fields.filter { !columns.contains($0) }
         guard missing.isEmpty, unknown.isEmpty else {
             let problem = missing.isEmpty ? "unknown column \(unknown[0])" : "no column \(missing[0])"
-            throw HistoryCSVError(file: file, line: header.line, problem: problem, allowed: "the columns gong history --csv writes")
+            throw HistoryCSVError(
+                file: file, line: header.line, problem: problem, allowed: "the columns gong history --csv writes")
         }
         let index = Dictionary(uniqueKeysWithValues: header.fields.enumerated().map { ($1, $0) })
         var records: [SessionRecord] = []
@@ -54,10 +58,12 @@ public enum HistoryCSV {
         return records
     }
 
-    private static func record(_ row: Row, index: [String: Int], file: String) throws(HistoryCSVError) -> SessionRecord {
-        func field(_ column: String) -> String { row.fields[index[column]!] }
+    private static func record(_ row: Row, index: [String: Int], file: String) throws(HistoryCSVError) -> SessionRecord
+    {
+        func field(_ column: String) -> String { index[column].map { row.fields[$0] } ?? "" }
         func bad(_ column: String, _ problem: String, _ allowed: String) -> HistoryCSVError {
-            HistoryCSVError(file: file, line: row.line, column: column, value: field(column), problem: problem, allowed: allowed)
+            HistoryCSVError(
+                file: file, line: row.line, column: column, value: field(column), problem: problem, allowed: allowed)
         }
         func text(_ column: String) throws(HistoryCSVError) -> String {
             let value = field(column)
@@ -65,11 +71,15 @@ public enum HistoryCSV {
             return value
         }
         func whole(_ column: String) throws(HistoryCSVError) -> Int {
-            guard let value = Int(field(column)) else { throw bad(column, "not a whole number", "a whole number such as 3") }
+            guard let value = Int(field(column)) else {
+                throw bad(column, "not a whole number", "a whole number such as 3")
+            }
             return value
         }
         func number(_ column: String) throws(HistoryCSVError) -> Double {
-            guard let value = Double(field(column)), value.isFinite else { throw bad(column, "not a number", "a number such as 1200.5") }
+            guard let value = Double(field(column)), value.isFinite else {
+                throw bad(column, "not a number", "a number such as 1200.5")
+            }
             return value
         }
         func optionalNumber(_ column: String) throws(HistoryCSVError) -> Double? {
@@ -93,13 +103,17 @@ public enum HistoryCSV {
         return SessionRecord(
             id: try text("id"), pattern: try text("pattern"), parameters: field("parameters"),
             source: try choice("source", SessionRecord.Source.self), startedAt: try time("startedAt"),
-            endedAt: field("endedAt").isEmpty ? nil : try time("endedAt"), utcOffsetSeconds: try whole("utcOffsetSeconds"),
+            endedAt: field("endedAt").isEmpty ? nil : try time("endedAt"),
+            utcOffsetSeconds: try whole("utcOffsetSeconds"),
             day: day, plannedSeconds: try number("plannedSeconds"), playedSeconds: try number("playedSeconds"),
             phases: try whole("phases"), cycles: try whole("cycles"), plannedCycles: try whole("plannedCycles"),
-            ending: try choice("ending", SessionRecord.Ending.self), pauses: try whole("pauses"), skips: try whole("skips"),
-            xruns: try whole("xruns"), deviceLosses: try whole("deviceLosses"), lostFrames: Int64(try whole("lostFrames")),
+            ending: try choice("ending", SessionRecord.Ending.self), pauses: try whole("pauses"),
+            skips: try whole("skips"),
+            xruns: try whole("xruns"), deviceLosses: try whole("deviceLosses"),
+            lostFrames: Int64(try whole("lostFrames")),
             heard: field("heard").isEmpty ? nil : field("heard"), maxDeviationMs: try optionalNumber("maxDeviationMs"),
-            jitterMs: try optionalNumber("jitterMs"), deviceClockPPM: try optionalNumber("deviceClockPPM"))
+            jitterMs: try optionalNumber("jitterMs"), deviceClockPPM: try optionalNumber("deviceClockPPM"),
+            resumedFrom: field("resumedFrom").isEmpty ? nil : field("resumedFrom"))
     }
 
     // MARK: Fields
@@ -151,7 +165,8 @@ public enum HistoryCSV {
             }
         }
         guard !quoting else {
-            throw HistoryCSVError(file: file, line: rowLine, problem: "a quoted field is never closed", allowed: "a closing \"")
+            throw HistoryCSVError(
+                file: file, line: rowLine, problem: "a quoted field is never closed", allowed: "a closing \"")
         }
         if !field.isEmpty || !fields.isEmpty {
             fields.append(field)
@@ -174,11 +189,13 @@ public enum HistoryCSV {
         let parts = Calendar.utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: whole)
         return String(
             format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0,
-            parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0, Int(milliseconds - milliseconds.floorDivided(by: 1000) * 1000))
+            parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0,
+            Int(milliseconds - milliseconds.floorDivided(by: 1000) * 1000))
     }
 
     static func date(_ text: String) -> Date? {
-        (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))).map(Date.roundedToMilliseconds)
+        (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))).map(
+            Date.roundedToMilliseconds)
     }
 }
 
@@ -192,7 +209,8 @@ public struct HistoryCSVError: Error, Sendable, Equatable, CustomStringConvertib
     public var problem: String
     public var allowed: String
 
-    public init(file: String, line: Int, column: String? = nil, value: String? = nil, problem: String, allowed: String) {
+    public init(file: String, line: Int, column: String? = nil, value: String? = nil, problem: String, allowed: String)
+    {
         self.file = file
         self.line = line
         self.column = column

@@ -48,7 +48,8 @@ public struct PracticeStats: Sendable, Equatable, Codable {
         var byPattern: [String: PatternTotal] = [:]
         var minutesByDay: [Int: Double] = [:]
         for record in counted {
-            byPattern[record.pattern, default: PatternTotal(pattern: record.pattern, sessions: 0, minutes: 0)].sessions += 1
+            byPattern[record.pattern, default: PatternTotal(pattern: record.pattern, sessions: 0, minutes: 0)]
+                .sessions += 1
             byPattern[record.pattern]?.minutes += record.playedSeconds / 60
             minutesByDay[boundary.dayNumber(of: record), default: 0] += record.playedSeconds / 60
         }

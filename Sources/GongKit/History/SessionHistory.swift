@@ -35,7 +35,9 @@ public final class SessionHistory: Sendable {
             pool = try DatabasePool(path: path, configuration: configuration)
             let migrator = Self.migrator
             try pool.read { db in
-                if try migrator.hasBeenSuperseded(db) { throw HistoryError(path: path, kind: .newerVersion, detail: nil) }
+                if try migrator.hasBeenSuperseded(db) {
+                    throw HistoryError(path: path, kind: .newerVersion, detail: nil)
+                }
             }
             try migrator.migrate(pool)
         } catch let error as HistoryError {
@@ -77,6 +79,9 @@ public final class SessionHistory: Sendable {
                 table.column("deviceClockPPM", .double)
                 table.column("processID", .integer)
             }
+        }
+        migrator.registerMigration("v2: resumed sessions") { db in
+            try db.alter(table: "sitting") { table in table.add(column: "resumedFrom", .text) }
         }
         return migrator
     }
@@ -136,8 +141,14 @@ extension SessionRecord: FetchableRecord, PersistableRecord {
         return seen
     }
 
+    /// Whether a process of this id runs: one that exists and is not a zombie (a killed
+    /// process nobody has reaped yet is as dead as it will be).
     static func isRunning(_ processID: Int32) -> Bool {
-        kill(processID, 0) == 0 || errno == EPERM
+        guard processID > 0, kill(processID, 0) == 0 || errno == EPERM else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(processID)/stat", encoding: .utf8),
+            let afterName = stat.range(of: ") ", options: .backwards)
+        else { return true }
+        return stat[afterName.upperBound...].first != "Z"
     }
 }
 

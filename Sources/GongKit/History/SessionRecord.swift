@@ -42,6 +42,8 @@ public struct SessionRecord: Sendable, Equatable, Codable {
     /// The process playing it, while it plays: a row still `playing` whose process is gone
     /// was interrupted.
     public var processID: Int32?
+    /// The record of the session this one resumed, when it is the rest of one whose process died.
+    public var resumedFrom: String?
 
     public enum Source: String, Sendable, Codable, CaseIterable {
         /// Played by gong.
@@ -70,8 +72,9 @@ public struct SessionRecord: Sendable, Equatable, Codable {
         playedSeconds: Double = 0, phases: Int = 0, cycles: Int = 0, plannedCycles: Int = 0, ending: Ending,
         pauses: Int = 0, skips: Int = 0, xruns: Int = 0, deviceLosses: Int = 0, lostFrames: Int64 = 0,
         heard: String? = nil, maxDeviationMs: Double? = nil, jitterMs: Double? = nil, deviceClockPPM: Double? = nil,
-        processID: Int32? = nil
+        processID: Int32? = nil, resumedFrom: String? = nil
     ) {
+        self.resumedFrom = resumedFrom
         self.id = id
         self.pattern = pattern
         self.parameters = parameters
@@ -164,7 +167,8 @@ public struct DayBoundary: Sendable, Equatable, CustomStringConvertible {
 
     /// `YYYY-MM-DD` of a day number.
     public static func text(ofDay day: Int) -> String {
-        let components = Calendar.utc.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: Double(day) * 86400))
+        let components = Calendar.utc.dateComponents(
+            [.year, .month, .day], from: Date(timeIntervalSince1970: Double(day) * 86400))
         return String(format: "%04d-%02d-%02d", components.year ?? 0, components.month ?? 0, components.day ?? 0)
     }
 }

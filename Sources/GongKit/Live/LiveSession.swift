@@ -91,7 +91,7 @@ final class LiveSession<Device: PCM> {
 
     /// - Parameter open: opens the device; called again to reopen it after a loss.
     init(
-        pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool,
+        pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool, startSeconds: Double = 0,
         open: @escaping @Sendable () throws(AudioDeviceError) -> Device
     ) throws(GongError) {
         let device: Device
@@ -102,7 +102,8 @@ final class LiveSession<Device: PCM> {
         }
         configuration = device.configuration
         plan = try SessionPlan(
-            pattern: pattern, sampleRate: configuration.rate, channels: configuration.channels, bank: bank)
+            pattern: pattern, sampleRate: configuration.rate, channels: configuration.channels, bank: bank,
+            startSeconds: startSeconds)
         machine = SessionMachine(timeline: plan.timeline)
         timing = CueTiming(
             sampleRate: configuration.rate, reportJitterSeconds: Double(configuration.reportJitterNanoseconds) / 1e9)

@@ -14,13 +14,28 @@ public struct SessionPlan: Sendable {
     /// The file each sound came from, parallel to `sounds`.
     public let soundFiles: [String]
 
-    public init(pattern: Pattern, sampleRate: Int, channels: Int, bank: SoundBank) throws(GongError) {
+    /// - Parameter startSeconds: where on the session's clock to begin; the timeline is what is
+    ///   left from there (`Timeline.remainder(from:)`).
+    public init(pattern: Pattern, sampleRate: Int, channels: Int, bank: SoundBank, startSeconds: Double = 0)
+        throws(GongError)
+    {
         do { try SessionLimits.check(channels: channels) } catch { throw .setting(error) }
-        let timeline: Timeline
+        var timeline: Timeline
         do {
             timeline = try Timeline(pattern: pattern, sampleRate: sampleRate)
         } catch {
             throw .pattern(error)
+        }
+        if startSeconds > 0 {
+            guard let rest = timeline.remainder(from: Int64((startSeconds * Double(sampleRate)).rounded())) else {
+                throw .pattern(
+                    PatternError(
+                        key: "position", value: DurationText.format(seconds: startSeconds),
+                        problem:
+                            "is at or past the end of \(pattern.name) (\(DurationText.format(seconds: timeline.plannedSeconds)))",
+                        allowed: "a position before its end"))
+            }
+            timeline = rest
         }
         var files: [String] = []
         for name in timeline.sounds {

@@ -52,7 +52,8 @@ public final class GongSession: Sendable {
         open: @escaping @Sendable () throws(AudioDeviceError) -> Device
     ) throws(GongError) {
         let live = try LiveSession(
-            pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive, open: open)
+            pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive,
+            startSeconds: options.startSeconds, open: open)
         self.pattern = pattern
         output = OutputDescription(live.configuration)
         core = SessionCore(live, gainDB: options.gainDB)

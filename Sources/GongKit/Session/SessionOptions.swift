@@ -26,6 +26,8 @@ public enum SessionLimits {
 public struct SettingError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Setting: String, Sendable, CaseIterable {
         case rate, channels, latency, period, format, gain, block
+        /// Where a session begins (`SessionOptions.startSeconds`).
+        case start
     }
 
     public var setting: Setting
@@ -58,11 +60,16 @@ public struct SessionOptions: Sendable, Equatable {
     /// An interactive session waits for its person after an interruption (a suspend, a device
     /// that came back); a headless one carries on by itself.
     public var interactive: Bool
+    /// Where on the session's clock to begin, in seconds: 0 for the start, a resumed session's
+    /// position otherwise. What came before is not played.
+    public var startSeconds: Double
 
     public init(
         device: String = "auto", rate: Int = 48000, channels: Int = 2, format: SampleFormat? = nil,
-        latencyMs: Double? = nil, periodFrames: Int? = nil, gainDB: Double = 0, interactive: Bool = false
+        latencyMs: Double? = nil, periodFrames: Int? = nil, gainDB: Double = 0, interactive: Bool = false,
+        startSeconds: Double = 0
     ) {
+        self.startSeconds = startSeconds
         self.device = device
         self.rate = rate
         self.channels = channels
@@ -86,6 +93,10 @@ public struct SessionOptions: Sendable, Equatable {
             throw SettingError(.period, value: "\(periodFrames)", allowed: SessionLimits.periodAllowed)
         }
         try SessionLimits.check(gainDB: gainDB)
+        guard startSeconds.isFinite, startSeconds >= 0, startSeconds <= PatternLimits.maxSessionSeconds.doubleValue
+        else {
+            throw SettingError(.start, value: String(format: "%g", startSeconds), allowed: "0 to 86400 seconds")
+        }
     }
 
     /// The device name with `auto` decided.

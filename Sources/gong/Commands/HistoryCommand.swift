@@ -21,7 +21,9 @@ struct HistoryCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Newest first, as a table, JSON or CSV.")
 
-        @Option(help: ArgumentHelp("Only sessions begun since: a date (2026-11-01) or days or weeks ago (7d, 2w).", valueName: "WHEN"))
+        @Option(
+            help: ArgumentHelp(
+                "Only sessions begun since: a date (2026-11-01) or days or weeks ago (7d, 2w).", valueName: "WHEN"))
         var since: String?
 
         @Option(help: "At most this many.")
@@ -36,7 +38,9 @@ struct HistoryCommand: ParsableCommand {
         func run() throws {
             do {
                 guard !(json && csv) else { throw UsageError("--json and --csv: choose one") }
-                if let limit, limit < 1 { throw UsageError("--limit \(limit): out of range; use a whole number from 1") }
+                if let limit, limit < 1 {
+                    throw UsageError("--limit \(limit): out of range; use a whole number from 1")
+                }
                 let start = try since.map { text throws(UsageError) in try HistoryTime.since(text, flag: "--since") }
                 let records = try openHistory().records(since: start, limit: limit)
                 if csv {
@@ -61,7 +65,9 @@ struct HistoryCommand: ParsableCommand {
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Read sessions from a CSV file written by gong history --csv.",
-            discussion: "A session already in the history (by its id) is replaced, not added twice. The file is read whole before anything is written: a bad line adds nothing.")
+            discussion:
+                "A session already in the history (by its id) is replaced, not added twice. The file is read whole before anything is written: a bad line adds nothing."
+        )
 
         @Argument(help: "The CSV file.")
         var file: String
@@ -74,7 +80,9 @@ struct HistoryCommand: ParsableCommand {
                 let known = Set(try history.records().map(\.id))
                 try history.save(records)
                 let replaced = records.filter { known.contains($0.id) }.count
-                print("gong: \(records.count - replaced) sessions added, \(replaced) already there replaced, from \(file)")
+                print(
+                    "gong: \(records.count - replaced) sessions added, \(replaced) already there replaced, from \(file)"
+                )
             } catch {
                 throw fail(error)
             }
@@ -89,7 +97,10 @@ struct HistoryCommand: ParsableCommand {
         @Option(help: "What you sat: a pattern's name, or any word.")
         var pattern: String
 
-        @Option(help: ArgumentHelp("When it began, local time: \"2026-11-23 07:00\", or \"today 07:00\", \"yesterday 21:30\".", valueName: "TIME"))
+        @Option(
+            help: ArgumentHelp(
+                "When it began, local time: \"2026-11-23 07:00\", or \"today 07:00\", \"yesterday 21:30\".",
+                valueName: "TIME"))
         var at: String
 
         @Option(help: ArgumentHelp("How long it lasted, e.g. 20m or 1h15m.", valueName: "DURATION"))
@@ -106,10 +117,13 @@ struct HistoryCommand: ParsableCommand {
                 let record = SessionRecord(
                     pattern: pattern, source: .added, startedAt: start, endedAt: start.addingTimeInterval(played),
                     utcOffsetSeconds: offset,
-                    day: DayBoundary.text(ofDay: boundary.dayNumber(localTime: start.addingTimeInterval(Double(offset)))),
+                    day: DayBoundary.text(
+                        ofDay: boundary.dayNumber(localTime: start.addingTimeInterval(Double(offset)))),
                     plannedSeconds: played, playedSeconds: played, ending: .completed)
                 try openHistory().save(record)
-                print("gong: added \(pattern), \(DurationText.format(seconds)) at \(record.localStartText), counted for \(record.day)")
+                print(
+                    "gong: added \(pattern), \(DurationText.format(seconds)) at \(record.localStartText), counted for \(record.day)"
+                )
             } catch {
                 throw fail(error)
             }
@@ -146,8 +160,9 @@ enum HistoryTime {
         }
         day.hour = clock[0]
         day.minute = clock[1]
-        guard calendar.date(from: day).map({ calendar.dateComponents([.year, .month, .day], from: $0) })
-            == DateComponents(year: day.year, month: day.month, day: day.day),
+        guard
+            calendar.date(from: day).map({ calendar.dateComponents([.year, .month, .day], from: $0) })
+                == DateComponents(year: day.year, month: day.month, day: day.day),
             let date = calendar.date(from: day)
         else { throw UsageError("\(flag) \"\(text)\": no such day; use \(allowed)") }
         guard date <= now else { throw UsageError("\(flag) \"\(text)\": is in the future; use \(allowed)") }
@@ -157,13 +172,16 @@ enum HistoryTime {
     /// `2026-11-01` (local midnight), `7d` or `2w` ago.
     static func since(_ text: String, flag: String, now: Date = Date()) throws(UsageError) -> Date {
         let allowed = "a date such as 2026-11-01, or days or weeks ago such as 7d or 2w"
-        if let unit = text.last, unit == "d" || unit == "w", let count = Int(text.dropLast()), count >= 0, count <= 100_000 {
+        if let unit = text.last, unit == "d" || unit == "w", let count = Int(text.dropLast()), count >= 0,
+            count <= 100_000
+        {
             return now.addingTimeInterval(-Double(count * (unit == "w" ? 7 : 1)) * 86400)
         }
         let numbers = text.split(separator: "-").compactMap { Int($0) }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
-        guard numbers.count == 3, let date = calendar.date(from: DateComponents(year: numbers[0], month: numbers[1], day: numbers[2]))
+        guard numbers.count == 3,
+            let date = calendar.date(from: DateComponents(year: numbers[0], month: numbers[1], day: numbers[2]))
         else { throw UsageError("\(flag) \(text): not a date; use \(allowed)") }
         return date
     }

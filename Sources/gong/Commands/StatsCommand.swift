@@ -32,7 +32,8 @@ struct StatsCommand: ParsableCommand {
     func run() throws {
         do {
             guard let boundary = DayBoundary(text: dayStarts) else {
-                throw UsageError("--day-starts \(dayStarts): not a time of day; use H:MM from 0:00 to 23:59, such as 4:00")
+                throw UsageError(
+                    "--day-starts \(dayStarts): not a time of day; use H:MM from 0:00 to 23:59, such as 4:00")
             }
             guard let least = DurationText.seconds(minimum), least <= Rational(86400) else {
                 throw UsageError("--minimum \(minimum): not a duration up to 24h; use \(DurationText.allowed), or 0s")
@@ -49,7 +50,10 @@ struct StatsCommand: ParsableCommand {
                     object["currentStreak"] = nil
                     object["longestStreak"] = nil
                 }
-                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                print(
+                    String(
+                        decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
+                        as: UTF8.self))
                 return
             }
             print(Self.text(stats, showStreaks: !noStreaks).joined(separator: "\n"))

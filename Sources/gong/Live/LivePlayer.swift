@@ -25,13 +25,30 @@ enum LivePlayer {
         case control(String?)
         /// Ctrl-Z's pause has had its time to fade: stop the process now, paused or not.
         case stopDue
-        /// The history cannot be written: said once, and the session plays on.
-        case historyFailed(HistoryError)
+        /// The history or the snapshot cannot be written: said once, and the session plays on.
+        case keepingFailed(SessionRecorder.Failure)
     }
 
-    /// - Parameter parameters: the overrides as given, for the history.
+    /// How a resumed session begins.
+    enum Resuming {
+        /// Paused until the person presses space (or leaves it for later with q).
+        case whenAsked(SessionSnapshot)
+        /// At once (`gong resume --now`, for headless use).
+        case now(SessionSnapshot)
+
+        var snapshot: SessionSnapshot {
+            switch self {
+            case .whenAsked(let snapshot), .now(let snapshot): snapshot
+            }
+        }
+    }
+
+    /// - Parameters:
+    ///   - parameters: the overrides as given, for the history.
+    ///   - resuming: the snapshot a resumed session carries on from.
     static func play(
-        _ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double, parameters: String
+        _ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double, parameters: String,
+        resuming: Resuming? = nil
     ) async throws -> Int32 {
         // Keys need a terminal on stdin (or, when stdin is the control channel, the process's
         // terminal); the view needs one on both ends (its last line offers the keys). Anything
@@ -41,8 +58,10 @@ enum LivePlayer {
             controlOnStdin ? Self.openTerminal() : (TerminalScreen.isTerminal(STDIN_FILENO) ? STDIN_FILENO : nil)
         defer { if controlOnStdin, let keyboard { close(keyboard) } }
         let interactive = keyboard != nil
-        let session = try GongSession(
-            pattern: pattern, options: try options.sessionOptions(volume: volume, interactive: interactive), bank: bank)
+        if resuming == nil, !options.json { mentionUnfinished() }
+        var sessionOptions = try options.sessionOptions(volume: volume, interactive: interactive)
+        sessionOptions.startSeconds = resuming?.snapshot.positionSeconds ?? 0
+        let session = try GongSession(pattern: pattern, options: sessionOptions, bank: bank)
         let signals = SignalWatcher()
         defer { signals.uninstall() }
         // While there is a terminal there is a screen; `view` is it when it also draws.
@@ -63,20 +82,36 @@ enum LivePlayer {
             feed.yield(.over)
         }
         defer { forwarding.cancel() }
-        // Recorded from its own copy of the events, on its own queue: the history is opened
-        // there too, so neither a slow disk nor a locked file holds up this loop or the audio.
-        let recording =
-            options.noHistory
-            ? nil
-            : HistoryRecording(
-                of: session, opening: { () throws(HistoryError) in try SessionHistory(path: SessionHistory.defaultPath()) },
-                parameters: parameters
-            ) { error in feed.yield(.historyFailed(error)) }
+        // Recorded and snapshotted from its own copy of the events, on its own queue (the history
+        // is opened there too), so neither a slow disk nor a locked file holds up this loop or
+        // the audio.
+        let standard = SessionRecorder.Keeping.standard
+        let recorder = SessionRecorder(
+            of: session,
+            keeping: .init(history: options.noHistory ? nil : standard.history, snapshots: standard.snapshots),
+            parameters: parameters, device: options.device, resuming: resuming?.snapshot
+        ) { failure in feed.yield(.keepingFailed(failure)) }
         InputThread.start(
             signals: signals.wakeFileDescriptor, keys: keyboard, control: controlOnStdin ? STDIN_FILENO : nil, to: feed)
         let server = options.control == .socket ? try ControlServer(session: session) : nil
         defer { server?.close() }
-        session.start()
+        /// Waiting for the person before a resumed session plays on.
+        var waitingToStart = false
+        func begin() {
+            waitingToStart = false
+            if let resuming { recorder.marksResumed(resuming.snapshot) }
+            session.start()
+        }
+        if case .whenAsked(let snapshot) = resuming {
+            waitingToStart = true
+            let line =
+                "\(pattern.name): resuming at \(DurationText.clock(seconds: snapshot.positionSeconds)) of "
+                + "\(DurationText.clock(seconds: snapshot.positionSeconds + session.status.plannedSeconds));"
+                + " press space to carry on, q to leave it for later"
+            if let view { view.log(line) } else { printError(line) }
+        } else {
+            begin()
+        }
         if let server, !options.json, !options.quiet { print("\(pattern.name): control socket \(server.path)") }
 
         var redraw: Task<Void, Never>?
@@ -129,6 +164,13 @@ enum LivePlayer {
                 if stopping { stopProcess() }
             case .over:
                 break loop
+            case .keys(let keys) where waitingToStart:
+                if keys.contains(.togglePause) {
+                    begin()
+                } else if keys.contains(.stop) {
+                    // Left for later: nothing played, the snapshot stays as it was.
+                    return 0
+                }
             case .keys(let keys):
                 for key in keys {
                     switch key {
@@ -141,9 +183,8 @@ enum LivePlayer {
                 detachFromTerminal()
             case .redraw:
                 break
-            case .historyFailed(let error):
-                let line = "not recorded in the history: \(error)"
-                if let view { view.log("gong: " + line) } else { printError(line) }
+            case .keepingFailed(let failure):
+                if let view { view.log("gong: \(failure)") } else { printError("\(failure)") }
             case .control(let line):
                 print(
                     line.map { ControlProtocol.reply(to: Substring($0), session: session) }
@@ -152,6 +193,8 @@ enum LivePlayer {
             case .signalled:
                 for signal in signals.take() {
                     switch signal {
+                    case .interrupt where waitingToStart, .terminate where waitingToStart:
+                        return 0  // left for later, as with q
                     case .interrupt(let count):
                         interrupts += count
                         command(interrupts == 1 ? .stop : .halt)
@@ -183,13 +226,25 @@ enum LivePlayer {
         let ended = report ?? session.waitForReport()
         // The last write, so the history has the session before the process ends; a locked file
         // is waited for at most as long as one write waits.
-        _ = recording?.waitForWrites(timeoutSeconds: SessionHistory.busySeconds + 1)
+        _ = recorder.waitForWrites(timeoutSeconds: SessionHistory.busySeconds + 1)
         if !options.json { print(NoticeFormat.summary(ended)) }
         if let failure = ended.failure {
             printError(failure)
             return ExitStatus.unavailable
         }
         return 0
+    }
+
+    /// Says so when sessions whose process died can be resumed, and names any snapshot that
+    /// could not be read (it has been moved aside).
+    static func mentionUnfinished(_ store: SnapshotStore = SnapshotStore()) {
+        let (unfinished, setAside) = store.unfinished()
+        for aside in setAside { printError(aside.description) }
+        guard let newest = unfinished.first else { return }
+        let more = unfinished.count > 1 ? " (and \(unfinished.count - 1) more)" : ""
+        printError(
+            "an unfinished \(newest.pattern.name) from \(newest.localWrittenText), stopped at "
+                + "\(DurationText.clock(seconds: newest.positionSeconds))\(more); 'gong resume' carries on with it")
     }
 
     /// The process's terminal, for keys while standard input carries commands.

@@ -1,0 +1,150 @@
+import Foundation
+import GongCore
+import Synchronization
+import Testing
+
+@testable import GongKit
+
+@Suite struct SnapshotTests {
+    final class Scratch {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gong-snapshots-\(UUID().uuidString)")
+            .path
+        var store: SnapshotStore { SnapshotStore(directory: path + "/sessions") }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// A process id that is not running.
+    static let deadProcess: Int32 = Int32.max - 7
+
+    static func snapshot(id: String = UUID().uuidString, processID: Int32 = deadProcess, at: Date = Date())
+        -> SessionSnapshot
+    {
+        SessionSnapshot(
+            recordID: id, pattern: GongSessionTests.box16, parameters: "--cycles 1", positionSeconds: 6.5,
+            state: .paused,
+            pauses: 2, processID: processID, device: "null", writtenAt: Date.roundedToMilliseconds(at))
+    }
+
+    @Test func aSnapshotIsWrittenWholeAndReadBackAsItWas() throws {
+        let scratch = Scratch()
+        let older = Self.snapshot(at: Date().addingTimeInterval(-60))
+        let newer = Self.snapshot()
+        try scratch.store.write(older)
+        try scratch.store.write(newer)
+        let (found, setAside) = scratch.store.unfinished()
+        #expect(found == [newer, older], "newest first")
+        #expect(setAside.isEmpty)
+        // Written over in place; nothing but the snapshots themselves left in the directory.
+        try scratch.store.write(newer)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: scratch.store.directory).sorted()
+                == [older.recordID + ".json", newer.recordID + ".json"].sorted())
+        scratch.store.remove(recordID: older.recordID)
+        #expect(scratch.store.unfinished().snapshots == [newer])
+    }
+
+    @Test func aSnapshotOfARunningProcessIsNotUnfinished() throws {
+        let scratch = Scratch()
+        try scratch.store.write(Self.snapshot(processID: getpid()))
+        #expect(scratch.store.unfinished().snapshots.isEmpty)
+    }
+
+    /// Truncated, garbage, of a newer format, with a pattern gong cannot play: each is moved
+    /// aside with its reason, kept byte for byte, and the good one beside them is still found.
+    @Test func unreadableSnapshotsAreMovedAsideAndKept() throws {
+        let scratch = Scratch()
+        let good = Self.snapshot()
+        try scratch.store.write(good)
+        let text = try String(contentsOfFile: scratch.store.path(for: good.recordID), encoding: .utf8)
+        let bad: [String: String] = [
+            "truncated": String(text.prefix(text.count / 2)),
+            "garbage": "\u{1}\u{2}not json at all",
+            "newer": text.replacingOccurrences(of: #""format":1"#, with: #""format":7"#),
+            "unplayable": text.replacingOccurrences(of: #""numerator":4"#, with: #""numerator":-4"#),
+            "incomplete": #"{"format":1,"recordID":"x"}"#
+        ]
+        for (name, content) in bad {
+            try content.write(toFile: scratch.store.directory + "/\(name).json", atomically: true, encoding: .utf8)
+        }
+        let (found, setAside) = scratch.store.unfinished()
+        #expect(found == [good])
+        #expect(setAside.count == bad.count, "\(setAside)")
+        for aside in setAside {
+            let name = (aside.path as NSString).lastPathComponent.replacingOccurrences(of: ".json", with: "")
+            #expect(try String(contentsOfFile: aside.movedTo, encoding: .utf8) == bad[name], "kept as it was: \(name)")
+            #expect(!FileManager.default.fileExists(atPath: aside.path))
+        }
+        let reasons = Dictionary(
+            uniqueKeysWithValues: setAside.map { (($0.path as NSString).lastPathComponent, $0.reason) })
+        #expect(reasons["newer.json"] == "is of format 7, newer than this gong's 1")
+        #expect(reasons["garbage.json"] == "is not a snapshot (truncated or damaged)")
+        #expect(reasons["unplayable.json"]?.hasPrefix("holds a pattern gong cannot play") == true, "\(reasons)")
+        // Once moved aside they are not looked at again.
+        #expect(scratch.store.unfinished().setAside.isEmpty)
+    }
+
+    /// While a session plays its snapshot is on disk with where it stands; when it ends, the
+    /// snapshot is gone and its record complete.
+    @Test func aPlayingSessionKeepsASnapshotThatItsEndRemoves() async throws {
+        let scratch = Scratch()
+        let history = scratch.path + "/history.sqlite"
+        let session = try GongSessionTests.openPaced(GongSessionTests.long)
+        let recorder = SessionRecorder(
+            of: session,
+            keeping: .init(
+                history: { () throws(HistoryError) in try SessionHistory(path: history) }, snapshots: scratch.store),
+            parameters: "--set sit=1h", device: "null"
+        ) { failure in Issue.record("\(failure)") }
+        session.start()
+        let deadline = Date().addingTimeInterval(120)
+        while !FileManager.default.fileExists(atPath: scratch.store.path(for: recorder.record.id)), Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try session.send(.pause)
+        var written: SessionSnapshot?
+        while written?.state != .paused, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            written = try? SnapshotStore.read(scratch.store.path(for: recorder.record.id)).get()
+        }
+        #expect(written?.state == .paused && written?.pauses == 1 && written?.pattern == GongSessionTests.long)
+        #expect(written?.device == "null" && written?.parameters == "--set sit=1h" && written?.processID == getpid())
+        try session.send(.stop)
+        _ = await session.report()
+        #expect(recorder.waitForWrites(timeoutSeconds: 30))
+        #expect(!FileManager.default.fileExists(atPath: scratch.store.path(for: recorder.record.id)))
+        #expect(try SessionHistory(path: history).record(id: recorder.record.id)?.ending == .stopped)
+    }
+
+    /// A resumed session begins at the snapshot's position, plays only what is left, counts on
+    /// from its pauses, marks the record it carries on from as resumed, and removes that
+    /// snapshot once its own is written.
+    @Test func aResumedSessionPlaysTheRestAndTakesOverTheSnapshot() async throws {
+        let scratch = Scratch()
+        let historyPath = scratch.path + "/history.sqlite"
+        let history = try SessionHistory(path: historyPath)
+        var interrupted = HistoryTests.sitting("2026-11-23T07:00", minutes: 0.1, pattern: "box", ending: .playing)
+        interrupted.processID = Self.deadProcess
+        try history.save(interrupted)
+        let earlier = Self.snapshot(id: interrupted.id)
+        try scratch.store.write(earlier)
+
+        var options = SessionOptions(device: "null")
+        options.startSeconds = earlier.positionSeconds
+        let session = try GongSession(pattern: earlier.pattern, options: options, bank: shippedBank)
+        #expect(session.status.plannedSeconds == 16 - 6.5)
+        let recorder = SessionRecorder(
+            of: session, keeping: .init(history: { history }, snapshots: scratch.store), parameters: earlier.parameters,
+            device: earlier.device, resuming: earlier
+        ) { failure in Issue.record("\(failure)") }
+        recorder.marksResumed(earlier)
+        session.start()
+        let report = await session.report()
+        #expect(recorder.waitForWrites(timeoutSeconds: 30))
+        #expect(report.plannedSeconds == 9.5)
+        #expect(report.phases == 3)
+        #expect(try history.record(id: interrupted.id)?.ending == .resumed)
+        let rest = try #require(try history.record(id: recorder.record.id))
+        #expect(rest.resumedFrom == interrupted.id && rest.ending == .completed)
+        #expect(scratch.store.unfinished().snapshots.isEmpty, "neither snapshot is left")
+    }
+}
