@@ -12,7 +12,7 @@ struct Gong: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, BreatheCommand.self, ResumeCommand.self, RenderCommand.self, CtlCommand.self,
             HistoryCommand.self,
-            StatsCommand.self, PatternsCommand.self, SoundsCommand.self, DevicesCommand.self
+            StatsCommand.self, ConfigCommand.self, PatternsCommand.self, SoundsCommand.self, DevicesCommand.self
         ]
     )
 }

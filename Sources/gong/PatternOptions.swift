@@ -79,10 +79,10 @@ struct PatternOptions: ParsableArguments {
 
     /// Looks the pattern up and applies the overrides. A problem with the pattern itself is
     /// the pattern's (`GongError`); one with what the flags make of it is the command line's.
-    func resolvePattern(_ reference: String) throws -> Pattern {
+    func resolvePattern(_ reference: String, config: GongConfig) throws -> Pattern {
         let pattern: Pattern
         do {
-            pattern = try PatternCatalog().pattern(named: reference)
+            pattern = try PatternCatalog(extraDirectories: config.patternDirectories.value).pattern(named: reference)
         } catch {
             throw GongError.pattern(error)
         }
@@ -108,8 +108,8 @@ struct PatternOptions: ParsableArguments {
         return words.joined(separator: " ")
     }
 
-    func soundBank() -> SoundBank {
-        SoundBank.standard(explicit: sounds)
+    func soundBank(_ config: GongConfig) -> SoundBank {
+        SoundBank.standard(explicit: sounds, extra: config.soundDirectories.value)
     }
 
     static func duration(_ text: String, for field: PatternOverrides.Field, allowZero: Bool = false)
@@ -129,8 +129,20 @@ struct PatternOptions: ParsableArguments {
 
 /// Master volume, shared by render and live playback.
 struct VolumeOption: ParsableArguments {
-    @Option(help: ArgumentHelp("Master volume in dB, from -60 to 12 (the output never clips).", valueName: "DB"))
-    var volume: Double = 0
+    @Option(
+        name: .customLong("volume"),
+        help: ArgumentHelp(
+            "Master volume in dB, from -60 to 12 (the output never clips). Default: the config's, else 0.",
+            valueName: "DB"))
+    var volumeFlag: Double?
+
+    var volume: Double { volumeFlag ?? 0 }
+
+    /// Takes the config's volume where no flag gave one.
+    mutating func adopt(_ config: inout GongConfig) {
+        config.volumeDB.override(volumeFlag, from: .flag("--volume"))
+        volumeFlag = config.volumeDB.value
+    }
 
     func check() throws(GongError) {
         do { try SessionLimits.check(gainDB: volume) } catch { throw .setting(error) }

@@ -224,4 +224,40 @@ import Testing
         let nothing = try place.gong(["resume", "--now"])
         #expect(nothing.status == 66 && nothing.stderr == "gong: no unfinished session to resume\n")
     }
+
+    /// The config file chooses the device, the pattern and the volume, `gong config` says where
+    /// each setting came from (flag over environment over file over default), and a bad file is
+    /// one line with its line number and exit 65.
+    @Test func theConfigFileIsUsedAndGongConfigSaysWhereEachSettingCameFrom() throws {
+        let place = try Place()
+        let configDirectory = place.scratch.path + "/config/gong"
+        try FileManager.default.createDirectory(atPath: configDirectory, withIntermediateDirectories: true)
+        try "device = \"null\"\npattern = \"box\"\nvolume = -6\nday-starts = \"5:30\"\n".write(
+            toFile: configDirectory + "/config.toml", atomically: true, encoding: .utf8)
+        let environment = place.environment.merging(["XDG_CONFIG_HOME": place.scratch.path + "/config"]) { $1 }
+        func gong(_ arguments: [String], _ extra: [String: String] = [:]) throws -> CommandResult {
+            try runGong(arguments, environment: environment.merging(extra) { $1 })
+        }
+        // No pattern and no device named: the config's box, on null.
+        let played = try gong(["run", "--cycles", "1", "--json"])
+        #expect(played.status == 0, "\(played.stderr)")
+        #expect(played.stdout.contains(#""device":"null""#) && played.stdout.contains(#""pattern":"box""#))
+        let shown = try gong(["config", "--json", "--device", "pulse"], ["GONG_LATENCY": "300"])
+        let settings = try #require(
+            try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: [String: String]])
+        #expect(settings["device"] == ["value": "pulse", "source": "flag --device"])
+        #expect(settings["latency"] == ["value": "300", "source": "environment GONG_LATENCY"])
+        #expect(settings["volume"]?["source"] == "file " + configDirectory + "/config.toml")
+        #expect(settings["day-starts"]?["value"] == "5:30" && settings["streaks"]?["source"] == "default")
+
+        try "device = \"null\"\nlatnecy = 5\n".write(
+            toFile: configDirectory + "/config.toml", atomically: true, encoding: .utf8)
+        for arguments in [["config"], ["run", "box", "--cycles", "1"], ["stats"]] {
+            let refused = try gong(arguments)
+            #expect(refused.status == 65, "\(arguments)")
+            #expect(
+                refused.stderr == "gong: \(configDirectory)/config.toml:2: latnecy = 5: unknown key; use one of "
+                    + "device, latency, volume, pattern, patterns, sounds, day-starts, streak-minimum, streaks\n")
+        }
+    }
 }

@@ -2,22 +2,27 @@ import Foundation
 import GongCore
 
 /// Finds patterns by name or path: built-ins first, then `NAME.toml` in the user's pattern
-/// directory; anything that looks like a path is read as a file.
+/// directory and then in any extra ones (the config's `patterns`); anything that looks like a
+/// path is read as a file.
 public struct PatternCatalog: Sendable {
     public var directories: GongDirectories
+    public var extraDirectories: [String]
 
-    public init(directories: GongDirectories = GongDirectories()) {
+    public init(directories: GongDirectories = GongDirectories(), extraDirectories: [String] = []) {
         self.directories = directories
+        self.extraDirectories = extraDirectories
     }
+
+    private var searched: [String] { [directories.userPatterns] + extraDirectories }
 
     public func pattern(named reference: String) throws(PatternError) -> Pattern {
         if reference.contains("/") || reference.hasSuffix(".toml") {
             return try PatternFile.load(path: expandingTilde(reference))
         }
         if let builtIn = BuiltInPatterns.named(reference) { return builtIn }
-        let userFile = directories.userPatterns + "/" + reference + ".toml"
-        if FileManager.default.fileExists(atPath: userFile) {
-            return try PatternFile.load(path: userFile)
+        for directory in searched {
+            let file = directory + "/" + reference + ".toml"
+            if FileManager.default.fileExists(atPath: file) { return try PatternFile.load(path: file) }
         }
         var error = PatternError(
             value: reference, problem: "no such pattern",
@@ -38,7 +43,7 @@ public struct PatternCatalog: Sendable {
     }
 
     public func userPatternNames() -> [String] {
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directories.userPatterns)) ?? []
-        return files.filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(5)) }.sorted()
+        let files = searched.flatMap { (try? FileManager.default.contentsOfDirectory(atPath: $0)) ?? [] }
+        return Array(Set(files.filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(5)) })).sorted()
     }
 }

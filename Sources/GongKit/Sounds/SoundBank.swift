@@ -36,9 +36,11 @@ public struct SoundBank: Sendable {
         self.cache = cache
     }
 
-    /// The standard search path, with `explicit` (a `--sounds` directory) first.
+    /// The standard search path, with `explicit` (a `--sounds` directory) first, then
+    /// `GONG_SOUNDS`, then `extra` (the config's `sounds`).
     public static func standard(
-        explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+        explicit: String? = nil, extra: [String] = [],
+        environment: [String: String] = ProcessInfo.processInfo.environment,
         gongDirectories: GongDirectories = GongDirectories()
     ) -> SoundBank {
         var directories: [String] = []
@@ -46,6 +48,7 @@ public struct SoundBank: Sendable {
         if let fromEnvironment = environment["GONG_SOUNDS"], !fromEnvironment.isEmpty {
             directories.append(fromEnvironment)
         }
+        directories += extra
         directories.append(gongDirectories.userSounds)
         let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
         directories.append(

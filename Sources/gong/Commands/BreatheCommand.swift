@@ -32,16 +32,20 @@ struct BreatheCommand: AsyncParsableCommand {
     }
 
     private func breathe() async throws -> Int32 {
+        var config = try loadConfig()
+        var live = live, volume = volume
+        live.adopt(&config)
+        volume.adopt(&config)
         try volume.check()
         guard pattern != nil || patternOptions.bpm != nil else {
             throw UsageError("breathe: name a pattern (box, 4-7-8, resonant, coherent, sigh) or give --bpm RATE")
         }
-        let resolved = try patternOptions.resolvePattern(pattern ?? "resonant")
+        let resolved = try patternOptions.resolvePattern(pattern ?? "resonant", config: config)
         guard resolved.isBreathing else {
             throw UsageError("breathe: \(resolved.name) is not a breathing pattern; use 'gong run \(resolved.name)'")
         }
         return try await LivePlayer.play(
-            resolved, options: live, bank: patternOptions.soundBank(), volume: volume.volume,
-            parameters: patternOptions.given)
+            resolved, options: live, bank: patternOptions.soundBank(config), volume: volume.volume,
+            parameters: patternOptions.given, boundary: config.dayStartsAt.value)
     }
 }

@@ -113,7 +113,7 @@ struct HistoryCommand: ParsableCommand {
                 }
                 let (start, offset) = try HistoryTime.localTime(at, flag: "--at")
                 let played = seconds.doubleValue
-                let boundary = DayBoundary.standard
+                let boundary = try loadConfig().dayStartsAt.value
                 let record = SessionRecord(
                     pattern: pattern, source: .added, startedAt: start, endedAt: start.addingTimeInterval(played),
                     utcOffsetSeconds: offset,

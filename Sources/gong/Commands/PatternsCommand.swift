@@ -14,7 +14,7 @@ struct PatternsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List built-in and user patterns.")
 
         func run() throws {
-            let catalog = PatternCatalog()
+            let catalog = PatternCatalog(extraDirectories: (try? loadConfig())?.patternDirectories.value ?? [])
             let width = (BuiltInPatterns.all.map(\.name) + catalog.userPatternNames()).map(\.count).max() ?? 10
             for pattern in BuiltInPatterns.all {
                 print(pattern.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + pattern.summary)
@@ -51,7 +51,7 @@ struct PatternsCommand: ParsableCommand {
         }
 
         private func describe() throws -> String {
-            let resolved = try options.resolvePattern(pattern)
+            let resolved = try options.resolvePattern(pattern, config: try loadConfig())
             do {
                 return PatternDescription.describe(
                     resolved, timeline: try Timeline(pattern: resolved, sampleRate: 48000))

@@ -91,14 +91,19 @@ struct RenderCommand: ParsableCommand {
     }
 
     private func render(format: AudioFileFormat, encoding: SampleEncoding) throws -> (RenderRequest, RenderReport) {
-        var request = RenderRequest(pattern: try patternOptions.resolvePattern(pattern), outputPath: output)
+        var config = try loadConfig()
+        var volume = volume
+        volume.adopt(&config)
+        try volume.check()
+        var request = RenderRequest(
+            pattern: try patternOptions.resolvePattern(pattern, config: config), outputPath: output)
         request.sampleRate = rate
         request.channels = channels
         request.format = format
         request.encoding = encoding
         request.masterGainDB = volume.volume
         request.blockFrames = block
-        return (request, try OfflineRender.run(request, bank: patternOptions.soundBank()))
+        return (request, try OfflineRender.run(request, bank: patternOptions.soundBank(config)))
     }
 
     private func describe(_ report: RenderReport, request: RenderRequest) -> String {

@@ -32,6 +32,9 @@ struct ResumeCommand: AsyncParsableCommand {
     }
 
     private func resume() async throws -> Int32 {
+        var config = try loadConfig()
+        var volume = volume
+        volume.adopt(&config)
         try volume.check()
         let (unfinished, setAside) = SnapshotStore().unfinished()
         for aside in setAside { printError(aside.description) }
@@ -43,12 +46,16 @@ struct ResumeCommand: AsyncParsableCommand {
             throw UsageError("resume: no terminal to wait on for the go-ahead; use --now to carry on at once")
         }
         var options = live
-        if options.device == "auto" { options.device = snapshot.device }
+        // The device it played on, unless a flag names another.
+        if options.deviceFlag == nil { options.deviceFlag = snapshot.device }
+        options.adopt(&config)
         if unfinished.count > 1 {
             printError("\(unfinished.count - 1) more unfinished after this one; gong resume again for them")
         }
         return try await LivePlayer.play(
-            snapshot.pattern, options: options, bank: .standard(), volume: volume.volume,
-            parameters: snapshot.parameters, resuming: now ? .now(snapshot) : .whenAsked(snapshot))
+            snapshot.pattern, options: options, bank: .standard(extra: config.soundDirectories.value),
+            volume: volume.volume,
+            parameters: snapshot.parameters, boundary: config.dayStartsAt.value,
+            resuming: now ? .now(snapshot) : .whenAsked(snapshot))
     }
 }

@@ -16,8 +16,11 @@ struct RunCommand: AsyncParsableCommand {
               gong run interval --set bell=10m --duration 1h --quiet
             """)
 
-    @Argument(help: "A built-in pattern (gong patterns list), a name from ~/.config/gong/patterns, or a .toml file.")
-    var pattern: String
+    @Argument(
+        help:
+            "A built-in pattern (gong patterns list), a name from ~/.config/gong/patterns, or a .toml file (default: the config's pattern, else two-phase)."
+    )
+    var pattern: String?
 
     @OptionGroup var live: LiveOptions
     @OptionGroup var patternOptions: PatternOptions
@@ -26,10 +29,15 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         let status: Int32
         do {
+            var config = try loadConfig()
+            var live = live, volume = volume
+            live.adopt(&config)
+            volume.adopt(&config)
             try volume.check()
             status = try await LivePlayer.play(
-                try patternOptions.resolvePattern(pattern), options: live,
-                bank: patternOptions.soundBank(), volume: volume.volume, parameters: patternOptions.given)
+                try patternOptions.resolvePattern(pattern ?? config.pattern.value, config: config), options: live,
+                bank: patternOptions.soundBank(config), volume: volume.volume, parameters: patternOptions.given,
+                boundary: config.dayStartsAt.value)
         } catch {
             throw fail(error)
         }

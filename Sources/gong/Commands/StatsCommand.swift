@@ -14,16 +14,21 @@ struct StatsCommand: ParsableCommand {
             day before and does not break a streak.
             """)
 
-    @Option(help: ArgumentHelp("When a day begins, local time (H:MM).", valueName: "H:MM"))
-    var dayStarts = "4:00"
+    @Option(
+        help: ArgumentHelp(
+            "When a day begins, local time (default: the config's day-starts, else 4:00).", valueName: "H:MM"))
+    var dayStarts: String?
 
-    @Option(help: ArgumentHelp("The least a session must play to count, e.g. 1m or 5m.", valueName: "DURATION"))
-    var minimum = "1m"
+    @Option(
+        help: ArgumentHelp(
+            "The least a session must play to count, e.g. 1m or 5m (default: the config's streak-minimum, else 1m).",
+            valueName: "DURATION"))
+    var minimum: String?
 
     @Option(help: "Weeks in the calendar (1-104).")
     var weeks = 12
 
-    @Flag(help: "Do not show streaks.")
+    @Flag(help: "Do not show streaks (the config's streaks = false does the same).")
     var noStreaks = false
 
     @Flag(help: "The figures as one JSON object.")
@@ -31,22 +36,32 @@ struct StatsCommand: ParsableCommand {
 
     func run() throws {
         do {
-            guard let boundary = DayBoundary(text: dayStarts) else {
-                throw UsageError(
-                    "--day-starts \(dayStarts): not a time of day; use H:MM from 0:00 to 23:59, such as 4:00")
+            var config = try loadConfig()
+            if let dayStarts {
+                guard let boundary = DayBoundary(text: dayStarts) else {
+                    throw UsageError(
+                        "--day-starts \(dayStarts): not a time of day; use H:MM from 0:00 to 23:59, such as 4:00")
+                }
+                config.dayStartsAt.override(boundary, from: .flag("--day-starts"))
             }
-            guard let least = DurationText.seconds(minimum), least <= Rational(86400) else {
-                throw UsageError("--minimum \(minimum): not a duration up to 24h; use \(DurationText.allowed), or 0s")
+            if let minimum {
+                guard let least = DurationText.seconds(minimum), least <= Rational(86400) else {
+                    throw UsageError(
+                        "--minimum \(minimum): not a duration up to 24h; use \(DurationText.allowed), or 0s")
+                }
+                config.streakMinimumSeconds.override(least.doubleValue, from: .flag("--minimum"))
             }
+            if noStreaks { config.showStreaks.override(false, from: .flag("--no-streaks")) }
             guard (1...104).contains(weeks) else { throw UsageError("--weeks \(weeks): out of range; use 1 to 104") }
-            let records = try openHistory().records()
             let stats = PracticeStats(
-                records: records, boundary: boundary, minimumSeconds: least.doubleValue, recentDays: weeks * 7)
+                records: try openHistory().records(), boundary: config.dayStartsAt.value,
+                minimumSeconds: config.streakMinimumSeconds.value, recentDays: weeks * 7)
+            let showStreaks = config.showStreaks.value
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 var object = try JSONSerialization.jsonObject(with: try encoder.encode(stats)) as? [String: Any] ?? [:]
-                if noStreaks {
+                if !showStreaks {
                     object["currentStreak"] = nil
                     object["longestStreak"] = nil
                 }
@@ -56,7 +71,7 @@ struct StatsCommand: ParsableCommand {
                         as: UTF8.self))
                 return
             }
-            print(Self.text(stats, showStreaks: !noStreaks).joined(separator: "\n"))
+            print(Self.text(stats, showStreaks: showStreaks).joined(separator: "\n"))
         } catch {
             throw fail(error)
         }

@@ -6,10 +6,26 @@ import GongKit
 /// Options for playing on an audio device, shared by `run` and `breathe`.
 struct LiveOptions: ParsableArguments {
     @Option(
+        name: .customLong("device"),
         help: ArgumentHelp(
-            "Playback device: auto (a running PulseAudio or PipeWire server, played by gong's own client; else ALSA's default), an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a PulseAudio sink played directly: pulse (the server's default sink) or pulse:SINK. See gong devices.",
+            "Playback device: auto (a running PulseAudio or PipeWire server, played by gong's own client; else ALSA's default), an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a PulseAudio sink played directly: pulse (the server's default sink) or pulse:SINK. Default: the config's, else auto. See gong devices.",
             valueName: "NAME"))
-    var device = "auto"
+    var deviceFlag: String?
+
+    /// The device to play on: the flag's, else (after `adopt`) the config's, else `auto`.
+    var device: String {
+        get { deviceFlag ?? "auto" }
+        set { deviceFlag = newValue }
+    }
+
+    /// Takes the config's device and latency where no flag gave one, and tells the config the
+    /// flags that did (for `gong config`).
+    mutating func adopt(_ config: inout GongConfig) {
+        config.device.override(deviceFlag, from: .flag("--device"))
+        if let latency { config.latencyMs.override(.some(latency), from: .flag("--latency")) }
+        deviceFlag = config.device.value
+        latency = config.latencyMs.value
+    }
 
     @Option(help: "Sample rate in Hz (the device may grant a nearby one).")
     var rate = 48000

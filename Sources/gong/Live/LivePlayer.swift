@@ -48,7 +48,7 @@ enum LivePlayer {
     ///   - resuming: the snapshot a resumed session carries on from.
     static func play(
         _ pattern: Pattern, options: LiveOptions, bank: SoundBank, volume: Double, parameters: String,
-        resuming: Resuming? = nil
+        boundary: DayBoundary, resuming: Resuming? = nil
     ) async throws -> Int32 {
         // Keys need a terminal on stdin (or, when stdin is the control channel, the process's
         // terminal); the view needs one on both ends (its last line offers the keys). Anything
@@ -89,7 +89,7 @@ enum LivePlayer {
         let recorder = SessionRecorder(
             of: session,
             keeping: .init(history: options.noHistory ? nil : standard.history, snapshots: standard.snapshots),
-            parameters: parameters, device: options.device, resuming: resuming?.snapshot
+            parameters: parameters, device: options.device, resuming: resuming?.snapshot, boundary: boundary
         ) { failure in feed.yield(.keepingFailed(failure)) }
         InputThread.start(
             signals: signals.wakeFileDescriptor, keys: keyboard, control: controlOnStdin ? STDIN_FILENO : nil, to: feed)

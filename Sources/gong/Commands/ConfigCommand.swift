@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import GongKit
+
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Show every setting in effect and where it came from.",
+        discussion: """
+            Settings come from gong's defaults, then $XDG_CONFIG_HOME/gong/config.toml, then the
+            environment (GONG_DEVICE, GONG_LATENCY, GONG_VOLUME, GONG_PATTERN), then flags. The
+            file's keys: device, latency (ms), volume (dB), pattern, patterns and sounds (lists of
+            directories), day-starts ("4:00"), streak-minimum ("1m"), streaks (true or false).
+            The flags below show what a command given them would use.
+            """)
+
+    @Option(help: ArgumentHelp("A playback device, as gong run takes it.", valueName: "NAME"))
+    var device: String?
+
+    @Option(help: ArgumentHelp("An output latency in milliseconds, as gong run takes it.", valueName: "MS"))
+    var latency: Double?
+
+    @OptionGroup var volume: VolumeOption
+
+    @Flag(help: "One JSON object: each setting's value and source.")
+    var json = false
+
+    func run() throws {
+        do {
+            var config = try loadConfig()
+            var live = try LiveOptions.parse(
+                (device.map { ["--device", $0] } ?? []) + (latency.map { ["--latency", String($0)] } ?? []))
+            var volume = volume
+            live.adopt(&config)
+            volume.adopt(&config)
+            try volume.check()
+            let listing = config.listing
+            if json {
+                var object: [String: Any] = [:]
+                for entry in listing {
+                    // A string's value without the quotes it has in the file.
+                    let value = entry.value.hasPrefix("\"") ? String(entry.value.dropFirst().dropLast()) : entry.value
+                    object[entry.key] = ["value": value, "source": entry.source.description]
+                }
+                print(
+                    String(
+                        decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
+                        as: UTF8.self))
+                return
+            }
+            print("# \(GongConfig.path())")
+            let width = listing.map { $0.key.count + $0.value.count }.max() ?? 0
+            for entry in listing {
+                let line = "\(entry.key) = \(entry.value)"
+                print(line.padding(toLength: width + 5, withPad: " ", startingAt: 0) + "# \(entry.source)")
+            }
+        } catch {
+            throw fail(error)
+        }
+    }
+}
