@@ -49,7 +49,7 @@ import Testing
         #expect(stopped["ending"] as? String == "stopped" && stopped["parameters"] as? String == "--set meditation=23h")
         #expect((stopped["playedSeconds"] as? Double ?? 0) < (stopped["plannedSeconds"] as? Double ?? 0))
         let boxes = records.filter { $0["pattern"] as? String == "box" }
-        #expect(boxes.count == 3 && boxes.allSatisfy { $0["ending"] as? String == "completed" })
+        #expect(boxes.count == 3 && boxes.allSatisfy { $0["ending"] as? String == "completed" }, "\(boxes)")
         #expect(boxes.allSatisfy { $0["parameters"] as? String == "--cycles 1" && $0["phases"] as? Int == 4 })
 
         let table = try place.gong(["history"])

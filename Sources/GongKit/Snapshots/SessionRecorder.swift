@@ -62,6 +62,8 @@ public final class SessionRecorder: Sendable {
     private let state: Mutex<State>
     private let failed: @Sendable (Failure) -> Void
     private let written = DispatchGroup()
+    /// Signalled once the session's end has been taken in (and its last writes queued).
+    private let ended = DispatchSemaphore(value: 0)
 
     private struct State {
         var record: SessionRecord
@@ -134,9 +136,14 @@ public final class SessionRecorder: Sendable {
     /// The record as last written or about to be.
     public var record: SessionRecord { state.withLock { $0.record } }
 
-    /// Waits at most `timeoutSeconds` for the writes queued so far; true when they are done.
-    public func waitForWrites(timeoutSeconds: Double) -> Bool {
-        written.wait(timeout: .now() + timeoutSeconds) == .success
+    /// Waits at most `timeoutSeconds` for the session's end to be taken in and every write to
+    /// be done; true when they are. (The recorder reads its own copy of the events: the session
+    /// may be over for its caller before the recorder has seen `finished`.)
+    public func waitForEnd(timeoutSeconds: Double) -> Bool {
+        let deadline = DispatchTime.now() + timeoutSeconds
+        guard ended.wait(timeout: deadline) == .success else { return false }
+        ended.signal()
+        return written.wait(timeout: deadline) == .success
     }
 
     private func take(_ event: SessionEvent, status: SessionStatus?) {
@@ -167,6 +174,7 @@ public final class SessionRecorder: Sendable {
             return Update(record: state.record, snapshot: snapshot(of: state, status: status))
         }
         if let update { queue(update) }
+        if case .finished = event.kind { ended.signal() }
     }
 
     /// False once the session is over.

@@ -58,10 +58,11 @@ enum LivePlayer {
             controlOnStdin ? Self.openTerminal() : (TerminalScreen.isTerminal(STDIN_FILENO) ? STDIN_FILENO : nil)
         defer { if controlOnStdin, let keyboard { close(keyboard) } }
         let interactive = keyboard != nil
-        if resuming == nil, !options.json { mentionUnfinished() }
         var sessionOptions = try options.sessionOptions(volume: volume, interactive: interactive)
         sessionOptions.startSeconds = resuming?.snapshot.positionSeconds ?? 0
         let session = try GongSession(pattern: pattern, options: sessionOptions, bank: bank)
+        // Once the session is sure to play (bad input is its one line alone).
+        if resuming == nil, !options.json { mentionUnfinished() }
         let signals = SignalWatcher()
         defer { signals.uninstall() }
         // While there is a terminal there is a screen; `view` is it when it also draws.
@@ -226,7 +227,7 @@ enum LivePlayer {
         let ended = report ?? session.waitForReport()
         // The last write, so the history has the session before the process ends; a locked file
         // is waited for at most as long as one write waits.
-        _ = recorder.waitForWrites(timeoutSeconds: SessionHistory.busySeconds + 1)
+        _ = recorder.waitForEnd(timeoutSeconds: SessionHistory.busySeconds + 1)
         if !options.json { print(NoticeFormat.summary(ended)) }
         if let failure = ended.failure {
             printError(failure)
