@@ -177,8 +177,9 @@ import Testing
     /// Killed with SIGKILL while paused, the session is mentioned by the next `gong run`, and
     /// `gong resume --now` plays the rest of it from where it stood: the history has the first
     /// part as resumed and the rest as its own record, and no snapshot is left.
-    @Test func aKilledSessionIsResumedFromWhereItStood() throws {
-        let place = try Place()
+    /// Plays a 13-minute two-phase on `null`, pauses it, waits for its snapshot to say so, and
+    /// kills it with SIGKILL; the snapshot's position.
+    func killWhilePaused(_ place: Place) throws -> Double {
         let sessions = place.scratch.path + "/state/gong/sessions"
         let run = try ControlledRun(
             control: "stdin", runtime: place.scratch.path, meditation: "10m", extraEnvironment: place.environment)
@@ -195,9 +196,15 @@ import Testing
                 .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
         }
         #expect(snapshot["state"] as? String == "paused" && snapshot["pauses"] as? Int == 1, "\(snapshot)")
-        let position = try #require(snapshot["positionSeconds"] as? Double)
         kill(run.process.processIdentifier, SIGKILL)
         #expect(run.waitForExit())
+        return try #require(snapshot["positionSeconds"] as? Double)
+    }
+
+    @Test func aKilledSessionIsResumedFromWhereItStood() throws {
+        let place = try Place()
+        let sessions = place.scratch.path + "/state/gong/sessions"
+        let position = try killWhilePaused(place)
 
         let mentioned = try place.gong(["run", "box", "--cycles", "1", "--device", "null", "--quiet", "--no-history"])
         #expect(
@@ -259,5 +266,40 @@ import Testing
                 refused.stderr == "gong: \(configDirectory)/config.toml:2: latnecy = 5: unknown key; use one of "
                     + "device, latency, volume, pattern, patterns, sounds, day-starts, streak-minimum, streaks\n")
         }
+    }
+
+    /// `gong resume` on a terminal waits for the person: `q` leaves the session for later
+    /// (nothing played, nothing recorded, the snapshot kept); space carries on.
+    @Test func resumeOnATerminalWaitsAndQLeavesItForLater() throws {
+        let place = try Place()
+        _ = try killWhilePaused(place)
+        func resume(typing keys: String) throws -> (status: Int32, types: [String]) {
+            let terminal = try PseudoTerminal()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: gongExecutable)
+            process.arguments = ["resume", "--json"]
+            process.environment = environment(with: place.environment)
+            process.standardInput = terminal.slave
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = Pipe()
+            let events = EventReader(out)
+            try process.run()
+            usleep(500_000)
+            terminal.type(keys)
+            let deadline = Date().addingTimeInterval(120)
+            while process.isRunning, Date() < deadline { usleep(20_000) }
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            return (process.terminationStatus, events.types)
+        }
+        let left = try resume(typing: "q")
+        #expect(left.status == 0 && left.types.isEmpty, "nothing played: \(left.types)")
+        #expect(try place.history().map { $0["ending"] as? String } == ["interrupted"])
+        let carried = try resume(typing: " ")
+        #expect(
+            carried.status == 0 && carried.types.first == "started" && carried.types.last == "finished",
+            "\(carried.types)")
+        #expect(try place.history().map { $0["ending"] as? String } == ["completed", "resumed"])
     }
 }

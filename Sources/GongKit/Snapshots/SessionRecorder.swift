@@ -164,6 +164,8 @@ public final class SessionRecorder: Sendable {
             case .deviceLost: state.record.deviceLosses += 1
             case .finished(let report):
                 state.finished = true
+                // A session that never started (one left for later) leaves nothing.
+                guard state.started else { return nil }
                 state.record.finish(with: report, at: .roundedToMilliseconds())
                 return Update(record: state.record, snapshot: nil)
             default:

@@ -225,10 +225,11 @@ enum LivePlayer {
         redraw?.cancel()
         screen?.finish()
         let ended = report ?? session.waitForReport()
+        if !options.json { print(NoticeFormat.summary(ended)) }
+        fflush(nil)
         // The last write, so the history has the session before the process ends; a locked file
         // is waited for at most as long as one write waits.
         _ = recorder.waitForEnd(timeoutSeconds: SessionHistory.busySeconds + 1)
-        if !options.json { print(NoticeFormat.summary(ended)) }
         if let failure = ended.failure {
             printError(failure)
             return ExitStatus.unavailable
