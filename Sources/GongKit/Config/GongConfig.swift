@@ -96,16 +96,7 @@ public struct GongConfig: Sendable {
 
     /// Reads a config file's text over these settings.
     public mutating func read(_ text: String, path: String) throws(PatternError) {
-        let table: TOMLTable
-        do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw PatternError(
-                location: "\(path):\(error.source.begin.line)", problem: "malformed TOML: \(error.description)",
-                allowed: "TOML syntax (https://toml.io)")
-        } catch {
-            throw PatternError(location: path, problem: "malformed TOML", allowed: "TOML syntax (https://toml.io)")
-        }
+        let table = try PatternFile.table(text, path: path)
         let lines = TOMLLines(text)
         let source = Source.file(path)
         func fail(_ key: String, _ value: TOMLValueConvertible, _ problem: String, _ allowed: String) -> PatternError {

@@ -41,7 +41,9 @@ public enum PatternFile {
         return try parse(text, path: path, defaultName: defaultName)
     }
 
-    public static func parse(_ text: String, path: String, defaultName: String) throws(PatternError) -> Pattern {
+    /// TOML text as a table; malformed TOML is an error naming the file and line. (Config
+    /// files are read the same way.)
+    static func table(_ text: String, path: String) throws(PatternError) -> TOMLTable {
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
@@ -52,6 +54,11 @@ public enum PatternFile {
         } catch {
             throw PatternError(location: path, problem: "malformed TOML", allowed: "TOML syntax (https://toml.io)")
         }
+        return table
+    }
+
+    public static func parse(_ text: String, path: String, defaultName: String) throws(PatternError) -> Pattern {
+        let table = try PatternFile.table(text, path: path)
         let reader = Reader(path: path, lines: TOMLLines(text))
         do {
             return try reader.pattern(table, defaultName: defaultName)
