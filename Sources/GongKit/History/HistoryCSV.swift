@@ -236,3 +236,42 @@ extension Int64 {
         self >= 0 ? self / divisor : (self - divisor + 1) / divisor
     }
 }
+
+extension JSONEncoder {
+    /// Sorted keys, and times as `HistoryCSV.timestamp` writes them: the history's `--json` and
+    /// the snapshots.
+    static func millisecondTimes() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(HistoryCSV.timestamp(date))
+        }
+        return encoder
+    }
+}
+
+extension JSONDecoder {
+    /// Reads what `JSONEncoder.millisecondTimes()` writes.
+    static func millisecondTimes() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            guard let date = HistoryCSV.date(text) else {
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: decoder.codingPath, debugDescription: "not a time: \(text)"))
+            }
+            return date
+        }
+        return decoder
+    }
+}
+
+/// A moment as the clock `utcOffsetSeconds` from UTC showed it: `2026-11-23 07:00`.
+func localClockText(_ date: Date, utcOffsetSeconds: Int) -> String {
+    let parts = Calendar.utc.dateComponents(
+        [.year, .month, .day, .hour, .minute], from: date.addingTimeInterval(Double(utcOffsetSeconds)))
+    return String(
+        format: "%04d-%02d-%02d %02d:%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0, parts.hour ?? 0,
+        parts.minute ?? 0)
+}

@@ -105,11 +105,11 @@ public struct SessionRecord: Sendable, Equatable, Codable {
     public var localStart: Date { startedAt.addingTimeInterval(TimeInterval(utcOffsetSeconds)) }
 
     /// `localStart` as a person reads it: `2026-11-23 07:00`.
-    public var localStartText: String {
-        let parts = Calendar.utc.dateComponents([.year, .month, .day, .hour, .minute], from: localStart)
-        return String(
-            format: "%04d-%02d-%02d %02d:%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0, parts.hour ?? 0,
-            parts.minute ?? 0)
+    public var localStartText: String { localClockText(startedAt, utcOffsetSeconds: utcOffsetSeconds) }
+
+    /// The record as one JSON line (`gong history --json`), times as the CSV writes them.
+    public func jsonLine() throws -> String {
+        String(decoding: try JSONEncoder.millisecondTimes().encode(self), as: UTF8.self)
     }
 
     /// Takes in what a session's report says of it: how it ended and what was heard.

@@ -28,11 +28,7 @@ public struct SessionSnapshot: Sendable, Equatable, Codable {
 
     /// When it was written, on this machine's clock now: `2026-11-23 07:12`.
     public var localWrittenText: String {
-        SessionRecord(
-            pattern: "", source: .played, startedAt: writtenAt,
-            utcOffsetSeconds: TimeZone.current.secondsFromGMT(for: writtenAt),
-            day: "", plannedSeconds: 0, ending: .interrupted
-        ).localStartText
+        localClockText(writtenAt, utcOffsetSeconds: TimeZone.current.secondsFromGMT(for: writtenAt))
     }
 
     public enum State: String, Sendable, Codable {
@@ -80,14 +76,8 @@ public struct SnapshotStore: Sendable {
     public func path(for recordID: String) -> String { directory + "/" + recordID + ".json" }
 
     public func write(_ snapshot: SessionSnapshot) throws(SnapshotError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(HistoryCSV.timestamp(date))
-        }
         let data: Data
-        do { data = try encoder.encode(snapshot) } catch {
+        do { data = try JSONEncoder.millisecondTimes().encode(snapshot) } catch {
             throw SnapshotError(path: directory, operation: "encode", code: EINVAL)
         }
         try AtomicFile.write(data, to: path(for: snapshot.recordID), directory: directory)
@@ -137,16 +127,7 @@ public struct SnapshotStore: Sendable {
                 Unreadable(text: "is of format \(format), newer than this gong's \(SessionSnapshot.currentFormat)"))
         }
         // Older formats are migrated here, one step at a time, as they come to exist.
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let text = try decoder.singleValueContainer().decode(String.self)
-            guard let date = HistoryCSV.date(text) else {
-                throw DecodingError.dataCorrupted(
-                    .init(codingPath: decoder.codingPath, debugDescription: "not a time: \(text)"))
-            }
-            return date
-        }
-        guard let snapshot = try? decoder.decode(SessionSnapshot.self, from: data) else {
+        guard let snapshot = try? JSONDecoder.millisecondTimes().decode(SessionSnapshot.self, from: data) else {
             return .failure(Unreadable(text: "is not a snapshot of format \(format) (a field is missing or wrong)"))
         }
         do {

@@ -32,11 +32,8 @@ struct BreatheCommand: AsyncParsableCommand {
     }
 
     private func breathe() async throws -> Int32 {
-        var config = try loadConfig()
-        var live = live, volume = volume
-        live.adopt(&config)
-        volume.adopt(&config)
-        try volume.check()
+        let settings = try PlaySettings(live: live, volume: volume)
+        let config = settings.config
         guard pattern != nil || patternOptions.bpm != nil else {
             throw UsageError("breathe: name a pattern (box, 4-7-8, resonant, coherent, sigh) or give --bpm RATE")
         }
@@ -45,7 +42,7 @@ struct BreatheCommand: AsyncParsableCommand {
             throw UsageError("breathe: \(resolved.name) is not a breathing pattern; use 'gong run \(resolved.name)'")
         }
         return try await LivePlayer.play(
-            resolved, options: live, bank: patternOptions.soundBank(config), volume: volume.volume,
+            resolved, options: settings.live, bank: patternOptions.soundBank(config), volume: settings.volume,
             parameters: patternOptions.given, boundary: config.dayStartsAt.value)
     }
 }

@@ -27,14 +27,10 @@ struct ConfigCommand: ParsableCommand {
 
     func run() throws {
         do {
-            var config = try loadConfig()
-            var live = try LiveOptions.parse(
-                (device.map { ["--device", $0] } ?? []) + (latency.map { ["--latency", String($0)] } ?? []))
-            var volume = volume
-            live.adopt(&config)
-            volume.adopt(&config)
-            try volume.check()
-            let listing = config.listing
+            var live = LiveOptions()
+            live.deviceFlag = device
+            live.latency = latency
+            let listing = try PlaySettings(live: live, volume: volume).config.listing
             if json {
                 var object: [String: Any] = [:]
                 for entry in listing {

@@ -46,13 +46,7 @@ struct HistoryCommand: ParsableCommand {
                 if csv {
                     print(HistoryCSV.text(of: records), terminator: "")
                 } else if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys]
-                    encoder.dateEncodingStrategy = .custom { date, encoder in
-                        var container = encoder.singleValueContainer()
-                        try container.encode(HistoryCSV.timestamp(date))
-                    }
-                    for record in records { print(String(decoding: try encoder.encode(record), as: UTF8.self)) }
+                    for record in records { print(try record.jsonLine()) }
                 } else {
                     HistoryTable.print(records)
                 }

@@ -32,10 +32,6 @@ struct ResumeCommand: AsyncParsableCommand {
     }
 
     private func resume() async throws -> Int32 {
-        var config = try loadConfig()
-        var volume = volume
-        volume.adopt(&config)
-        try volume.check()
         let (unfinished, setAside) = SnapshotStore().unfinished()
         for aside in setAside { printError(aside.description) }
         guard let snapshot = unfinished.first else {
@@ -45,16 +41,17 @@ struct ResumeCommand: AsyncParsableCommand {
         guard now || live.control == .stdin || TerminalScreen.isTerminal(STDIN_FILENO) else {
             throw UsageError("resume: no terminal to wait on for the go-ahead; use --now to carry on at once")
         }
-        var options = live
         // The device it played on, unless a flag names another.
-        if options.deviceFlag == nil { options.deviceFlag = snapshot.device }
-        options.adopt(&config)
+        var live = live
+        if live.deviceFlag == nil { live.deviceFlag = snapshot.device }
+        let settings = try PlaySettings(live: live, volume: volume)
+        let config = settings.config
         if unfinished.count > 1 {
             printError("\(unfinished.count - 1) more unfinished after this one; gong resume again for them")
         }
         return try await LivePlayer.play(
-            snapshot.pattern, options: options, bank: .standard(extra: config.soundDirectories.value),
-            volume: volume.volume,
+            snapshot.pattern, options: settings.live, bank: .standard(extra: config.soundDirectories.value),
+            volume: settings.volume,
             parameters: snapshot.parameters, boundary: config.dayStartsAt.value,
             resuming: now ? .now(snapshot) : .whenAsked(snapshot))
     }

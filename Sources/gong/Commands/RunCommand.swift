@@ -29,15 +29,12 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         let status: Int32
         do {
-            var config = try loadConfig()
-            var live = live, volume = volume
-            live.adopt(&config)
-            volume.adopt(&config)
-            try volume.check()
+            let settings = try PlaySettings(live: live, volume: volume)
+            let config = settings.config
             status = try await LivePlayer.play(
-                try patternOptions.resolvePattern(pattern ?? config.pattern.value, config: config), options: live,
-                bank: patternOptions.soundBank(config), volume: volume.volume, parameters: patternOptions.given,
-                boundary: config.dayStartsAt.value)
+                try patternOptions.resolvePattern(pattern ?? config.pattern.value, config: config),
+                options: settings.live, bank: patternOptions.soundBank(config), volume: settings.volume,
+                parameters: patternOptions.given, boundary: config.dayStartsAt.value)
         } catch {
             throw fail(error)
         }
