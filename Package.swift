@@ -16,7 +16,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0")
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0")
     ],
     targets: [
         // C libraries, reached through pkg-config. Debian/Ubuntu package names are the providers.
@@ -34,6 +35,11 @@ let package = Package(
         .target(
             name: "GongKit",
             dependencies: ["GongCore", "GongAudio", "TOMLKit", .product(name: "GRDB", package: "GRDB.swift")]),
+        // `gong bench`: timing jitter measured on a live device, and gong against the players
+        // people use instead, found in a recording of what was heard.
+        .target(
+            name: "GongBench",
+            dependencies: ["GongKit", "GongAudio", "GongCore", .product(name: "Histogram", package: "hdrhistogram-swift")]),
         // The C ABI over GongKit: opaque handles, statuses and JSON strings.
         .target(name: "GongABI", dependencies: ["GongKit"]),
         // The live terminal view: status lines, keys, signals. Depends on GongCore only so it is
@@ -43,6 +49,7 @@ let package = Package(
             name: "gong",
             dependencies: [
                 "GongKit",
+                "GongBench",
                 "GongTerminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
@@ -52,6 +59,7 @@ let package = Package(
         .testTarget(name: "GongCoreTests", dependencies: ["GongCore"]),
         .testTarget(name: "GongAudioTests", dependencies: ["GongAudio", "GongCore", "GongTestSupport"]),
         .testTarget(name: "GongKitTests", dependencies: ["GongKit", "GongTestSupport"]),
+        .testTarget(name: "GongBenchTests", dependencies: ["GongBench"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
         .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit"])
     ],

@@ -1,0 +1,1 @@
+// The onset finder's and the reports' tests live here.
