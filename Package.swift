@@ -39,7 +39,9 @@ let package = Package(
         // people use instead, found in a recording of what was heard.
         .target(
             name: "GongBench",
-            dependencies: ["GongKit", "GongAudio", "GongCore", .product(name: "Histogram", package: "hdrhistogram-swift")]),
+            dependencies: [
+                "GongKit", "GongAudio", "GongCore", .product(name: "Histogram", package: "hdrhistogram-swift")
+            ]),
         // The C ABI over GongKit: opaque handles, statuses and JSON strings.
         .target(name: "GongABI", dependencies: ["GongKit"]),
         // The live terminal view: status lines, keys, signals. Depends on GongCore only so it is

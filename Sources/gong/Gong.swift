@@ -11,7 +11,7 @@ struct Gong: AsyncParsableCommand {
             """,
         subcommands: [
             RunCommand.self, BreatheCommand.self, ResumeCommand.self, RenderCommand.self, CtlCommand.self,
-            HistoryCommand.self,
+            HistoryCommand.self, BenchCommand.self,
             StatsCommand.self, ConfigCommand.self, PatternsCommand.self, SoundsCommand.self, DevicesCommand.self
         ]
     )

@@ -60,3 +60,8 @@ func takeCommandOnAudioThread(_ ring: SPSCRing<RenderCommand>) -> RenderCommand?
 func postFromAudioThread(_ event: EngineEvent, to ring: SPSCRing<EngineEvent>) -> Bool {
     ringPush(event, to: ring)
 }
+
+@_noAllocation @_noLocks
+func postTimingFromAudioThread(_ timing: PeriodTiming, to ring: SPSCRing<PeriodTiming>) -> Bool {
+    ringPush(timing, to: ring)
+}

@@ -73,6 +73,9 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let periods = Atomic<Int>(0)
     private let threadID = Atomic<Int32>(0)
+    /// Where each period's timing goes when someone measures it (see `PeriodTiming`).
+    private let timing: SPSCRing<PeriodTiming>?
+    private let timingLost = Atomic<Int>(0)
 
     /// How long writes may keep failing with `-EAGAIN` or waits time out before the device is
     /// considered gone.
@@ -93,7 +96,12 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     ///   - renderer: the session; must be at the device's rate and channel count.
     ///   - device: an open device.
     ///   - reopen: opens the same device again after it was lost.
-    public init(renderer: consuming SessionRenderer, device: Device, reopen: @escaping DeviceOpener) {
+    ///   - timing: a ring that takes a `PeriodTiming` for every period played, for a measurement;
+    ///     a full ring loses the period's record (counted in `timingRecordsLost`), never waits.
+    public init(
+        renderer: consuming SessionRenderer, device: Device, reopen: @escaping DeviceOpener,
+        timing: SPSCRing<PeriodTiming>? = nil
+    ) {
         let configuration = device.configuration
         precondition(
             configuration.rate == renderer.sampleRate && configuration.channels == renderer.channels,
@@ -108,6 +116,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         self.renderer.initialize(to: renderer)
         self.device = device
         self.reopen = reopen
+        self.timing = timing
         channels = configuration.channels
         rate = configuration.rate
         periodFrames = configuration.periodFrames
@@ -146,6 +155,8 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// The audio thread's kernel thread id once it runs (0 before): where /proc keeps its CPU
     /// time and scheduling, for monitoring and tests.
     public var audioThreadID: Int32 { threadID.load(ordering: .acquiring) }
+    /// Periods whose `PeriodTiming` found the timing ring full.
+    public var timingRecordsLost: Int { timingLost.load(ordering: .relaxed) }
 
     /// Starts the audio thread.
     public func start() {
@@ -343,6 +354,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 continue
             }
 
+            let woke = timing == nil ? 0 : MonotonicTime.now().nanoseconds
             // One period, in steps with the renderer's state kept before each.
             var silent = true
             var stepStart = 0
@@ -363,6 +375,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             let bytes =
                 silent && convertedSilence ? UnsafeRawPointer(converter.bytes) : converter.convert(count: block.count)
             convertedSilence = silent
+            let rendered = timing == nil ? 0 : MonotonicTime.now().nanoseconds
             var offset = 0
             while offset < periodFrames {
                 let written = device.writeInterleaved(bytes + offset * frameBytes, frames: periodFrames - offset)
@@ -392,6 +405,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
             }
             writtenFrames += Int64(periodFrames)
             periods.add(1, ordering: .relaxed)
+            let periodWritten = timing == nil ? 0 : MonotonicTime.now().nanoseconds
 
             // A device that takes frames faster than real time (ALSA's null) has no clock to
             // learn: its events carry no time.
@@ -428,6 +442,17 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                     announcedStart = true
                     report(.started(firstFrameAudible: MonotonicTime(nanoseconds: origin)))
                 }
+            }
+            if let timing {
+                var record = PeriodTiming(
+                    woke: woke, rendered: rendered, written: periodWritten,
+                    framesBefore: writtenFrames - Int64(periodFrames), clockOrigin: clock.originNanoseconds ?? 0)
+                if let status {
+                    record.statusTimestamp = status.timestamp.nanoseconds
+                    record.statusDelayFrames = Int64(status.delayFrames)
+                    record.statusWrittenFrames = writtenFrames
+                }
+                if !postTimingFromAudioThread(record, to: timing) { timingLost.add(1, ordering: .relaxed) }
             }
             hold(&renderEvents)
             releaseOutOfReach()

@@ -99,8 +99,8 @@ public struct SessionOptions: Sendable, Equatable {
         }
     }
 
-    /// The device name with `auto` decided.
-    var request: PCMRequest {
+    /// What to ask of the device, its name with `auto` decided.
+    public var request: PCMRequest {
         PCMRequest(
             device: OutputRoute.deciding(device), rate: rate, channels: channels, format: format,
             periodFrames: periodFrames, latencyMs: latencyMs)

@@ -1,0 +1,227 @@
+import GongAudio
+import GongCore
+
+/// Turns what the audio thread and the engine reported during a run into the distributions
+/// `gong bench jitter` states. Plain arithmetic on what it is given, so tests drive it with
+/// made-up periods; the definitions are here, in one place:
+///
+/// - **Wake-up latency**: how late the audio thread woke against the device's own period grid.
+///   On a paced device the period starting at device frame `f` falls due at `origin + f / rate`
+///   less a constant (the buffer, and a sound server's own latency), where `origin` is the
+///   device clock's moment for frame 0 at the time; the earliest wake of the run fixes that
+///   constant, so each wake is measured from the best the thread did. Through a sound server the
+///   grid is the server's, and the figure includes how the server batches its requests. On a
+///   device that takes frames at once (ALSA's `null`) a period is due as soon as the last one was
+///   written.
+/// - **Render time**: from the wake to the period rendered and converted, against the period.
+/// - **Device clock**: the frames the device has played at each status report (written less the
+///   delay) against the report's CLOCK_MONOTONIC time, fitted by Sen's robust line within each
+///   stretch without an underrun: the slope's distance from the nominal rate is the drift (ppm),
+///   and the reports' distances from the line, at the device's own rate, its jitter.
+/// - **Cue error**: when the engine placed each cue (from the device clock), against the
+///   schedule laid at the device's measured rate from the moment the fit puts device frame 0.
+public struct JitterAnalysis: Sendable {
+    public let rate: Int
+    /// False for a device that takes frames at once: its status says nothing of a clock.
+    public let paced: Bool
+    public private(set) var periods: [PeriodTiming] = []
+    private var cues: [(sessionFrame: Int64, audible: Int64)] = []
+    private var underrunTimes: [Int64] = []
+    public private(set) var cuesPlayed = 0
+    public private(set) var underruns = 0
+    public private(set) var framesLost: Int64 = 0
+    public private(set) var deviceLosses = 0
+
+    public init(rate: Int, paced: Bool) {
+        self.rate = rate
+        self.paced = paced
+    }
+
+    public mutating func add(_ period: PeriodTiming) { periods.append(period) }
+
+    /// A cue the engine started; `audible` 0 when the device gives no time.
+    public mutating func addCue(sessionFrame: Int64, audible: Int64) {
+        cuesPlayed += 1
+        if audible > 0 { cues.append((sessionFrame, audible)) }
+    }
+
+    /// `at`: when the session was heard again (0 if unknown); reports after it start a new
+    /// stretch of the device clock.
+    public mutating func addUnderrun(lostFrames: Int64, at: Int64) {
+        underruns += 1
+        framesLost += lostFrames
+        underrunTimes.append(at > 0 ? at : periods.last?.written ?? 0)
+    }
+
+    public mutating func addDeviceLoss(at: Int64) {
+        deviceLosses += 1
+        underrunTimes.append(at > 0 ? at : periods.last?.written ?? 0)
+    }
+
+    public var wakeLatency: Distribution {
+        var recorder = DistributionRecorder()
+        for latency in wakeLatencies { recorder.record(nanoseconds: latency.nanoseconds) }
+        return recorder.summary
+    }
+
+    /// Each period's wake-up latency, with when the thread woke.
+    public var wakeLatencies: [(woke: Int64, nanoseconds: Int64)] {
+        if paced, periods.contains(where: { $0.clockOrigin > 0 }) {
+            let due = periods.filter { $0.clockOrigin > 0 }.map {
+                (
+                    $0.woke,
+                    $0.woke - $0.clockOrigin - FrameTime.nanoseconds(ofFrames: $0.framesBefore, rate: Int64(rate))
+                )
+            }
+            let earliest = due.map(\.1).min() ?? 0
+            return due.map { ($0.0, $0.1 - earliest) }
+        }
+        return zip(periods, periods.dropFirst()).map { previous, period in
+            (period.woke, max(0, period.woke - previous.written))
+        }
+    }
+
+    public var renderTime: Distribution {
+        var recorder = DistributionRecorder()
+        for period in periods { recorder.record(nanoseconds: period.rendered - period.woke) }
+        return recorder.summary
+    }
+
+    /// The device clock's fit, nil without two distinct reports in one stretch.
+    public var clockFit: ClockFit? {
+        guard paced else { return nil }
+        var stretches: [[(time: Int64, played: Int64)]] = [[]]
+        var breaks = underrunTimes.sorted()[...]
+        for period in periods where period.statusTimestamp > 0 {
+            while let next = breaks.first, next <= period.statusTimestamp {
+                breaks.removeFirst()
+                if !(stretches.last?.isEmpty ?? true) { stretches.append([]) }
+            }
+            let played = period.statusWrittenFrames - period.statusDelayFrames
+            // A report read again (a sound server answers a timing request once a second, and
+            // the engine reads the last answer five times a second) is one report: the same
+            // frames played, its time converted again.
+            if let last = stretches[stretches.count - 1].last, last.played == played { continue }
+            stretches[stretches.count - 1].append((period.statusTimestamp, played))
+        }
+        return ClockFit(stretches: stretches.filter { $0.count >= 2 }, rate: rate)
+    }
+
+    public var cueError: Distribution {
+        var recorder = DistributionRecorder(signed: true)
+        if let fit = clockFit {
+            for cue in cues {
+                recorder.record(nanoseconds: cue.audible - fit.heardNanoseconds(ofFrame: cue.sessionFrame))
+            }
+        }
+        return recorder.summary
+    }
+
+    /// Each cue's error in nanoseconds, with when it was heard: for a plot and the CSV.
+    public var cueErrors: [(audible: Int64, errorNanoseconds: Int64)] {
+        guard let fit = clockFit else { return [] }
+        return cues.map { ($0.audible, $0.audible - fit.heardNanoseconds(ofFrame: $0.sessionFrame)) }
+    }
+}
+
+/// A least-squares line through the device's played frames against CLOCK_MONOTONIC, one slope
+/// shared by every stretch between underruns (each has its own offset).
+public struct ClockFit: Sendable {
+    /// Frames the device plays per second of CLOCK_MONOTONIC.
+    public let framesPerSecond: Double
+    public let nominalRate: Int
+    public let reports: Int
+    /// The first stretch's leading reports further than `settlingNanoseconds` from the line:
+    /// taken before the device really played (PulseAudio's null sink starts up to 2 s late), they
+    /// say nothing of its clock and are left out of the jitter.
+    public let settlingReports: Int
+    public static let settlingNanoseconds: Int64 = 10_000_000
+    /// Each report's distance from the line, in nanoseconds at the device's own rate (positive:
+    /// the device had played more than the line says), with the report's time.
+    public let residuals: [(time: Int64, nanoseconds: Int64)]
+    /// Where the first stretch's line puts device frame 0.
+    private let firstFrameNanoseconds: Double
+
+    /// The slope is Theil and Sen's: the median of the slopes between every two reports of a
+    /// stretch, so a few odd reports cannot bend it as they bend least squares. Each stretch's
+    /// offset is the median of its reports' own. The first stretch's leading reports that stand
+    /// further than `settlingNanoseconds` off that line are then left out and the line fitted
+    /// again: a sound server's first reports, before its sink really plays, are off by hundreds
+    /// of milliseconds, and a run of ten seconds has only ten reports.
+    init?(stretches: [[(time: Int64, played: Int64)]], rate: Int) {
+        guard let first = ClockFit.line(through: stretches) else { return nil }
+        let settling = ClockFit.residuals(of: stretches, line: first).prefix {
+            abs($0.nanoseconds) > ClockFit.settlingNanoseconds
+        }.count
+        var settled = stretches
+        settled[0].removeFirst(min(settling, settled[0].count))
+        if settled[0].count < 2 { settled.removeFirst() }
+        guard let line = ClockFit.line(through: settled) else { return nil }
+        framesPerSecond = line.slope * 1e9
+        nominalRate = rate
+        settlingReports = settling
+        reports = stretches.reduce(0) { $0 + $1.count }
+        residuals = ClockFit.residuals(of: settled, line: line)
+        // Frame 0 of the first stretch, settled or not: its offset is the settled line's.
+        firstFrameNanoseconds = Double(line.base) + line.origins[0]
+    }
+
+    /// Reports a stretch may have before the slope is taken from pairs a stride apart instead
+    /// of every pair (4.5 million pairs at this many: under a second).
+    private static let allPairsUpTo = 3000
+
+    /// The median slope (frames per nanosecond), and where each stretch's line crosses frame 0
+    /// (nanoseconds after `base`, the first report's time).
+    private static func line(through stretches: [[(time: Int64, played: Int64)]])
+        -> (slope: Double, base: Int64, origins: [Double])?
+    {
+        guard let base = stretches.first?.first?.time else { return nil }
+        var slopes: [Double] = []
+        for stretch in stretches {
+            let stride = max(1, stretch.count / allPairsUpTo)
+            let sample = Swift.stride(from: 0, to: stretch.count, by: stride).map { stretch[$0] }
+            for (index, early) in sample.enumerated() {
+                for late in sample[(index + 1)...] where late.time > early.time {
+                    slopes.append(Double(late.played - early.played) / Double(late.time - early.time))
+                }
+            }
+        }
+        guard !slopes.isEmpty else { return nil }
+        slopes.sort()
+        let slope = slopes[slopes.count / 2]
+        guard slope > 0 else { return nil }
+        let origins = stretches.map { stretch in
+            let crossings = stretch.map { Double($0.time - base) - Double($0.played) / slope }.sorted()
+            return crossings[crossings.count / 2]
+        }
+        return (slope, base, origins)
+    }
+
+    /// Each report's distance from its stretch's line, in nanoseconds at the fitted rate.
+    private static func residuals(
+        of stretches: [[(time: Int64, played: Int64)]], line: (slope: Double, base: Int64, origins: [Double])
+    ) -> [(time: Int64, nanoseconds: Int64)] {
+        var result: [(time: Int64, nanoseconds: Int64)] = []
+        for (stretch, origin) in zip(stretches, line.origins) {
+            for report in stretch {
+                let expected = (Double(report.time - line.base) - origin) * line.slope
+                result.append((report.time, Int64(((Double(report.played) - expected) / line.slope).rounded())))
+            }
+        }
+        return result
+    }
+
+    /// The device clock's rate against its nominal one, in parts per million.
+    public var driftPPM: Double { (framesPerSecond / Double(nominalRate) - 1) * 1e6 }
+
+    /// When the line says frame `frame` of the first stretch is heard.
+    public func heardNanoseconds(ofFrame frame: Int64) -> Int64 {
+        Int64((firstFrameNanoseconds + Double(frame) / framesPerSecond * 1e9).rounded())
+    }
+
+    public var jitter: Distribution {
+        var recorder = DistributionRecorder(signed: true)
+        for residual in residuals { recorder.record(nanoseconds: residual.nanoseconds) }
+        return recorder.summary
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Glibc
+import GongAudio
+import GongCore
+import GongKit
+
+/// `gong bench jitter`: plays a real session — a cue every `cueEverySeconds` — on a device and
+/// measures what its timing is made of (see `JitterAnalysis` for each definition), beside
+/// `busyThreads` spinning threads if asked.
+public struct JitterBench: Sendable {
+    public var options: SessionOptions
+    public var durationSeconds: Rational
+    public var busyThreads: Int
+    public var cueEverySeconds: Rational = 2
+    public var sound = "woodblock"
+
+    public init(options: SessionOptions, durationSeconds: Rational, busyThreads: Int) {
+        self.options = options
+        self.durationSeconds = durationSeconds
+        self.busyThreads = busyThreads
+    }
+
+    /// Where a run stands, for a progress line.
+    public struct Progress: Sendable {
+        public var elapsedSeconds: Double
+        public var plannedSeconds: Double
+        public var periods: Int
+        public var underruns: Int
+    }
+
+    /// The session: `durationSeconds` long, a cue every `cueEverySeconds` from its first frame
+    /// (a shorter run is one cue), with the silence left over before the first.
+    public var pattern: Pattern {
+        let every = min(cueEverySeconds, durationSeconds)
+        let cycles = max(1, Int(durationSeconds.doubleValue / every.doubleValue))
+        let lead = durationSeconds.subtracting(every.multiplied(by: Rational(Int64(cycles))) ?? .zero) ?? .zero
+        return Pattern(
+            name: "bench-jitter", summary: "a \(sound) every \(DurationText.format(every))",
+            warmUp: lead.isPositive ? lead : .zero, phases: [Phase("tick", length: every, cue: Cue(sound))],
+            length: .cycles(cycles))
+    }
+
+    /// Runs the session to its end and reports. `progress` is called about ten times a second.
+    public func run(bank: SoundBank, progress: (Progress) -> Void = { _ in }) throws(GongError) -> JitterReport {
+        do { try options.validate() } catch { throw .setting(error) }
+        let request = options.request
+        // The route decides the device, as for any session (`OutputRoute`).
+        switch OutputRoute(device: request.device) {
+        case .pulseAudio(let sink):
+            return try measure(bank: bank, progress: progress) { () throws(AudioDeviceError) -> PulsePCM in
+                try PulsePCM(request, sink: sink)
+            }
+        case .alsa:
+            return try measure(bank: bank, progress: progress) { () throws(AudioDeviceError) -> AlsaPCM in
+                try AlsaPCM(request)
+            }
+        }
+    }
+
+    private func measure<Device: PCM>(
+        bank: SoundBank, progress: (Progress) -> Void,
+        open: @escaping @Sendable () throws(AudioDeviceError) -> Device
+    ) throws(GongError) -> JitterReport {
+        let device: Device
+        do { device = try open() } catch { throw .device(error) }
+        let configuration = device.configuration
+        let plan = try SessionPlan(
+            pattern: pattern, sampleRate: configuration.rate, channels: configuration.channels, bank: bank)
+        // Room for ten seconds of the shortest periods: the control side drains it ten times a
+        // second.
+        let timing = SPSCRing<PeriodTiming>(minimumCapacity: max(1024, 10 * configuration.rate / 16))
+        let engine = PlaybackEngine(
+            renderer: plan.makeRenderer(masterGainDB: options.gainDB), device: device, reopen: open, timing: timing)
+        var analysis = JitterAnalysis(rate: configuration.rate, paced: configuration.paced)
+        var conditions = MachineConditions.current(busyThreads: busyThreads)
+        var priority: GrantedPriority?
+        var priorityRefused: String?
+        var eventsDropped = 0
+        let load = BusyLoad(threads: busyThreads)
+        defer { load.stop() }
+        let timer = TimerLatency(priority: ThreadPriority.suited(to: configuration))
+        let started = MonotonicTime.now()
+        engine.start()
+
+        func drain() {
+            while let period = timing.tryPop() {
+                analysis.add(period)
+                if priority == nil { priority = GrantedPriority.of(thread: engine.audioThreadID) }
+            }
+            while let event = engine.events.tryPop() {
+                switch event {
+                case .render(let event, let audible):
+                    if case .cueStarted = event.kind {
+                        analysis.addCue(sessionFrame: event.sessionFrame, audible: audible.nanoseconds)
+                    }
+                case .underrun(let lostFrames, _, let at):
+                    analysis.addUnderrun(lostFrames: lostFrames, at: at.audible.nanoseconds)
+                case .deviceLost(_, let at):
+                    analysis.addDeviceLoss(at: at.audible.nanoseconds)
+                case .priorityRefused(let asked, let code):
+                    priorityRefused =
+                        "\(asked == .realtime ? "SCHED_FIFO \(ThreadPriority.realtimeLevel)" : "nice \(ThreadPriority.raisedNice)") refused: \(String(cString: strerror(code)))"
+                case .eventsDropped(let count):
+                    eventsDropped += Int(count)
+                case .started, .suspendRecovered, .deviceBack, .finished:
+                    break
+                }
+            }
+        }
+        let planned = Double(plan.totalFrames) / Double(configuration.rate)
+        while engine.isRunning {
+            var watch = pollfd(fd: engine.eventsReadyDescriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&watch, 1, 100)
+            engine.clearEventsReady()
+            drain()
+            progress(
+                Progress(
+                    elapsedSeconds: MonotonicTime.now().seconds - started.seconds, plannedSeconds: planned,
+                    periods: analysis.periods.count, underruns: analysis.underruns))
+        }
+        engine.join()
+        drain()
+        let elapsed = MonotonicTime.now().seconds - started.seconds
+        let timerLatency = timer.stop()
+        load.stop()
+        conditions.loadAverageAfter = MachineConditions.loadAverage()
+        let fit = analysis.clockFit
+        let periodSeconds = Double(configuration.periodFrames) / Double(configuration.rate)
+        let render = analysis.renderTime
+        return JitterReport(
+            conditions: conditions,
+            device: JitterReport.DeviceGranted(configuration),
+            priority: priority, priorityRefused: priorityRefused,
+            seconds: elapsed, periods: analysis.periods.count,
+            periodRecordsLost: engine.timingRecordsLost, eventsDropped: eventsDropped,
+            wakeLatency: analysis.wakeLatency, timerLatency: timerLatency, renderTime: render,
+            renderP99ShareOfPeriod: render.p99.map { $0 / 1e6 / periodSeconds },
+            deviceClock: JitterReport.DeviceClock(
+                reports: fit?.reports ?? 0, settlingReports: fit?.settlingReports ?? 0, driftPPM: fit?.driftPPM,
+                jitter: fit?.jitter ?? Distribution(count: 0)),
+            cuesPlayed: analysis.cuesPlayed, cueError: analysis.cueError,
+            underruns: analysis.underruns, underrunsPerHour: Double(analysis.underruns) / (elapsed / 3600),
+            framesLost: analysis.framesLost, deviceLosses: analysis.deviceLosses,
+            series: JitterReport.Series(analysis, fit: fit))
+    }
+}

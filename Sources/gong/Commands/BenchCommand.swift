@@ -1,0 +1,128 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import GongBench
+import GongCore
+import GongKit
+
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure timing: gong's own, and gong against the players people use instead.",
+        discussion: """
+            gong bench jitter   what a live session's timing is made of, on a device
+            gong bench compare  gong, a sleep loop, a deadline loop and one whole file, as heard
+            See bench/RESULTS.md for runs on PulseAudio and PipeWire, idle and under load.
+            """,
+        subcommands: [JitterCommand.self, CompareCommand.self])
+}
+
+/// What both benchmarks take: how long, how busy, and where the results go.
+struct BenchOutputOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("How long to play (\(DurationText.allowed)).", valueName: "T"))
+    var duration = "60s"
+
+    @Option(help: ArgumentHelp("Busy threads to run beside the measurement, as a loaded machine.", valueName: "N"))
+    var load = 0
+
+    @Flag(help: "Print the report as one JSON document instead of a table.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Also write the plots to this SVG file.", valueName: "FILE"))
+    var svg: String?
+
+    /// The duration, checked: a benchmark runs 1 second to a day.
+    func seconds() throws -> Rational {
+        guard let seconds = DurationText.seconds(duration), seconds >= Rational(1),
+            seconds <= PatternLimits.maxSessionSeconds
+        else {
+            throw UsageError("--duration \(duration): not a duration from 1s to 24h; use \(DurationText.allowed)")
+        }
+        return seconds
+    }
+
+    func checkLoad() throws {
+        guard (0...256).contains(load) else { throw UsageError("--load \(load): out of range; use 0 to 256 threads") }
+    }
+
+    /// Writes `text` to `path` whole, or says why not (exit 73).
+    func write(_ text: String, to path: String, flag: String) throws {
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw GongError.output("\(flag) \(path): cannot be written; use a writable path")
+        }
+    }
+}
+
+/// A line on standard error rewritten in place while a benchmark runs, on a terminal only.
+struct ProgressLine {
+    let shown = isatty(STDERR_FILENO) == 1
+    private var lastShown = 0.0
+
+    mutating func show(_ text: String, now: Double) {
+        guard shown, now - lastShown >= 0.25 else { return }
+        lastShown = now
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+    }
+
+    func clear() {
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
+
+struct JitterCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jitter",
+        abstract: "Play a session on a device and measure its timing into histograms.",
+        discussion: """
+            Plays a woodblock every 2 s for --duration and reports, each as count, min, mean, p50,
+            p99, p99.9, max and the count beyond the histogram's range: the audio thread's wake-up
+            latency, render time per period, the device clock's jitter and drift (ppm against
+            CLOCK_MONOTONIC), each cue's error, and underruns, frames lost and device losses; with
+            the kernel, CPUs, governor, load and the priority and buffer granted.
+            Examples:
+              gong bench jitter --device pulse --duration 10m --load 2 --svg jitter.svg
+              gong bench jitter --device null --duration 5s --json
+            """)
+
+    @Option(
+        help: ArgumentHelp(
+            "Device, as for gong run (default: the config's, else auto).", valueName: "NAME"))
+    var device: String?
+
+    @Option(help: "Sample rate in Hz.")
+    var rate = 48000
+
+    @Option(help: ArgumentHelp("Output latency in milliseconds (default: the route's, as gong run).", valueName: "MS"))
+    var latency: Double?
+
+    @OptionGroup var output: BenchOutputOptions
+
+    @Option(help: ArgumentHelp("Also write every measured value to this CSV file.", valueName: "FILE"))
+    var csv: String?
+
+    func run() throws {
+        do {
+            let config = try loadConfig()
+            try output.checkLoad()
+            var bench = JitterBench(
+                options: SessionOptions(
+                    device: device ?? config.device.value, rate: rate, latencyMs: latency ?? config.latencyMs.value),
+                durationSeconds: try output.seconds(), busyThreads: output.load)
+            bench.cueEverySeconds = 2
+            var line = ProgressLine()
+            let report = try bench.run(bank: SoundBank.standard(extra: config.soundDirectories.value)) { progress in
+                line.show(
+                    "gong bench jitter: \(Int(progress.elapsedSeconds)) s of \(Int(progress.plannedSeconds.rounded())) s, \(progress.periods) periods, \(progress.underruns) underruns",
+                    now: progress.elapsedSeconds)
+            }
+            line.clear()
+            print(output.json ? report.json() : report.text, terminator: output.json ? "\n" : "")
+            if let csv { try output.write(report.csv(), to: csv, flag: "--csv") }
+            if let svg = output.svg { try output.write(report.svg(), to: svg, flag: "--svg") }
+        } catch {
+            throw fail(error)
+        }
+    }
+}

@@ -1,0 +1,5 @@
+import ArgumentParser
+
+struct CompareCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "compare", abstract: "(being built)")
+}

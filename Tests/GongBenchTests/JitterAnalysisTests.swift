@@ -1,0 +1,142 @@
+import GongAudio
+import Testing
+
+@testable import GongBench
+
+/// The jitter benchmark's arithmetic, driven with made-up periods and reports whose answers are
+/// known: a device clock with a known drift and known report jitter, wakes on a known grid.
+@Suite struct JitterAnalysisTests {
+    let rate = 48000
+    let period: Int64 = 2400  // 50 ms
+
+    /// Periods on a device whose clock runs `ppm` fast, frame 0 heard at 1 s, each wake
+    /// `lateness(k)` after its due time (a buffer of three periods ahead), status read every
+    /// period with `reportError(k)` nanoseconds of error.
+    func periods(
+        count: Int, ppm: Double, lateness: (Int) -> Int64 = { _ in 0 }, reportError: (Int) -> Int64 = { _ in 0 }
+    ) -> [PeriodTiming] {
+        let origin: Int64 = 1_000_000_000
+        let framesPerSecond = Double(rate) * (1 + ppm / 1e6)
+        func heard(_ frame: Int64) -> Int64 { origin + Int64((Double(frame) / framesPerSecond * 1e9).rounded()) }
+        return (0..<count).map { k in
+            let before = Int64(k) * period
+            let woke = heard(before - 3 * period) + lateness(k)
+            let written = woke + 200_000
+            // At `written`, the frames played are those heard by then.
+            let statusTime = written + reportError(k)
+            let played = Int64((Double(written - origin) / 1e9 * framesPerSecond).rounded(.down))
+            return PeriodTiming(
+                woke: woke, rendered: woke + 100_000 + Int64(k % 3) * 10_000, written: written, framesBefore: before,
+                clockOrigin: origin, statusTimestamp: statusTime, statusDelayFrames: before + period - played,
+                statusWrittenFrames: before + period)
+        }
+    }
+
+    @Test func clockDriftAndReportJitterAreMeasured() throws {
+        var analysis = JitterAnalysis(rate: rate, paced: true)
+        // Reports alternate 0.3 ms late and on time; the drift is +250 ppm.
+        for timing in periods(count: 400, ppm: 250, reportError: { $0 % 2 == 0 ? 300_000 : 0 }) {
+            analysis.add(timing)
+        }
+        let fit = try #require(analysis.clockFit)
+        #expect(abs(fit.driftPPM - 250) < 2)
+        let jitter = fit.jitter
+        #expect(jitter.count == 400)
+        // Half the reports 0.3 ms off the other half: the line runs through one of the two.
+        let spread = try #require(jitter.max) - (try #require(jitter.min))
+        #expect(abs(spread - 300) < 25)
+        #expect(fit.settlingReports == 0)
+    }
+
+    @Test func reportsFromBeforeTheDevicePlayedAreLeftOut() throws {
+        var analysis = JitterAnalysis(rate: rate, paced: true)
+        // The first three reports are 400 ms off, as PulseAudio's first ones are.
+        for timing in periods(count: 20, ppm: 300, reportError: { $0 < 3 ? -400_000_000 : 0 }) {
+            analysis.add(timing)
+        }
+        let fit = try #require(analysis.clockFit)
+        #expect(fit.settlingReports == 3)
+        #expect(abs(fit.driftPPM - 300) < 30)
+        #expect(try #require(fit.jitter.max) < 50)
+    }
+
+    @Test func wakeUpLatencyIsMeasuredFromTheBestWake() throws {
+        var analysis = JitterAnalysis(rate: rate, paced: true)
+        // Every tenth wake 2 ms late, the others 100 µs.
+        for timing in periods(count: 100, ppm: 0, lateness: { $0 % 10 == 0 ? 2_000_000 : 100_000 }) {
+            analysis.add(timing)
+        }
+        let latency = analysis.wakeLatency
+        #expect(latency.count == 100)
+        #expect(latency.min == 0)
+        let max = try #require(latency.max)
+        #expect(abs(max - 1900) < 2)
+        let p50 = try #require(latency.p50)
+        #expect(p50 < 2)
+        let renderTime = analysis.renderTime
+        #expect(renderTime.min == 100 && renderTime.max == 120)
+    }
+
+    @Test func cueErrorsAreMeasuredAgainstTheDevicesRate() throws {
+        var analysis = JitterAnalysis(rate: rate, paced: true)
+        for timing in periods(count: 400, ppm: 500) { analysis.add(timing) }
+        let fit = try #require(analysis.clockFit)
+        // A cue at 10 s heard exactly where the device's clock puts it, one 1 ms late.
+        let onTime = fit.heardNanoseconds(ofFrame: 480_000)
+        analysis.addCue(sessionFrame: 480_000, audible: onTime)
+        analysis.addCue(sessionFrame: 960_000, audible: fit.heardNanoseconds(ofFrame: 960_000) + 1_000_000)
+        analysis.addCue(sessionFrame: 0, audible: 0)  // placed before the clock was known
+        #expect(analysis.cuesPlayed == 3)
+        let errors = analysis.cueError
+        #expect(errors.count == 2)
+        #expect(abs(try #require(errors.min)) < 1)
+        #expect(abs(try #require(errors.max) - 1000) < 1)
+        // At the nominal rate the 10 s cue would look 5 ms early: drift is not the cue's fault.
+        let heardAfter: Double = Double(onTime - 1_000_000_000) / 1e9
+        let expected: Double = 10 / (1 + 500e-6)
+        #expect(abs(heardAfter - expected) < 0.0001)
+    }
+
+    @Test func anUnderrunStartsANewStretchOfTheClock() throws {
+        var analysis = JitterAnalysis(rate: rate, paced: true)
+        let before = periods(count: 100, ppm: 100)
+        for timing in before { analysis.add(timing) }
+        analysis.addUnderrun(lostFrames: 4800, at: before[99].written + 1)
+        // After the gap the frames are heard 100 ms later than before it.
+        for var timing in periods(count: 200, ppm: 100).suffix(100) {
+            timing.statusTimestamp += 100_000_000
+            timing.woke += 100_000_000
+            timing.written += 100_000_000
+            analysis.add(timing)
+        }
+        #expect(analysis.underruns == 1 && analysis.framesLost == 4800)
+        let fit = try #require(analysis.clockFit)
+        #expect(abs(fit.driftPPM - 100) < 2)
+        // Each stretch has its own line: the gap is no jitter.
+        #expect(try #require(fit.jitter.max) < 30)
+    }
+
+    @Test func anUnpacedDeviceHasNoClock() {
+        var analysis = JitterAnalysis(rate: rate, paced: false)
+        for timing in periods(count: 10, ppm: 0) { analysis.add(timing) }
+        #expect(analysis.clockFit == nil)
+        #expect(analysis.cueError.count == 0)
+        // Each period is due when the last was written.
+        #expect(analysis.wakeLatency.count == 9)
+    }
+
+    @Test func distributionsReportExactExtremesAndWhatFellBeyond() throws {
+        var recorder = DistributionRecorder(rangeNanoseconds: 1_000_000)
+        for value in [Int64(1000), 2000, 3000, 4000, 5_000_000] { recorder.record(nanoseconds: value) }
+        let summary = recorder.summary
+        #expect(summary.count == 5 && summary.beyondRange == 1)
+        #expect(summary.min == 1 && summary.max == 5000)
+        let p50 = try #require(summary.p50)
+        #expect(abs(p50 - 2) < 0.01 || abs(p50 - 3) < 0.01)
+        #expect(!summary.buckets.isEmpty)
+        var signed = DistributionRecorder(signed: true)
+        for value in [Int64(-3000), -1000, 0, 2000] { signed.record(nanoseconds: value) }
+        #expect(signed.summary.min == -3 && signed.summary.p50 == -1 && signed.summary.max == 2)
+        #expect(DistributionRecorder().summary.p50 == nil)
+    }
+}
