@@ -37,7 +37,7 @@ demo: build
 # sound server, which a CPU-bound test suite beside them would disturb as it would a sound card);
 # then the embedding examples (C, Python, Swift); then the lock-free ring and the real-time
 # engine again under the thread sanitizer.
-REALTIME_TESTS = LivePulseTests|PulseClientTests
+REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests
 test: lint
 	@scripts/install-deps.sh test
 	@scripts/test-pulse.sh

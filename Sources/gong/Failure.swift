@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GongBench
 import GongCore
 import GongKit
 
@@ -88,6 +89,10 @@ func fail(_ error: any Error) -> ExitCode {
         // The session's socket could not be made (--control socket) or reached (gong ctl).
         printError(socket.description)
         return ExitCode(socket.operation == "connect" ? ExitStatus.unavailable : ExitStatus.cannotCreate)
+    case let bench as BenchError:
+        // A tool or sound server the benchmark needs is missing or failed.
+        printError(bench.description)
+        return ExitCode(ExitStatus.unavailable)
     default:
         printError("internal error: \(error) (please report this)")
         return ExitCode(ExitStatus.software)

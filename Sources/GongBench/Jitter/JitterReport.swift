@@ -234,5 +234,26 @@ func fixed(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digit
 extension JitterReport {
     /// Plots: wake-up latency and render time on log scales, the device clock's jitter and each
     /// cue's error over the run.
-    public func svg() -> String { "" }
+    public func svg() -> String {
+        func buckets(_ name: String, _ distribution: Distribution) -> ChartSeries {
+            ChartSeries(
+                name: name,
+                points: distribution.buckets.map { ChartSeries.Point(x: $0.upToMicroseconds, y: Double($0.count)) })
+        }
+        func line(_ name: String, _ values: [(seconds: Double, microseconds: Double)]) -> ChartSeries {
+            ChartSeries(name: name, points: values.map { ChartSeries.Point(x: $0.seconds, y: $0.microseconds) })
+        }
+        let title = "\(device.name), \(fixed(device.bufferMilliseconds, 0)) ms buffer, \(conditions.busyThreads) busy threads"
+        return SVGChart.stack([
+            SVGChart.logHistogram(
+                title: "Wake-up latency and render time per period: \(title)", valueUnit: "µs",
+                series: [
+                    buckets("wake-up, device grid", wakeLatency), buckets("wake-up, 1 ms timer", timerLatency),
+                    buckets("render time", renderTime)
+                ]),
+            SVGChart.timeSeries(
+                title: "Device clock reports off its line, and cue errors", xLabel: "seconds into the run",
+                yLabel: "µs", series: [line("device clock report", series.clockJitter), line("cue", series.cueError)])
+        ])
+    }
 }

@@ -58,12 +58,9 @@ struct BenchOutputOptions: ParsableArguments {
 /// A line on standard error rewritten in place while a benchmark runs, on a terminal only.
 struct ProgressLine {
     let shown = isatty(STDERR_FILENO) == 1
-    private var lastShown = 0.0
 
-    mutating func show(_ text: String, now: Double) {
-        guard shown, now - lastShown >= 0.25 else { return }
-        lastShown = now
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+    func show(_ text: String) {
+        if shown { FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8)) }
     }
 
     func clear() {
@@ -111,11 +108,10 @@ struct JitterCommand: ParsableCommand {
                     device: device ?? config.device.value, rate: rate, latencyMs: latency ?? config.latencyMs.value),
                 durationSeconds: try output.seconds(), busyThreads: output.load)
             bench.cueEverySeconds = 2
-            var line = ProgressLine()
+            let line = ProgressLine()
             let report = try bench.run(bank: SoundBank.standard(extra: config.soundDirectories.value)) { progress in
                 line.show(
-                    "gong bench jitter: \(Int(progress.elapsedSeconds)) s of \(Int(progress.plannedSeconds.rounded())) s, \(progress.periods) periods, \(progress.underruns) underruns",
-                    now: progress.elapsedSeconds)
+                    "gong bench jitter: \(Int(progress.elapsedSeconds)) s of \(Int(progress.plannedSeconds.rounded())) s, \(progress.periods) periods, \(progress.underruns) underruns")
             }
             line.clear()
             print(output.json ? report.json() : report.text, terminator: output.json ? "\n" : "")

@@ -1,1 +1,0 @@
-// The onset finder's and the reports' tests live here.

@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+
+/// `gong bench` on what needs no sound server: ALSA's `null` device, and its errors.
+@Suite struct BenchCLITests {
+    /// Every field of the jitter report, so a tool reading it finds the same keys in every run.
+    static let jitterKeys = [
+        "schema", "conditions", "device", "priority", "priorityRefused", "seconds", "periods", "periodRecordsLost",
+        "eventsDropped", "wakeLatency", "timerLatency", "renderTime", "renderP99ShareOfPeriod", "deviceClock",
+        "cuesPlayed", "cueError", "underruns", "underrunsPerHour", "framesLost", "deviceLosses"
+    ]
+    static let distributionKeys = ["count", "min", "mean", "p50", "p99", "p999", "max", "beyondRange", "buckets"]
+    static let conditionKeys = [
+        "kernelRelease", "kernelVersion", "preemptRT", "cpuCount", "cpuModel", "frequencyGovernor",
+        "loadAverageBefore", "loadAverageAfter", "busyThreads"
+    ]
+
+    @Test func jitterOnTheNullDeviceCarriesEveryField() throws {
+        let scratch = try ScratchDirectory()
+        let result = try runGong([
+            "bench", "jitter", "--duration", "5s", "--device", "null", "--json", "--csv", scratch.file("j.csv"),
+            "--svg", scratch.file("j.svg")
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(Set(report.keys) == Set(Self.jitterKeys))
+        #expect(report["schema"] as? String == "gong-bench-jitter/1")
+        for key in ["wakeLatency", "timerLatency", "renderTime", "cueError"] {
+            let distribution = try #require(report[key] as? [String: Any], "\(key)")
+            #expect(Set(distribution.keys) == Set(Self.distributionKeys), "\(key)")
+        }
+        let conditions = try #require(report["conditions"] as? [String: Any])
+        #expect(Set(conditions.keys) == Set(Self.conditionKeys))
+        #expect((conditions["cpuCount"] as? Int ?? 0) >= 1)
+        let device = try #require(report["device"] as? [String: Any])
+        #expect(device["name"] as? String == "null" && device["paced"] as? Bool == false)
+        // 5 s of 2-s cues: a second of silence, then two cues; every period rendered and timed.
+        #expect(report["cuesPlayed"] as? Int == 2)
+        let periods = try #require(report["periods"] as? Int)
+        let expectedPeriods = 5 * 48000 / (device["periodFrames"] as? Int ?? 1)
+        #expect(periods >= expectedPeriods)
+        let render = try #require(report["renderTime"] as? [String: Any])
+        #expect(render["count"] as? Int == periods)
+        #expect((render["p50"] as? Double ?? 0) > 0)
+        #expect((render["max"] as? Double ?? 0) >= (render["p99"] as? Double ?? .infinity))
+        // A device with no clock: no drift, no cue errors, said as null and 0, not left out.
+        let clock = try #require(report["deviceClock"] as? [String: Any])
+        #expect(clock.keys.contains("driftPPM") && clock["driftPPM"] is NSNull)
+        let cueError = try #require(report["cueError"] as? [String: Any])
+        #expect(cueError["count"] as? Int == 0 && cueError["p50"] is NSNull)
+        #expect(report["underruns"] as? Int == 0 && report["deviceLosses"] as? Int == 0)
+        // The raw values: a row per period for render time.
+        let csv = try String(contentsOfFile: scratch.file("j.csv"), encoding: .utf8).split(separator: "\n")
+        #expect(csv.first == "kind,seconds,microseconds")
+        #expect(csv.filter { $0.hasPrefix("render,") }.count == periods)
+        let svg = try String(contentsOfFile: scratch.file("j.svg"), encoding: .utf8)
+        #expect(svg.hasPrefix("<svg") || svg.hasPrefix("<?xml"))
+        #expect(svg.contains("render time"))
+    }
+
+    @Test func jitterTableNamesEveryMeasure() throws {
+        let result = try runGong(["bench", "jitter", "--duration", "2s", "--device", "null"])
+        #expect(result.status == 0, "\(result.stderr)")
+        for row in ["wake-up, device grid", "wake-up, 1 ms timer", "render time", "device clock jitter", "cue error"] {
+            #expect(result.stdout.contains(row), "\(row)")
+        }
+        #expect(result.stdout.contains("no drift measured (the device has no clock)"))
+        #expect(result.stdout.contains("not PREEMPT_RT") || result.stdout.contains(" PREEMPT_RT"))
+    }
+
+    @Test(arguments: [
+        (["bench", "jitter", "--duration", "0s", "--device", "null"], "--duration 0s"),
+        (["bench", "jitter", "--duration", "soon", "--device", "null"], "--duration soon"),
+        (["bench", "jitter", "--load=-1", "--device", "null"], "--load -1"),
+        (["bench", "jitter", "--load", "1000", "--device", "null"], "--load 1000"),
+        (["bench", "jitter", "--rate", "7", "--device", "null", "--duration", "1s"], "--rate 7"),
+        (["bench", "compare", "--every", "10ms"], "--every 10ms"),
+        (["bench", "compare", "--duration", "5s", "--every", "10s"], "--every 10s")
+    ])
+    func badInputIsOneLineAndExit64(arguments: [String], named: String) throws {
+        let result = try runGong(arguments)
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("gong: \(named)"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func anUnwritableOutputIsExit73() throws {
+        let result = try runGong([
+            "bench", "jitter", "--duration", "1s", "--device", "null", "--csv", "/nonexistent/dir/j.csv"
+        ])
+        #expect(result.status == 73)
+        #expect(result.stderr == "gong: --csv /nonexistent/dir/j.csv: cannot be written; use a writable path\n")
+    }
+
+    @Test func compareWithoutItsToolsSaysWhatToInstall() throws {
+        let empty = try ScratchDirectory()
+        let result = try runGong(["bench", "compare", "--duration", "4s"], environment: ["PATH": empty.path])
+        #expect(result.status == 69)
+        #expect(result.stderr.hasPrefix("gong: pactl is not installed; gong bench compare needs pactl, parec and paplay"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func compareWithoutAServerSaysSo() throws {
+        let result = try runGong(
+            ["bench", "compare", "--duration", "4s"], environment: ["PULSE_SERVER": "unix:/nonexistent/native"])
+        #expect(result.status == 69)
+        #expect(
+            result.stderr
+                == "gong: no PulseAudio or PipeWire server answers at PULSE_SERVER=unix:/nonexistent/native; start one (pulseaudio --start, or PipeWire with pipewire-pulse)\n"
+        )
+    }
+}
+
+/// `gong bench` on the test sound servers, timing to the frame: among the real-time suites,
+/// which run alone.
+@Suite(.serialized) struct BenchPulseTests {
+    @Test(arguments: SoundServer.allCases)
+    func jitterThroughAServerReportsDriftAndCueErrors(server: SoundServer) throws {
+        try server.require()
+        let result = try runGong(
+            ["bench", "jitter", "--device", "pulse", "--duration", "10s", "--json"], home: realHome,
+            environment: server.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let clock = try #require(report["deviceClock"] as? [String: Any])
+        let drift = try #require(clock["driftPPM"] as? Double, "no drift in \(result.stdout)")
+        // No real clock is 1000 ppm off; a fit spoilt by odd reports easily is.
+        #expect(abs(drift) < 1000)
+        #expect((clock["reports"] as? Int ?? 0) >= 3)
+        // Five cues; the first is placed before the clock is known.
+        #expect(report["cuesPlayed"] as? Int == 5)
+        let cueError = try #require(report["cueError"] as? [String: Any])
+        #expect((cueError["count"] as? Int ?? 0) >= 4)
+        // Placed by the device's own clock: within a few milliseconds of its schedule, not a
+        // period (125 ms) or a buffer off.
+        let worst = max(abs(cueError["min"] as? Double ?? .infinity), abs(cueError["max"] as? Double ?? .infinity))
+        #expect(worst < 5000, "cue errors in µs: \(cueError)")
+        let device = try #require(report["device"] as? [String: Any])
+        #expect(device["soundServer"] as? Bool == true && device["paced"] as? Bool == true)
+        #expect((report["priority"] as? [String: Any])?["policy"] as? String != nil)
+    }
+
+    @Test(arguments: SoundServer.allCases)
+    func compareFindsEveryCueAndGongsAreExact(server: SoundServer) throws {
+        try server.require()
+        let scratch = try ScratchDirectory()
+        let result = try runGong(
+            ["bench", "compare", "--duration", "8s", "--every", "2s", "--json", "--svg", scratch.file("c.svg")],
+            home: realHome, environment: server.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(report["cues"] as? Int == 4)
+        let methods = try #require(report["methods"] as? [[String: Any]])
+        #expect(methods.map { $0["method"] as? String } == ["gong", "sleepLoop", "deadlineLoop", "wholeFile"])
+        for method in methods {
+            #expect(method["found"] as? Int == 4, "\(method)")
+            #expect(method["missed"] as? Int == 0, "\(method)")
+        }
+        let gong = methods[0]
+        #expect(gong["maxFrames"] as? Int == 0, "gong's onsets: \(gong)")
+        // The sleep loop waits out every paplay: each cue lands later than the last.
+        let sleepLoop = methods[1]
+        #expect((sleepLoop["lastErrorMilliseconds"] as? Double ?? 0) > 10, "\(sleepLoop)")
+        let svg = try String(contentsOfFile: scratch.file("c.svg"), encoding: .utf8)
+        #expect(svg.contains("gong run") && svg.contains("sleep; paplay loop"))
+        // The null sink made for the run is gone.
+        #expect(!(try pactlModules(server)).contains("gong_bench_"))
+    }
+
+    /// libpulse finds the server's cookie under HOME: these run with the real one.
+    private var realHome: String? { ProcessInfo.processInfo.environment["HOME"] }
+
+    private func pactlModules(_ server: SoundServer) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
+        process.arguments = ["list", "short", "modules"]
+        process.environment = environment(with: server.environment)
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text
+    }
+}
