@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DEMO_FILE ?= out/demo.wav
 
-.PHONY: all deps build lib demo test lint format install uninstall bench clean sounds
+.PHONY: all deps build lib demo test lint format install uninstall bench bench-suite bench-thresholds clean sounds
 
 all: build
 
@@ -50,7 +50,7 @@ test: lint
 
 # The layout .swift-format describes (120 columns), checked by `make test`; `make format`
 # rewrites the tree to it. swift-format ships with the toolchain.
-FORMATTED = Package.swift Sources Tests Examples bench/Package.swift bench/Sources
+FORMATTED = Package.swift Sources Tests Examples bench/Package.swift bench/Sources bench/Benchmarks
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMATTED)
 
@@ -72,15 +72,24 @@ uninstall:
 sounds:
 	python3 Sounds/make_sounds.py
 
-# Every benchmark with its bar: render against klick, start-up at 44.1, 48 and 96 kHz, the
-# real-time path (render time per period, allocations on the audio thread), and live CPU
-# (10-minute sessions at two latencies) and start-up against aplay (about 27 minutes).
-bench:
+# Every benchmark with its bar: the package-benchmark suite against its committed thresholds
+# (ring, renderer, engine period, an hour's render: 0 allocations on the real-time path; exit 2
+# on a regression, 4, taken as a pass, when only improvements were seen), render against klick,
+# start-up at 44.1, 48 and 96 kHz, the real-time path through PulseAudio, and live CPU (10-minute
+# sessions at two latencies) and start-up against aplay (about 30 minutes in all).
+bench: bench-suite
 	@scripts/install-deps.sh bench
 	bench/render-vs-klick.sh
 	bench/first-frame.py
 	cd bench && $(SWIFT) run -c release gong-bench
 	bench/live.py
+
+bench-suite: deps
+	cd bench && $(SWIFT) package benchmark thresholds check --no-progress || [ $$? -eq 4 ]
+
+# The same suite's thresholds measured again and written to bench/Thresholds (commit them).
+bench-thresholds: deps
+	cd bench && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update --no-progress
 
 clean:
 	rm -rf .build .build-examples .build-tsan out

@@ -96,7 +96,8 @@ import Testing
         let empty = try ScratchDirectory()
         let result = try runGong(["bench", "compare", "--duration", "4s"], environment: ["PATH": empty.path])
         #expect(result.status == 69)
-        #expect(result.stderr.hasPrefix("gong: pactl is not installed; gong bench compare needs pactl, parec and paplay"))
+        #expect(
+            result.stderr.hasPrefix("gong: pactl is not installed; gong bench compare needs pactl, parec and paplay"))
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
 

@@ -109,7 +109,8 @@ public struct CompareBench: Sendable {
             while (try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0 == 0 {
                 guard Date().timeIntervalSince(connecting) < 10 else {
                     kill(recorder.processIdentifier, SIGKILL)
-                    throw BenchError(kind: .toolFailed, message: "parec recorded nothing from \(sinkName).monitor in 10 s")
+                    throw BenchError(
+                        kind: .toolFailed, message: "parec recorded nothing from \(sinkName).monitor in 10 s")
                 }
                 usleep(10_000)
             }
@@ -181,12 +182,14 @@ public struct CompareBench: Sendable {
         let slack = Double(cueCount) * (every + 5) + 30
         switch method {
         case .gong:
-            let session = try GongSession(pattern: pattern, options: SessionOptions(device: "pulse:\(sink)"), bank: bank)
+            let session = try GongSession(
+                pattern: pattern, options: SessionOptions(device: "pulse:\(sink)"), bank: bank)
             session.start()
             _ = session.waitForReport()
         case .sleepLoop:
             // What a person writes: sleep, play, again; every cue waits for the one before.
-            let script = "i=0; while [ $i -lt \(cueCount) ]; do sleep \(every); paplay --device=\"$1\" \"$0\"; i=$((i+1)); done"
+            let script =
+                "i=0; while [ $i -lt \(cueCount) ]; do sleep \(every); paplay --device=\"$1\" \"$0\"; i=$((i+1)); done"
             try tools.run(tools.shell, ["-c", script, cueFile, sink], timeoutSeconds: slack)
         case .deadlineLoop:
             // Better: each cue at its own deadline on CLOCK_MONOTONIC, paplay started without

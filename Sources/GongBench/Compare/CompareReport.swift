@@ -81,7 +81,9 @@ public struct CompareReport: Encodable, Sendable {
             let magnitudes = inSchedule.map { abs($0.frames) }.sorted()
             func rank(_ p: Double) -> Int64? {
                 magnitudes.isEmpty
-                    ? nil : magnitudes[max(0, min(magnitudes.count - 1, Int((p * Double(magnitudes.count)).rounded(.up)) - 1))]
+                    ? nil
+                    : magnitudes[
+                        max(0, min(magnitudes.count - 1, Int((p * Double(magnitudes.count)).rounded(.up)) - 1))]
             }
             func milliseconds(_ frames: Int64?) -> Double? { frames.map { Double($0) / Double(rate) * 1000 } }
             p50Frames = rank(0.5)

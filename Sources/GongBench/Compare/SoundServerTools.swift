@@ -64,10 +64,12 @@ struct SoundServerTools {
         if process.isRunning {
             process.terminate()
             throw BenchError(
-                kind: .toolFailed, message: "\(commandLine(tool, arguments)) did not finish in \(Int(timeoutSeconds)) s")
+                kind: .toolFailed, message: "\(commandLine(tool, arguments)) did not finish in \(Int(timeoutSeconds)) s"
+            )
         }
         guard process.terminationStatus == 0 else {
-            let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let said =
+                String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 .split(separator: "\n").first.map(String.init) ?? ""
             throw BenchError(
                 kind: .toolFailed,

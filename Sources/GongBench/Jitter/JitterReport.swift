@@ -243,7 +243,8 @@ extension JitterReport {
         func line(_ name: String, _ values: [(seconds: Double, microseconds: Double)]) -> ChartSeries {
             ChartSeries(name: name, points: values.map { ChartSeries.Point(x: $0.seconds, y: $0.microseconds) })
         }
-        let title = "\(device.name), \(fixed(device.bufferMilliseconds, 0)) ms buffer, \(conditions.busyThreads) busy threads"
+        let title =
+            "\(device.name), \(fixed(device.bufferMilliseconds, 0)) ms buffer, \(conditions.busyThreads) busy threads"
         return SVGChart.stack([
             SVGChart.logHistogram(
                 title: "Wake-up latency and render time per period: \(title)", valueUnit: "µs",

@@ -89,7 +89,8 @@ public struct OnsetFinder: Sendable {
             }
             windowEnergy.replaceSubrange(
                 low...min(windowEnergy.count - 1, frame + length - 1),
-                with: energies(residual, window: length, from: low, through: min(windowEnergy.count - 1, frame + length - 1)))
+                with: energies(
+                    residual, window: length, from: low, through: min(windowEnergy.count - 1, frame + length - 1)))
             blocks.update(correlation, around: frame, radius: length)
         }
         return found.sorted { $0.frame < $1.frame }

@@ -153,7 +153,8 @@ public enum SVGChart {
     }
 
     private static func xPosition(_ value: Double, _ range: ClosedRange<Double>) -> Double {
-        margin.left + (value - range.lowerBound) / (range.upperBound - range.lowerBound) * (width - margin.right - margin.left)
+        margin.left + (value - range.lowerBound) / (range.upperBound - range.lowerBound)
+            * (width - margin.right - margin.left)
     }
 
     private static func yPosition(_ value: Double, _ range: ClosedRange<Double>) -> Double {

@@ -111,7 +111,8 @@ struct JitterCommand: ParsableCommand {
             let line = ProgressLine()
             let report = try bench.run(bank: SoundBank.standard(extra: config.soundDirectories.value)) { progress in
                 line.show(
-                    "gong bench jitter: \(Int(progress.elapsedSeconds)) s of \(Int(progress.plannedSeconds.rounded())) s, \(progress.periods) periods, \(progress.underruns) underruns")
+                    "gong bench jitter: \(Int(progress.elapsedSeconds)) s of \(Int(progress.plannedSeconds.rounded())) s, \(progress.periods) periods, \(progress.underruns) underruns"
+                )
             }
             line.clear()
             print(output.json ? report.json() : report.text, terminator: output.json ? "\n" : "")
