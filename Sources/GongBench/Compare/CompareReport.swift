@@ -175,18 +175,32 @@ public struct CompareReport: Encodable, Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Each method's error over the run.
+    /// Each method's error over the run; below it, when one method is far off (a sleep loop is
+    /// seconds late), the ones within 100 ms on a scale that shows them.
     public func svg() -> String {
-        SVGChart.timeSeries(
-            title: "Onset error against the schedule: \(server), \(conditions.busyThreads) busy threads",
-            xLabel: "cue's time in the schedule (s)", yLabel: "error (ms, late is positive)",
-            series: methods.map { result in
+        func series(_ results: [MethodResult]) -> [ChartSeries] {
+            results.map { result in
                 ChartSeries(
                     name: result.label,
                     points: result.errors.map {
-                        ChartSeries.Point(
-                            x: Double($0.cue) * everySeconds, y: Double($0.frames) / Double(rate) * 1000)
+                        ChartSeries.Point(x: Double($0.cue) * everySeconds, y: Double($0.frames) / Double(rate) * 1000)
                     })
-            })
+            }
+        }
+        let title = "Onset error against the schedule: \(server), \(conditions.busyThreads) busy threads"
+        let all = SVGChart.timeSeries(
+            title: title, xLabel: "cue's time in the schedule (s)", yLabel: "error (ms, late is positive)",
+            series: series(methods))
+        let far = methods.filter { ($0.maxMilliseconds ?? 0) > 100 }
+        guard !far.isEmpty, far.count < methods.count else { return all }
+        // The far ones stay in the legend, without their points, so each way keeps its color.
+        var close = series(methods)
+        for index in close.indices where (methods[index].maxMilliseconds ?? 0) > 100 { close[index].points = [] }
+        return SVGChart.stack([
+            all,
+            SVGChart.timeSeries(
+                title: "The same without the ways more than 100 ms off (\(far.map(\.label).joined(separator: ", ")))",
+                xLabel: "cue's time in the schedule (s)", yLabel: "error (ms, late is positive)", series: close)
+        ])
     }
 }

@@ -24,9 +24,9 @@ public struct ChartSeries: Sendable {
 /// browser: a log-scale histogram (OSADL's latency plots are drawn so: rare long latencies
 /// stay visible beside millions of short ones) and values over time.
 public enum SVGChart {
-    static let width = 760.0
+    static let width = 900.0
     static let height = 360.0
-    static let margin = (left: 78.0, right: 190.0, top: 36.0, bottom: 48.0)
+    static let margin = (left: 78.0, right: 250.0, top: 36.0, bottom: 48.0)
     static let colors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f"]
 
     /// Counts (y, log scale) of values (x, log scale), one stepped line per series; points
@@ -95,7 +95,7 @@ public enum SVGChart {
         let plotRight = width - margin.right
         let plotBottom = height - margin.bottom
         return """
-            <text x="\(format(margin.left))" y="22" font-size="15" font-weight="bold">\(escape(title))</text>
+            <text x="\(format(margin.left))" y="22" font-size="14" font-weight="bold">\(escape(title))</text>
             <rect x="\(format(margin.left))" y="\(format(margin.top))" width="\(format(plotRight - margin.left))" height="\(format(plotBottom - margin.top))" fill="none" stroke="#888"/>
             <text x="\(format((margin.left + plotRight) / 2))" y="\(format(height - 10))" text-anchor="middle">\(escape(xLabel))</text>
             <text x="16" y="\(format((margin.top + plotBottom) / 2))" text-anchor="middle" transform="rotate(-90 16 \(format((margin.top + plotBottom) / 2)))">\(escape(yLabel))</text>

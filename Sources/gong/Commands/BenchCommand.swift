@@ -107,7 +107,6 @@ struct JitterCommand: ParsableCommand {
                 options: SessionOptions(
                     device: device ?? config.device.value, rate: rate, latencyMs: latency ?? config.latencyMs.value),
                 durationSeconds: try output.seconds(), busyThreads: output.load)
-            bench.cueEverySeconds = 2
             let line = ProgressLine()
             let report = try bench.run(bank: SoundBank.standard(extra: config.soundDirectories.value)) { progress in
                 line.show(
