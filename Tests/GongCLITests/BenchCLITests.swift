@@ -125,17 +125,20 @@ import Testing
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let clock = try #require(report["deviceClock"] as? [String: Any])
         let drift = try #require(clock["driftPPM"] as? Double, "no drift in \(result.stdout)")
-        // No real clock is 1000 ppm off; a fit spoilt by odd reports easily is.
-        #expect(abs(drift) < 1000)
+        // A fit spoilt by odd reports is thousands of ppm off (one was 12 000); a real clock is
+        // within hundreds, and PipeWire's reports, which scatter by ±6 ms on a busy machine,
+        // leave ten seconds' slope uncertain by about a thousand.
+        #expect(abs(drift) < 5000)
         #expect((clock["reports"] as? Int ?? 0) >= 3)
         // Five cues; the first is placed before the clock is known.
         #expect(report["cuesPlayed"] as? Int == 5)
         let cueError = try #require(report["cueError"] as? [String: Any])
         #expect((cueError["count"] as? Int ?? 0) >= 4)
-        // Placed by the device's own clock: within a few milliseconds of its schedule, not a
-        // period (125 ms) or a buffer off.
+        // Placed by the device's own clock: within the route's report jitter (30 ms through a
+        // sound server; PipeWire's scatter by ±6 ms on a busy machine), not a period (125 ms)
+        // or a buffer off.
         let worst = max(abs(cueError["min"] as? Double ?? .infinity), abs(cueError["max"] as? Double ?? .infinity))
-        #expect(worst < 5000, "cue errors in µs: \(cueError)")
+        #expect(worst < 30_000, "cue errors in µs: \(cueError)")
         let device = try #require(report["device"] as? [String: Any])
         #expect(device["soundServer"] as? Bool == true && device["paced"] as? Bool == true)
         #expect((report["priority"] as? [String: Any])?["policy"] as? String != nil)
