@@ -1,5 +1,5 @@
 /// One period as the audio thread lived it, for whoever measures the real-time path (`gong bench
-/// jitter`): plain numbers the thread posts through a ring of its own, so measuring adds two
+/// jitter`): plain numbers the thread posts through a ring of its own, so measuring adds three
 /// clock reads and a ring push per period — no allocation, no lock — and the arithmetic is done
 /// on the control side. All times are CLOCK_MONOTONIC nanoseconds.
 public struct PeriodTiming: BitwiseCopyable, Sendable, Equatable {
@@ -16,7 +16,8 @@ public struct PeriodTiming: BitwiseCopyable, Sendable, Equatable {
     public var clockOrigin: Int64
     /// The device's status when it was read this period: the next frame written after
     /// `statusWrittenFrames` is heard `statusDelayFrames` after `statusTimestamp`. All 0 when the
-    /// status was not read.
+    /// status was not read. (A sound server's first reports come before its sink really plays:
+    /// `ClockFit` leaves them out.)
     public var statusTimestamp: Int64
     public var statusDelayFrames: Int64
     public var statusWrittenFrames: Int64
