@@ -60,6 +60,31 @@ import Testing
         #expect(try #require(fit.jitter.max) < 50)
     }
 
+    @Test func aShortRunsStartUpReportsCannotBendTheLine() throws {
+        // Recorded in five seconds on PulseAudio's null sink: three reports from before it
+        // played, counting prebuffered frames as played (two within 0.2 ms of the first true
+        // one), then four true ones, a clock about 370 ppm fast. Fitted through them all, the
+        // line ran at -11 %.
+        let reports: [(time: Int64, played: Int64)] = [
+            (0, 36000), (175_380_144, 42000), (175_450_529, 48000), (175_540_500, 25263),
+            (1_228_970_640, 75848), (2_281_176_399, 126372), (3_159_059_399, 168526)
+        ]
+        var analysis = JitterAnalysis(rate: rate, paced: true)
+        for report in reports {
+            let time = 5_000_000_000 + report.time
+            analysis.add(
+                PeriodTiming(
+                    woke: time, rendered: time, written: time, framesBefore: 0, clockOrigin: 0,
+                    statusTimestamp: time, statusDelayFrames: 24000, statusWrittenFrames: report.played + 24000))
+        }
+        let fit = try #require(analysis.clockFit)
+        #expect(fit.settlingReports == 3)
+        // The slopes between the true reports' pairs run from 359 to 403 ppm.
+        #expect((359...403).contains(fit.driftPPM), "\(fit.driftPPM)")
+        #expect(try #require(fit.jitter.max) < 100)
+        #expect(try #require(fit.jitter.min) > -100)
+    }
+
     @Test func wakeUpLatencyIsMeasuredFromTheBestWake() throws {
         var analysis = JitterAnalysis(rate: rate, paced: true)
         // Every tenth wake 2 ms late, the others 100 µs.

@@ -144,13 +144,19 @@ public struct ClockFit: Sendable {
 
     /// The slope is Theil and Sen's: the median of the slopes between every two reports of a
     /// stretch, so a few odd reports cannot bend it as they bend least squares. Each stretch's
-    /// offset is the median of its reports' own. The first stretch's leading reports that stand
-    /// further than `settlingNanoseconds` off that line are then left out and the line fitted
-    /// again: a sound server's first reports, before its sink really plays, are off by hundreds
-    /// of milliseconds, and a run of ten seconds has only ten reports.
+    /// offset is the median of its reports' own. A sound server's first reports, before its
+    /// sink really plays, are off by hundreds of milliseconds, several within a millisecond of
+    /// each other, and a short run has few others: in five seconds on PulseAudio, three such
+    /// among seven bent the median to −11 %. So the first stretch's leading reports are judged
+    /// against a line through its later half alone, those further than `settlingNanoseconds`
+    /// off it left out, and the line fitted again through the rest.
     init?(stretches: [[(time: Int64, played: Int64)]], rate: Int) {
-        guard let first = ClockFit.line(through: stretches) else { return nil }
-        let settling = ClockFit.residuals(of: stretches, line: first).prefix {
+        guard let opening = stretches.first, let start = opening.first?.time, let end = opening.last?.time else {
+            return nil
+        }
+        let laterHalf = opening.filter { $0.time >= start + (end - start) / 2 }
+        guard let probe = ClockFit.line(through: [laterHalf.count >= 2 ? laterHalf : opening]) else { return nil }
+        let settling = ClockFit.residuals(of: [opening], line: probe).prefix {
             abs($0.nanoseconds) > ClockFit.settlingNanoseconds
         }.count
         var settled = stretches
