@@ -13,6 +13,7 @@ enum ExitStatus {
     static let software: Int32 = 70  // EX_SOFTWARE: a bug
     static let cannotCreate: Int32 = 73  // EX_CANTCREAT: the output cannot be created
     static let temporaryFailure: Int32 = 75  // EX_TEMPFAIL: try again later (the history is locked)
+    static let interrupted: Int32 = 130  // not sysexits: 128 + SIGINT, as a shell reports Ctrl-C
 }
 
 /// Something wrong with the command line itself, in its own words (`--rate 7: …`).
@@ -90,9 +91,10 @@ func fail(_ error: any Error) -> ExitCode {
         printError(socket.description)
         return ExitCode(socket.operation == "connect" ? ExitStatus.unavailable : ExitStatus.cannotCreate)
     case let bench as BenchError:
-        // A tool or sound server the benchmark needs is missing or failed.
         printError(bench.description)
-        return ExitCode(ExitStatus.unavailable)
+        // Ctrl-C: the shell's status for SIGINT. Else a tool or sound server the benchmark
+        // needs is missing or failed.
+        return ExitCode(bench.kind == .interrupted ? ExitStatus.interrupted : ExitStatus.unavailable)
     default:
         printError("internal error: \(error) (please report this)")
         return ExitCode(ExitStatus.software)

@@ -5,7 +5,8 @@ import Testing
 @Suite struct BenchCLITests {
     /// Every field of the jitter report, so a tool reading it finds the same keys in every run.
     static let jitterKeys = [
-        "schema", "conditions", "device", "priority", "priorityRefused", "seconds", "periods", "periodRecordsLost",
+        "schema", "conditions", "device", "priority", "priorityRefused", "seconds", "stoppedEarly", "periods",
+        "periodRecordsLost",
         "eventsDropped", "wakeLatency", "timerLatency", "renderTime", "renderP99ShareOfPeriod", "deviceClock",
         "cuesPlayed", "cueError", "underruns", "underrunsPerHour", "framesLost", "deviceLosses"
     ]
@@ -92,6 +93,24 @@ import Testing
         #expect(result.stderr == "gong: --csv /nonexistent/dir/j.csv: cannot be written; use a writable path\n")
     }
 
+    @Test func jitterStoppedByCtrlCReportsWhatItMeasured() throws {
+        // The null device plays as fast as it renders: a day takes it about 40 s.
+        let result = try runGong(["bench", "jitter", "--duration", "24h", "--device", "null", "--json"]) { pid in
+            guard waitUntilCatching(SIGINT, pid: pid) else { return }
+            sleep(1)
+            kill(pid, SIGINT)
+        }
+        // As cyclictest: the run so far, reported, and a normal exit.
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(Set(report.keys) == Set(Self.jitterKeys))
+        #expect(report["stoppedEarly"] as? Bool == true)
+        let seconds = try #require(report["seconds"] as? Double)
+        #expect(seconds > 0 && seconds < 30, "\(seconds)")
+        let render = try #require(report["renderTime"] as? [String: Any])
+        #expect((render["count"] as? Int ?? 0) > 0 && render["count"] as? Int == report["periods"] as? Int)
+    }
+
     @Test func compareWithoutItsToolsSaysWhatToInstall() throws {
         let empty = try ScratchDirectory()
         let result = try runGong(["bench", "compare", "--duration", "4s"], environment: ["PATH": empty.path])
@@ -168,13 +187,44 @@ import Testing
         let svg = try String(contentsOfFile: scratch.file("c.svg"), encoding: .utf8)
         #expect(svg.contains("gong run") && svg.contains("sleep; paplay loop"))
         // The null sink made for the run is gone.
-        #expect(!(try pactlModules(server)).contains("gong_bench_"))
+        #expect(!(try Self.pactlModules(server)).contains("gong_bench_"))
+    }
+
+    @Test(arguments: SoundServer.allCases)
+    func compareStoppedByCtrlCLeavesNothingBehind(server: SoundServer) throws {
+        try server.require()
+        let environment = server.environment
+        let result = try runGong(
+            ["bench", "compare", "--duration", "20s", "--json"], home: realHome, environment: environment
+        ) { pid in
+            // Once its sink is there, a few seconds into playing.
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline, !((try? Self.pactlModules(server)) ?? "").contains("gong_bench_\(pid)") {
+                usleep(50_000)
+            }
+            sleep(3)
+            kill(pid, SIGINT)
+        }
+        #expect(result.status == 130, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(
+            result.stderr
+                == "gong: interrupted before the end; the tools it started are stopped, its sink removed\n")
+        #expect(!(try Self.pactlModules(server)).contains("gong_bench_"))
+        // No parec or paplay of its own left running.
+        let survivors = try FileManager.default.contentsOfDirectory(atPath: "/proc").filter { entry in
+            guard Int(entry) != nil, let command = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+            else { return false }
+            return String(decoding: command, as: UTF8.self).contains("gong_bench_")
+                || String(decoding: command, as: UTF8.self).contains("gong-bench-compare-")
+        }
+        #expect(survivors.isEmpty, "still running: \(survivors)")
     }
 
     /// libpulse finds the server's cookie under HOME: these run with the real one.
     private var realHome: String? { ProcessInfo.processInfo.environment["HOME"] }
 
-    private func pactlModules(_ server: SoundServer) throws -> String {
+    private static func pactlModules(_ server: SoundServer) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
         process.arguments = ["list", "short", "modules"]

@@ -19,10 +19,12 @@ struct CommandResult {
 
 /// Runs gong with a private HOME so no user pattern or sound leaks into a test, and a scratch
 /// cache, history and state so no test reads or fills the user's own (a test may pass its own
-/// `XDG_CACHE_HOME`, `XDG_DATA_HOME` or `XDG_STATE_HOME`).
-func runGong(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:]) throws
-    -> CommandResult
-{
+/// `XDG_CACHE_HOME`, `XDG_DATA_HOME` or `XDG_STATE_HOME`). `whileRunning` is called with its
+/// process ID on a thread of its own once it has started.
+func runGong(
+    _ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
+    whileRunning: (@Sendable (pid_t) -> Void)? = nil
+) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: gongExecutable)
     process.arguments = arguments
@@ -38,6 +40,10 @@ func runGong(_ arguments: [String], home: String? = nil, environment extra: [Str
     process.standardOutput = out
     process.standardError = err
     try process.run()
+    if let whileRunning {
+        let pid = process.processIdentifier
+        DispatchQueue.global().async { whileRunning(pid) }
+    }
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     let errData = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
@@ -54,4 +60,21 @@ final class ScratchDirectory {
     }
     deinit { try? FileManager.default.removeItem(atPath: path) }
     func file(_ name: String) -> String { path + "/" + name }
+}
+
+/// Waits until process `pid` catches `signal` (its handler installed: `SigCgt` in its status),
+/// up to `timeoutSeconds`; false if it never did or has gone.
+func waitUntilCatching(_ signal: Int32, pid: pid_t, timeoutSeconds: Double = 60) -> Bool {
+    let deadline = Date().addingTimeInterval(timeoutSeconds)
+    while Date() < deadline {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
+        if let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
+            let mask = UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16),
+            mask & (1 << UInt64(signal - 1)) != 0
+        {
+            return true
+        }
+        usleep(20_000)
+    }
+    return false
 }

@@ -51,9 +51,13 @@ public struct CompareBench: Sendable {
             phases: [Phase("tick", length: everySeconds, cue: Cue(sound))], length: .cycles(cueCount))
     }
 
-    /// Plays the schedule each way and reports. `progress` hears which method plays.
-    public func run(bank: SoundBank, progress: (String) -> Void = { _ in }) throws -> CompareReport {
-        let tools = try SoundServerTools()
+    /// Plays the schedule each way and reports. `progress` hears which method plays. Asked to
+    /// stop by `interruption`, it ends what plays, removes its sink and throws
+    /// `BenchError.interrupted`: a comparison missing a method is no comparison.
+    public func run(
+        bank: SoundBank, interruption: BenchInterruption = BenchInterruption(), progress: (String) -> Void = { _ in }
+    ) throws -> CompareReport {
+        let tools = try SoundServerTools(interruption: interruption)
         let server = try tools.serverName()
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
             "gong-bench-compare-\(getpid())")
@@ -72,7 +76,7 @@ public struct CompareBench: Sendable {
         try render(pattern, to: sessionFile, bank: bank)
 
         let (sinkName, module) = try openSink(tools)
-        defer { if let module { _ = try? tools.run(tools.pactl, ["unload-module", module]) } }
+        defer { if let module { _ = try? tools.run(tools.pactl, ["unload-module", module], interruptible: false) } }
         // A sink left idle starts the next stream by rewriting a long stretch of what it had
         // mixed, which its monitor has already recorded: paplay's cues lost their first 100 ms
         // so. A silent low-latency stream keeps it running, as a sound card runs, and what a new
@@ -84,7 +88,7 @@ public struct CompareBench: Sendable {
                 "--latency-msec=20", "--stream-name=gong-bench-keeper", "/dev/zero"
             ])
         defer {
-            kill(keeper.processIdentifier, SIGKILL)
+            kill(keeper.processIdentifier, SIGTERM)
             keeper.waitUntilExit()
         }
         var conditions = MachineConditions.current(busyThreads: busyThreads)
@@ -107,8 +111,10 @@ public struct CompareBench: Sendable {
             // parec takes a moment to connect: the margin counts from its first frames.
             let connecting = Date()
             while (try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0 == 0 {
-                guard Date().timeIntervalSince(connecting) < 10 else {
-                    kill(recorder.processIdentifier, SIGKILL)
+                guard Date().timeIntervalSince(connecting) < 10, !interruption.isRequested else {
+                    kill(recorder.processIdentifier, SIGTERM)
+                    recorder.waitUntilExit()
+                    if interruption.isRequested { throw BenchError.interrupted }
                     throw BenchError(
                         kind: .toolFailed, message: "parec recorded nothing from \(sinkName).monitor in 10 s")
                 }
@@ -116,14 +122,16 @@ public struct CompareBench: Sendable {
             }
             usleep(UInt32(marginSeconds * 1e6))
             let started = Date()
-            // parec writes what it records as it comes, and is killed: a process started from one
-            // of Swift's worker threads inherits their blocked signals, SIGINT and SIGTERM among them.
+            // parec writes what it records as it comes: stopped, it has it all.
             func stopRecording() {
-                kill(recorder.processIdentifier, SIGKILL)
+                kill(recorder.processIdentifier, SIGTERM)
                 recorder.waitUntilExit()
             }
             do {
-                try play(method, sink: sinkName, tools: tools, cueFile: cueFile, sessionFile: sessionFile, bank: bank)
+                try play(
+                    method, sink: sinkName, tools: tools, interruption: interruption, cueFile: cueFile,
+                    sessionFile: sessionFile, bank: bank)
+                if interruption.isRequested { throw BenchError.interrupted }
             } catch {
                 stopRecording()
                 throw error
@@ -176,7 +184,8 @@ public struct CompareBench: Sendable {
     }
 
     private func play(
-        _ method: Method, sink: String, tools: SoundServerTools, cueFile: String, sessionFile: String, bank: SoundBank
+        _ method: Method, sink: String, tools: SoundServerTools, interruption: BenchInterruption, cueFile: String,
+        sessionFile: String, bank: SoundBank
     ) throws {
         let every = everySeconds.doubleValue
         let slack = Double(cueCount) * (every + 5) + 30
@@ -185,7 +194,7 @@ public struct CompareBench: Sendable {
             let session = try GongSession(
                 pattern: pattern, options: SessionOptions(device: "pulse:\(sink)"), bank: bank)
             session.start()
-            _ = session.waitForReport()
+            _ = interruption.whileWaiting(endedBy: { try? session.send(.halt) }) { session.waitForReport() }
         case .sleepLoop:
             // What a person writes: sleep, play, again; every cue waits for the one before.
             let script =
@@ -196,13 +205,25 @@ public struct CompareBench: Sendable {
             // waiting for the one before.
             let start = MonotonicTime.now().nanoseconds
             var players: [Process] = []
+            defer {
+                for player in players {
+                    if interruption.isRequested { kill(player.processIdentifier, SIGTERM) }
+                    player.waitUntilExit()
+                }
+            }
             for index in 0..<cueCount {
                 let deadline = start + Int64((Double(index) * every * 1e9).rounded())
-                var wake = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-                while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, nil) == EINTR {}
+                // To the deadline in steps of at most 100 ms, to hear an interruption; the
+                // last step ends on the deadline itself.
+                while !interruption.isRequested {
+                    let step = min(deadline, MonotonicTime.now().nanoseconds + 100_000_000)
+                    var wake = timespec(tv_sec: Int(step / 1_000_000_000), tv_nsec: Int(step % 1_000_000_000))
+                    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, nil) == EINTR {}
+                    if step == deadline { break }
+                }
+                if interruption.isRequested { return }
                 players.append(try tools.start(tools.paplay, ["--device=\(sink)", cueFile]))
             }
-            for player in players { player.waitUntilExit() }
         case .wholeFile:
             try tools.run(tools.paplay, ["--device=\(sink)", sessionFile], timeoutSeconds: slack)
         }

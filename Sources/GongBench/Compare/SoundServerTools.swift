@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Why a benchmark cannot run here, in one line a person can act on.
 public struct BenchError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -10,11 +11,16 @@ public struct BenchError: Error, Equatable, Sendable, CustomStringConvertible {
         case noServer
         /// A tool ran and failed.
         case toolFailed
+        /// Asked to stop (Ctrl-C) before the benchmark was done.
+        case interrupted
     }
 
     public var kind: Kind
     public var message: String
     public var description: String { message }
+
+    static let interrupted = BenchError(
+        kind: .interrupted, message: "interrupted before the end; the tools it started are stopped, its sink removed")
 }
 
 /// The PulseAudio command-line tools `gong bench compare` records with and sets gong beside
@@ -25,9 +31,12 @@ struct SoundServerTools {
     let parec: String
     let paplay: String
     let shell = "/bin/sh"
+    /// Ends the tool being waited on when asked.
+    let interruption: BenchInterruption
 
     /// Finds every tool on `PATH`, or says which is missing and where it comes from.
-    init() throws(BenchError) {
+    init(interruption: BenchInterruption) throws(BenchError) {
+        self.interruption = interruption
         func find(_ name: String) throws(BenchError) -> String {
             let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
             for directory in path.split(separator: ":") where access("\(directory)/\(name)", X_OK) == 0 {
@@ -44,9 +53,13 @@ struct SoundServerTools {
         paplay = try find("paplay")
     }
 
-    /// Runs a tool to its end; its standard output, or a line saying how it failed.
+    /// Runs a tool to its end; its standard output, or a line saying how it failed. An
+    /// interruption, unless it cleans up (`interruptible` false), or the timeout ends it and
+    /// whatever it started (its process group: a shell's `paplay` too).
     @discardableResult
-    func run(_ tool: String, _ arguments: [String], timeoutSeconds: Double = 10) throws(BenchError) -> String {
+    func run(
+        _ tool: String, _ arguments: [String], timeoutSeconds: Double = 10, interruptible: Bool = true
+    ) throws(BenchError) -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
@@ -55,18 +68,31 @@ struct SoundServerTools {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw BenchError(kind: .toolFailed, message: "\(tool) could not be started: \(error.localizedDescription)")
+        try launch(process, tool)
+        // Read while it runs, so a full pipe never stalls it, and off this thread, so a child
+        // that hangs with the pipe open cannot hang the benchmark.
+        let text = Mutex(Data())
+        let read = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            text.withLock { $0 = data }
+            read.signal()
         }
+        let group = process.processIdentifier
         let deadline = Date().addingTimeInterval(timeoutSeconds)
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            process.terminate()
+        let interruption = interruptible ? interruption : BenchInterruption()
+        interruption.whileWaiting(endedBy: { signalGroup(group, SIGTERM) }) {
+            while process.isRunning && Date() < deadline && !interruption.isRequested { usleep(10_000) }
+        }
+        if process.isRunning || read.wait(timeout: .now() + 1) == .timedOut {
+            signalGroup(group, SIGKILL)
+            process.waitUntilExit()
+            if interruption.isRequested { throw BenchError.interrupted }
             throw BenchError(
                 kind: .toolFailed, message: "\(commandLine(tool, arguments)) did not finish in \(Int(timeoutSeconds)) s"
             )
         }
+        if interruption.isRequested { throw BenchError.interrupted }
         guard process.terminationStatus == 0 else {
             let said =
                 String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -77,7 +103,7 @@ struct SoundServerTools {
                     "\(commandLine(tool, arguments)) failed (exit \(process.terminationStatus))\(said.isEmpty ? "" : ": \(said)")"
             )
         }
-        return String(decoding: text, as: UTF8.self)
+        return String(decoding: text.withLock { $0 }, as: UTF8.self)
     }
 
     /// Starts a tool and returns at once.
@@ -88,16 +114,29 @@ struct SoundServerTools {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        try launch(process, tool)
+        return process
+    }
+
+    /// Starts `process` with the signals it is ended by deliverable. A process inherits the
+    /// blocked signals of the thread that starts it, and Swift's worker threads block them all:
+    /// started from one, `parec` did not hear the SIGTERM meant to stop it.
+    private func launch(_ process: Process, _ tool: String) throws(BenchError) {
+        var deliverable = sigset_t()
+        sigemptyset(&deliverable)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&deliverable, signal) }
+        var previous = sigset_t()
+        pthread_sigmask(SIG_UNBLOCK, &deliverable, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         do { try process.run() } catch {
             throw BenchError(kind: .toolFailed, message: "\(tool) could not be started: \(error.localizedDescription)")
         }
-        return process
     }
 
     /// The server's name and version, as `pactl info` gives them, or why none answers.
     func serverName() throws(BenchError) -> String {
         let info: String
-        do { info = try run(pactl, ["info"], timeoutSeconds: 5) } catch {
+        do { info = try run(pactl, ["info"], timeoutSeconds: 5) } catch  where error.kind != .interrupted {
             let address = ProcessInfo.processInfo.environment["PULSE_SERVER"].map { " at PULSE_SERVER=\($0)" } ?? ""
             throw BenchError(
                 kind: .noServer,
@@ -114,4 +153,10 @@ struct SoundServerTools {
     private func commandLine(_ tool: String, _ arguments: [String]) -> String {
         ([URL(fileURLWithPath: tool).lastPathComponent] + arguments).joined(separator: " ")
     }
+}
+
+/// Sends `signal` to the process group `leader` leads — Foundation starts each tool in a group of
+/// its own, so a shell's children hear it too — or to the process alone if it leads none.
+func signalGroup(_ leader: pid_t, _ signal: Int32) {
+    if kill(-leader, signal) != 0 { kill(leader, signal) }
 }

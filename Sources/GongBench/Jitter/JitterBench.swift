@@ -41,24 +41,30 @@ public struct JitterBench: Sendable {
     }
 
     /// Runs the session to its end and reports. `progress` is called about ten times a second.
-    public func run(bank: SoundBank, progress: (Progress) -> Void = { _ in }) throws(GongError) -> JitterReport {
+    /// Asked to stop by `interruption`, it stops playing and reports what it measured, as
+    /// cyclictest does on Ctrl-C.
+    public func run(
+        bank: SoundBank, interruption: BenchInterruption = BenchInterruption(), progress: (Progress) -> Void = { _ in }
+    ) throws(GongError) -> JitterReport {
         do { try options.validate() } catch { throw .setting(error) }
         let request = options.request
         // The route decides the device, as for any session (`OutputRoute`).
         switch OutputRoute(device: request.device) {
         case .pulseAudio(let sink):
-            return try measure(bank: bank, progress: progress) { () throws(AudioDeviceError) -> PulsePCM in
+            return try measure(bank: bank, interruption: interruption, progress: progress) {
+                () throws(AudioDeviceError) -> PulsePCM in
                 try PulsePCM(request, sink: sink)
             }
         case .alsa:
-            return try measure(bank: bank, progress: progress) { () throws(AudioDeviceError) -> AlsaPCM in
+            return try measure(bank: bank, interruption: interruption, progress: progress) {
+                () throws(AudioDeviceError) -> AlsaPCM in
                 try AlsaPCM(request)
             }
         }
     }
 
     private func measure<Device: PCM>(
-        bank: SoundBank, progress: (Progress) -> Void,
+        bank: SoundBank, interruption: BenchInterruption, progress: (Progress) -> Void,
         open: @escaping @Sendable () throws(AudioDeviceError) -> Device
     ) throws(GongError) -> JitterReport {
         let device: Device
@@ -108,7 +114,12 @@ public struct JitterBench: Sendable {
             }
         }
         let planned = Double(plan.totalFrames) / Double(configuration.rate)
+        var stoppedEarly = false
         while engine.isRunning {
+            if interruption.isRequested && !stoppedEarly {
+                // Cut short: what played so far is measured; tails need not ring out.
+                stoppedEarly = engine.send(.halt)
+            }
             var watch = pollfd(fd: engine.eventsReadyDescriptor, events: Int16(POLLIN), revents: 0)
             _ = poll(&watch, 1, 100)
             engine.clearEventsReady()
@@ -131,7 +142,7 @@ public struct JitterBench: Sendable {
             conditions: conditions,
             device: JitterReport.DeviceGranted(configuration),
             priority: priority, priorityRefused: priorityRefused,
-            seconds: elapsed, periods: analysis.periods.count,
+            seconds: elapsed, stoppedEarly: stoppedEarly, periods: analysis.periods.count,
             periodRecordsLost: engine.timingRecordsLost, eventsDropped: eventsDropped,
             wakeLatency: analysis.wakeLatency, timerLatency: timerLatency, renderTime: render,
             renderP99ShareOfPeriod: render.p99.map { $0 / 1e6 / periodSeconds },

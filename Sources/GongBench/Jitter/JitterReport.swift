@@ -16,6 +16,8 @@ public struct JitterReport: Encodable, Sendable {
     public var priorityRefused: String?
     /// From the start of playback to the last frame heard.
     public var seconds: Double
+    /// Interrupted before the planned duration (Ctrl-C): the figures cover `seconds` only.
+    public var stoppedEarly: Bool
     public var periods: Int
     /// Periods whose timing record found the ring full (the control side fell behind).
     public var periodRecordsLost: Int
@@ -38,7 +40,7 @@ public struct JitterReport: Encodable, Sendable {
     public var series: Series
 
     private enum CodingKeys: String, CodingKey {
-        case schema, conditions, device, priority, priorityRefused, seconds, periods, periodRecordsLost,
+        case schema, conditions, device, priority, priorityRefused, seconds, stoppedEarly, periods, periodRecordsLost,
             eventsDropped, wakeLatency, timerLatency, renderTime, renderP99ShareOfPeriod, deviceClock, cuesPlayed,
             cueError,
             underruns, underrunsPerHour, framesLost, deviceLosses
@@ -120,6 +122,7 @@ public struct JitterReport: Encodable, Sendable {
         try container.encode(priority, forKey: .priority)
         try container.encode(priorityRefused, forKey: .priorityRefused)
         try container.encode(seconds, forKey: .seconds)
+        try container.encode(stoppedEarly, forKey: .stoppedEarly)
         try container.encode(periods, forKey: .periods)
         try container.encode(periodRecordsLost, forKey: .periodRecordsLost)
         try container.encode(eventsDropped, forKey: .eventsDropped)
@@ -173,7 +176,7 @@ public struct JitterReport: Encodable, Sendable {
             "audio thread: "
                 + (priority?.description ?? "priority not read") + (priorityRefused.map { " (\($0))" } ?? ""))
         lines.append(
-            "\(fixed(seconds, 1)) s, \(periods) periods, \(cuesPlayed) cues"
+            "\(fixed(seconds, 1)) s\(stoppedEarly ? " (stopped early)" : ""), \(periods) periods, \(cuesPlayed) cues"
                 + (periodRecordsLost > 0 ? ", \(periodRecordsLost) period records lost" : ""))
         lines.append("")
         let header = ["", "count", "min", "mean", "p50", "p99", "p99.9", "max", "beyond"]

@@ -4,6 +4,8 @@ import Glibc
 import GongBench
 import GongCore
 import GongKit
+import GongTerminal
+import Synchronization
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -68,6 +70,54 @@ struct ProgressLine {
     }
 }
 
+/// Runs a benchmark with Ctrl-C, SIGTERM and SIGHUP asking it to stop: it ends what it started
+/// and reports or throws as it will. A second one ends gong at once (exit 130).
+func withInterruptions<T>(_ body: (BenchInterruption) throws -> T) throws -> T {
+    let interruption = BenchInterruption()
+    let listener = InterruptionListener(interruption)
+    defer { listener.stop() }
+    return try body(interruption)
+}
+
+/// Hears the signals on a thread of its own: a signal handler may not take the lock a request
+/// takes.
+private final class InterruptionListener: Sendable {
+    /// Read by the listening thread only, once started.
+    nonisolated(unsafe) private let signals = SignalWatcher()
+    private let finished = Atomic<Bool>(false)
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(_ interruption: BenchInterruption) {
+        DispatchQueue.global().async { [self] in
+            var requests = 0
+            while !finished.load(ordering: .acquiring) {
+                var watch = pollfd(fd: signals.wakeFileDescriptor, events: Int16(POLLIN), revents: 0)
+                guard poll(&watch, 1, 100) > 0 else { continue }
+                for signal in signals.take() {
+                    switch signal {
+                    case .interrupt(let count): requests += count
+                    case .terminate, .hangup: requests += 1
+                    case .stopRequested: SignalWatcher.stopProcess()
+                    case .continued, .resized: break
+                    }
+                }
+                if requests > 1 {
+                    printError("interrupted again: stopped at once")
+                    exit(130)
+                }
+                if requests == 1 { interruption.request() }
+            }
+            ended.signal()
+        }
+    }
+
+    func stop() {
+        finished.store(true, ordering: .releasing)
+        ended.wait()
+        signals.uninstall()
+    }
+}
+
 struct JitterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jitter",
@@ -77,7 +127,8 @@ struct JitterCommand: ParsableCommand {
             p99, p99.9, max and the count beyond the histogram's range: the audio thread's wake-up
             latency, render time per period, the device clock's jitter and drift (ppm against
             CLOCK_MONOTONIC), each cue's error, and underruns, frames lost and device losses; with
-            the kernel, CPUs, governor, load and the priority and buffer granted.
+            the kernel, CPUs, governor, load and the priority and buffer granted. Ctrl-C stops
+            early and reports what was measured; a second Ctrl-C ends gong at once.
             Examples:
               gong bench jitter --device pulse --duration 10m --load 2 --svg jitter.svg
               gong bench jitter --device null --duration 5s --json
@@ -103,15 +154,18 @@ struct JitterCommand: ParsableCommand {
         do {
             let config = try loadConfig()
             try output.checkLoad()
-            var bench = JitterBench(
+            let bench = JitterBench(
                 options: SessionOptions(
                     device: device ?? config.device.value, rate: rate, latencyMs: latency ?? config.latencyMs.value),
                 durationSeconds: try output.seconds(), busyThreads: output.load)
             let line = ProgressLine()
-            let report = try bench.run(bank: SoundBank.standard(extra: config.soundDirectories.value)) { progress in
-                line.show(
-                    "gong bench jitter: \(Int(progress.elapsedSeconds)) s of \(Int(progress.plannedSeconds.rounded())) s, \(progress.periods) periods, \(progress.underruns) underruns"
-                )
+            let bank = SoundBank.standard(extra: config.soundDirectories.value)
+            let report = try withInterruptions { interruption in
+                try bench.run(bank: bank, interruption: interruption) { progress in
+                    line.show(
+                        "gong bench jitter: \(Int(progress.elapsedSeconds)) s of \(Int(progress.plannedSeconds.rounded())) s, \(progress.periods) periods, \(progress.underruns) underruns (Ctrl-C: stop and report)"
+                    )
+                }
             }
             line.clear()
             print(output.json ? report.json() : report.text, terminator: output.json ? "\n" : "")

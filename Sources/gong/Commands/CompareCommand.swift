@@ -16,7 +16,8 @@ struct CompareCommand: ParsableCommand {
             against the schedule laid from its first cue (p50, p99, max, in frames and ms), the
             drift over the run, and cues missed. Runs on the PulseAudio or PipeWire server
             PULSE_SERVER names (else the user's own), on a null sink it makes and removes, so
-            nothing is heard.
+            nothing is heard. Ctrl-C stops what plays and records, removes the sink and exits
+            130 without a report.
             Examples:
               gong bench compare --duration 5m --svg compare.svg
               gong bench compare --load 2 --json
@@ -44,8 +45,17 @@ struct CompareCommand: ParsableCommand {
             bench.everySeconds = interval
             bench.sink = sink
             let line = ProgressLine()
-            let report = try bench.run(bank: SoundBank.standard(extra: config.soundDirectories.value)) { method in
-                line.show("gong bench compare: \(method)")
+            let bank = SoundBank.standard(extra: config.soundDirectories.value)
+            let report: CompareReport
+            do {
+                report = try withInterruptions { interruption in
+                    try bench.run(bank: bank, interruption: interruption) { method in
+                        line.show("gong bench compare: \(method) (Ctrl-C: stop)")
+                    }
+                }
+            } catch {
+                line.clear()
+                throw error
             }
             line.clear()
             print(output.json ? report.json() : report.text, terminator: output.json ? "\n" : "")
