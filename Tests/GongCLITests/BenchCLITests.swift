@@ -6,9 +6,8 @@ import Testing
     /// Every field of the jitter report, so a tool reading it finds the same keys in every run.
     static let jitterKeys = [
         "schema", "conditions", "device", "priority", "priorityRefused", "seconds", "stoppedEarly", "periods",
-        "periodRecordsLost",
-        "eventsDropped", "wakeLatency", "timerLatency", "renderTime", "renderP99ShareOfPeriod", "deviceClock",
-        "cuesPlayed", "cueError", "underruns", "underrunsPerHour", "framesLost", "deviceLosses"
+        "periodRecordsLost", "eventsDropped", "wakeLatency", "timerLatency", "renderTime", "renderP99ShareOfPeriod",
+        "deviceClock", "cuesPlayed", "cueError", "underruns", "underrunsPerHour", "framesLost", "deviceLosses"
     ]
     static let distributionKeys = ["count", "min", "mean", "p50", "p99", "p999", "max", "beyondRange", "buckets"]
     static let conditionKeys = [

@@ -136,7 +136,8 @@ struct SoundServerTools {
     /// The server's name and version, as `pactl info` gives them, or why none answers.
     func serverName() throws(BenchError) -> String {
         let info: String
-        do { info = try run(pactl, ["info"], timeoutSeconds: 5) } catch  where error.kind != .interrupted {
+        do { info = try run(pactl, ["info"], timeoutSeconds: 5) } catch {
+            if error.kind == .interrupted { throw error }
             let address = ProcessInfo.processInfo.environment["PULSE_SERVER"].map { " at PULSE_SERVER=\($0)" } ?? ""
             throw BenchError(
                 kind: .noServer,
