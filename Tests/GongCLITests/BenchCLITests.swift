@@ -178,8 +178,12 @@ import Testing
             #expect(method["found"] as? Int == 4, "\(method)")
             #expect(method["missed"] as? Int == 0, "\(method)")
         }
+        // Every cue on its frame; on PipeWire, or off by the quantum it can shift a stream by.
         let gong = methods[0]
-        #expect(gong["maxFrames"] as? Int == 0, "gong's onsets: \(gong)")
+        let gongErrors = try #require(gong["errors"] as? [[String: Any]]).map { $0["frames"] as? Int ?? -1 }
+        #expect(
+            gongErrors.count == 4 && gongErrors.allSatisfy { $0 == 0 || server.isServersOwnSlip(frames: $0) },
+            "gong's onsets: \(gong)")
         // The sleep loop waits out every paplay: each cue lands later than the last.
         let sleepLoop = methods[1]
         #expect((sleepLoop["lastErrorMilliseconds"] as? Double ?? 0) > 10, "\(sleepLoop)")

@@ -11,6 +11,14 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
     var testDescription: String { self == .pulseAudio ? "PulseAudio" : "PipeWire" }
 
+    /// Whether a sound heard `frames` off where it should be is a slip the server makes
+    /// unasked and untold, which no client can prevent: none on PulseAudio; on PipeWire 0.3.65
+    /// one or two whole quanta (256 frames), seen in one 10-minute run idle and one minute's run
+    /// with two busy loops beside it (README, "Latency"). gong must then not claim the frame.
+    func isServersOwnSlip(frames: Int) -> Bool {
+        self == .pipeWire && frames != 0 && frames % 256 == 0 && abs(frames) <= 512
+    }
+
     static let scriptsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts").path
@@ -232,8 +240,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
 
     /// 60 s live at gong's default latency, recorded from the sink's monitor: every interval
     /// between heard onsets is the scheduled 3 s = 144 000 frames, to the frame, and gong's own
-    /// account agrees — no xrun, every cue on its frame. One attempt: a run the machine disturbed
-    /// is a failure, not a reason to try again.
+    /// account agrees — no xrun, every cue on its frame. On PipeWire one interval may be a
+    /// quantum or two long or short (`isServersOwnSlip`), and gong must then not claim the
+    /// frame. One attempt: a run the machine disturbed is a failure, not a reason to try again.
     @Test(arguments: SoundServer.allCases, SoundServerRoute.allCases)
     func aMinuteLiveHasEveryIntervalExactToTheFrame(server: SoundServer, route: SoundServerRoute) throws {
         try server.require()
@@ -256,8 +265,10 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         let heard = onsets(in: recording)
         #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count)")
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        let slips = intervals.filter { $0 != 144_000 }
         #expect(
-            intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 },
+            intervals.count == 19 && slips.count <= 1
+                && slips.allSatisfy { server.isServersOwnSlip(frames: $0 - 144_000) },
             "intervals \(intervals); gong's account: \(finished)")
         // gong never claims more than was heard: a recording off its frames is never "onFrame".
         // Of an exact recording gong's own client says what its reports can confirm: on
@@ -268,7 +279,11 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
             #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)")
         }
         if route == .pulseClient {
-            #expect(verdict == "onFrame" || (server == .pipeWire && verdict == "roughReports"), "\(finished)")
+            #expect(
+                verdict == "onFrame"
+                    || (server == .pipeWire
+                        && (verdict == "roughReports" || (verdict == "offFrame" && !slips.isEmpty))),
+                "\(finished)")
         }
         #expect(events.all("cue").allSatisfy { $0["offFrames"] == nil } || verdict != "onFrame", "\(events.all("cue"))")
         print(
