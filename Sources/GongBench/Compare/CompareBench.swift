@@ -87,10 +87,7 @@ public struct CompareBench: Sendable {
                 "--device=\(sinkName)", "--raw", "--format=float32le", "--rate=\(rate)", "--channels=2",
                 "--latency-msec=20", "--stream-name=gong-bench-keeper", "/dev/zero"
             ])
-        defer {
-            kill(keeper.processIdentifier, SIGTERM)
-            keeper.waitUntilExit()
-        }
+        defer { tools.stop(keeper) }
         var conditions = MachineConditions.current(busyThreads: busyThreads)
         let load = BusyLoad(threads: busyThreads)
         defer { load.stop() }
@@ -112,8 +109,7 @@ public struct CompareBench: Sendable {
             let connecting = Date()
             while (try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0 == 0 {
                 guard Date().timeIntervalSince(connecting) < 10, !interruption.isRequested else {
-                    kill(recorder.processIdentifier, SIGTERM)
-                    recorder.waitUntilExit()
+                    tools.stop(recorder)
                     if interruption.isRequested { throw BenchError.interrupted }
                     throw BenchError(
                         kind: .toolFailed, message: "parec recorded nothing from \(sinkName).monitor in 10 s")
@@ -122,23 +118,18 @@ public struct CompareBench: Sendable {
             }
             usleep(UInt32(marginSeconds * 1e6))
             let started = Date()
-            // parec writes what it records as it comes: stopped, it has it all.
-            func stopRecording() {
-                kill(recorder.processIdentifier, SIGTERM)
-                recorder.waitUntilExit()
-            }
             do {
                 try play(
                     method, sink: sinkName, tools: tools, interruption: interruption, cueFile: cueFile,
                     sessionFile: sessionFile, bank: bank)
                 if interruption.isRequested { throw BenchError.interrupted }
             } catch {
-                stopRecording()
+                tools.stop(recorder)
                 throw error
             }
             let played = Date().timeIntervalSince(started)
             usleep(UInt32((marginSeconds + Double(template.count) / Double(rate)) * 1e6))
-            stopRecording()
+            tools.stop(recorder)
             let samples = readFloats(recording)
             results.append(
                 CompareReport.MethodResult(
@@ -207,8 +198,7 @@ public struct CompareBench: Sendable {
             var players: [Process] = []
             defer {
                 for player in players {
-                    if interruption.isRequested { kill(player.processIdentifier, SIGTERM) }
-                    player.waitUntilExit()
+                    if interruption.isRequested { tools.stop(player) } else { player.waitUntilExit() }
                 }
             }
             for index in 0..<cueCount {

@@ -20,7 +20,8 @@ public struct BenchError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String { message }
 
     static let interrupted = BenchError(
-        kind: .interrupted, message: "interrupted before the end; the tools it started are stopped, its sink removed")
+        kind: .interrupted,
+        message: "interrupted before the end: no report; the tools it started are stopped, any sink it made removed")
 }
 
 /// The PulseAudio command-line tools `gong bench compare` records with and sets gong beside
@@ -106,7 +107,14 @@ struct SoundServerTools {
         return String(decoding: text.withLock { $0 }, as: UTF8.self)
     }
 
-    /// Starts a tool and returns at once.
+    /// Ends a tool `start` started, and whatever it started in turn, and waits for it: a
+    /// recorder stopped so has written all it heard.
+    func stop(_ process: Process) {
+        signalGroup(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+    }
+
+    /// Starts a tool and returns at once; `stop` ends it.
     func start(_ tool: String, _ arguments: [String]) throws(BenchError) -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)

@@ -161,13 +161,13 @@ struct JitterCommand: ParsableCommand {
             let line = ProgressLine()
             let bank = SoundBank.standard(extra: config.soundDirectories.value)
             let report = try withInterruptions { interruption in
-                try bench.run(bank: bank, interruption: interruption) { progress in
+                defer { line.clear() }
+                return try bench.run(bank: bank, interruption: interruption) { progress in
                     line.show(
                         "gong bench jitter: \(Int(progress.elapsedSeconds)) s of \(Int(progress.plannedSeconds.rounded())) s, \(progress.periods) periods, \(progress.underruns) underruns (Ctrl-C: stop and report)"
                     )
                 }
             }
-            line.clear()
             print(output.json ? report.json() : report.text, terminator: output.json ? "\n" : "")
             if let csv { try output.write(report.csv(), to: csv, flag: "--csv") }
             if let svg = output.svg { try output.write(report.svg(), to: svg, flag: "--svg") }

@@ -46,18 +46,12 @@ struct CompareCommand: ParsableCommand {
             bench.sink = sink
             let line = ProgressLine()
             let bank = SoundBank.standard(extra: config.soundDirectories.value)
-            let report: CompareReport
-            do {
-                report = try withInterruptions { interruption in
-                    try bench.run(bank: bank, interruption: interruption) { method in
-                        line.show("gong bench compare: \(method) (Ctrl-C: stop)")
-                    }
+            let report = try withInterruptions { interruption in
+                defer { line.clear() }
+                return try bench.run(bank: bank, interruption: interruption) { method in
+                    line.show("gong bench compare: \(method) (Ctrl-C: stop)")
                 }
-            } catch {
-                line.clear()
-                throw error
             }
-            line.clear()
             print(output.json ? report.json() : report.text, terminator: output.json ? "\n" : "")
             if let svg = output.svg { try output.write(report.svg(), to: svg, flag: "--svg") }
         } catch {
