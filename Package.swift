@@ -26,11 +26,17 @@ let package = Package(
         // libpulse without pkg-config: its flags (-pthread, -D_REENTRANT) are ones SwiftPM refuses.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
+        .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        // The callbacks sound servers call on their real-time threads, in C (they must never
+        // allocate, lock or wait), and the frame ring they read from.
+        .target(name: "CGongStreams", dependencies: ["CPipeWire", "CJack"]),
 
         // Pure Swift: patterns, timeline, state machine, mixer, lock-free rings. No C, no clocks.
         .target(name: "GongCore"),
-        // The edges: sound files, resampling, file output, ALSA, PulseAudio.
-        .target(name: "GongAudio", dependencies: ["GongCore", "CAlsa", "CPulse", "CSndFile", "CSoxr"]),
+        // The edges: sound files, resampling, file output, ALSA, PulseAudio, PipeWire, JACK.
+        .target(
+            name: "GongAudio", dependencies: ["GongCore", "CAlsa", "CPulse", "CSndFile", "CSoxr", "CGongStreams"]),
         // The embedding facade: pattern files, sound bank lookup, sessions, their history.
         .target(
             name: "GongKit",

@@ -204,8 +204,9 @@ public struct AudioDeviceInfo: Sendable, Equatable {
 }
 
 /// Every device gong can play on: ALSA's name hints, less the capture-only ones (its `pulse`
-/// is played by gong's own PulseAudio client, see `OutputRoute`), then a running PulseAudio
-/// server's sinks as `pulse:SINK`.
+/// is played by gong's own PulseAudio client, see `OutputRoute`), then a running PipeWire
+/// server's sinks as `pipewire:NODE`, then a running PulseAudio server's (PipeWire's too) as
+/// `pulse:SINK`.
 public func listPlaybackDevices() -> [AudioDeviceInfo] {
     alsaDeviceHints()
         .filter { $0.io == nil || $0.io == "Output" }
@@ -216,5 +217,5 @@ public func listPlaybackDevices() -> [AudioDeviceInfo] {
             }
             return AudioDeviceInfo(name: hint.name, description: description)
         }
-        + PulsePCM.sinks()
+        + PipeWirePCM.sinks() + PulsePCM.sinks()
 }

@@ -239,35 +239,3 @@ extension PCM {
     public func rewind(frames: Int) -> Int { 0 }
     public func wakeWhenReadable(_ descriptor: Int32) {}
 }
-
-/// Which way a device name leads: the one place that decides.
-public enum OutputRoute: Equatable, Sendable {
-    /// gong's own PulseAudio client (`PulsePCM`): `pulse` plays on the server's default sink,
-    /// `pulse:SINK` on the sink of that name. The names are the ones ALSA's plugin answers to,
-    /// and they reach the same server, one thread and one lock fewer.
-    case pulseAudio(sink: String?)
-    /// Any other name is an ALSA PCM (`AlsaPCM`), ALSA's `default` included.
-    case alsa
-
-    /// The device name that lets gong choose: what `gong run` plays on unless told otherwise.
-    public static let automatic = "auto"
-
-    /// `automatic` decided, any other name as it is: `pulse` when a PulseAudio server (its own
-    /// or PipeWire's) answers within a second — on a desktop ALSA's `default` leads there
-    /// anyway, through a plugin with a thread and a lock more, and without taking back — else
-    /// ALSA's `default` (a Raspberry Pi's card, a machine with no server).
-    public static func deciding(_ device: String) -> String {
-        guard device == automatic else { return device }
-        return PulsePCM.serverAnswers(timeoutMs: 1000) ? "pulse" : "default"
-    }
-
-    public init(device: String) {
-        if device == "pulse" {
-            self = .pulseAudio(sink: nil)
-        } else if device.hasPrefix("pulse:"), device.count > "pulse:".count {
-            self = .pulseAudio(sink: String(device.dropFirst("pulse:".count)))
-        } else {
-            self = .alsa
-        }
-    }
-}

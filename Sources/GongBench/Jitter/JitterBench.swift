@@ -49,17 +49,22 @@ public struct JitterBench: Sendable {
         do { try options.validate() } catch { throw .setting(error) }
         let request = options.request
         // The route decides the device, as for any session (`OutputRoute`).
-        switch OutputRoute(device: request.device) {
-        case .pulseAudio(let sink):
-            return try measure(bank: bank, interruption: interruption, progress: progress) {
-                () throws(AudioDeviceError) -> PulsePCM in
-                try PulsePCM(request, sink: sink)
-            }
-        case .alsa:
-            return try measure(bank: bank, interruption: interruption, progress: progress) {
-                () throws(AudioDeviceError) -> AlsaPCM in
-                try AlsaPCM(request)
-            }
+        return try withoutActuallyEscaping(progress) { progress throws(GongError) in
+            try OutputRoute(device: request.device).open(
+                request, with: Measuring(bench: self, bank: bank, interruption: interruption, progress: progress))
+        }
+    }
+
+    private struct Measuring: DeviceOpenerUser {
+        let bench: JitterBench
+        let bank: SoundBank
+        let interruption: BenchInterruption
+        let progress: (Progress) -> Void
+
+        func use<Device: PCM>(_ open: @escaping @Sendable () throws(AudioDeviceError) -> Device) throws(GongError)
+            -> JitterReport
+        {
+            try bench.measure(bank: bank, interruption: interruption, progress: progress, open: open)
         }
     }
 

@@ -34,29 +34,39 @@ public final class GongSession: Sendable {
     {
         do { try options.validate() } catch { throw .setting(error) }
         let request = options.request
-        switch OutputRoute(device: request.device) {
-        case .pulseAudio(let sink):
-            try self.init(pattern: pattern, bank: bank, options: options) { () throws(AudioDeviceError) -> PulsePCM in
-                try PulsePCM(request, sink: sink)
-            }
-        case .alsa:
-            try self.init(pattern: pattern, bank: bank, options: options) { () throws(AudioDeviceError) -> AlsaPCM in
-                try AlsaPCM(request)
-            }
-        }
+        let opened = try OutputRoute(device: request.device).open(
+            request, with: Opening(pattern: pattern, bank: bank, options: options))
+        self.init(pattern: pattern, opened: opened)
     }
 
     /// A session on a device of the caller's making (a test's, with faults injected).
-    init<Device: PCM>(
+    convenience init<Device: PCM>(
         pattern: Pattern, bank: SoundBank, options: SessionOptions,
         open: @escaping @Sendable () throws(AudioDeviceError) -> Device
     ) throws(GongError) {
-        let live = try LiveSession(
-            pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive,
-            startSeconds: options.startSeconds, open: open)
+        self.init(pattern: pattern, opened: try Opening(pattern: pattern, bank: bank, options: options).use(open))
+    }
+
+    private init(pattern: Pattern, opened: (core: SessionCore, output: OutputDescription)) {
         self.pattern = pattern
-        output = OutputDescription(live.configuration)
-        core = SessionCore(live, gainDB: options.gainDB)
+        output = opened.output
+        core = opened.core
+    }
+
+    /// Opens the route's device and prepares the session on it.
+    private struct Opening: DeviceOpenerUser {
+        let pattern: Pattern
+        let bank: SoundBank
+        let options: SessionOptions
+
+        func use<Device: PCM>(_ open: @escaping @Sendable () throws(AudioDeviceError) -> Device) throws(GongError)
+            -> (core: SessionCore, output: OutputDescription)
+        {
+            let live = try LiveSession(
+                pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive,
+                startSeconds: options.startSeconds, open: open)
+            return (SessionCore(live, gainDB: options.gainDB), OutputDescription(live.configuration))
+        }
     }
 
     deinit {

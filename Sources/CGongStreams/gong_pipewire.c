@@ -1,0 +1,546 @@
+// gong's PipeWire stream (see gong_pipewire.h).
+//
+// Two threads of PipeWire's own serve it: the thread loop (connection, state, registry) and the
+// data thread, which calls `on_process` once a graph cycle. The callback allocates nothing,
+// takes no lock and never waits: it claims frames from the ring, records the cycle's timing in
+// a seqlock, and rings an eventfd only when gong's audio thread asked to be woken.
+#include "gong_pipewire.h"
+#include "gong_frame_ring.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+#include <spa/utils/result.h>
+
+struct gong_pw_stream {
+    struct pw_thread_loop *loop;
+    struct pw_context *context;
+    struct pw_core *core;
+    struct spa_hook core_listener;
+    struct pw_stream *stream;
+    struct spa_hook stream_listener;
+
+    gong_frame_ring ring;
+    uint32_t rate, channels, frame_bytes, buffer_frames;
+
+    /// Written by the thread loop: 1 once the stream may play, -1 once it never will again.
+    _Atomic int state;
+    char error[256];
+
+    /// Rung by the callback when `wake_frames` can be written; 0: nobody waits.
+    int room_fd;
+    _Atomic uint32_t wake_frames;
+
+    // The callback's own (the data thread's alone, but read by the others through atomics).
+    uint64_t consumed;
+    uint64_t previous_ticks;
+    uint32_t previous_quantum;
+    int playing;
+    _Atomic uint64_t ring_underruns, ring_silent_frames, graph_xruns, graph_lost_frames;
+    _Atomic uint32_t largest_quantum;
+
+    /// Seqlock: odd while the callback writes the timing.
+    _Atomic uint64_t timing_sequence;
+    _Atomic uint64_t timing_cycles, timing_next_frame;
+    _Atomic int64_t timing_now, timing_heard;
+    _Atomic uint32_t timing_quantum;
+};
+
+static pthread_once_t pw_ready = PTHREAD_ONCE_INIT;
+static void initialise_pipewire(void) { pw_init(NULL, NULL); }
+
+static int64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+static void say(char *error, size_t size, const char *sentence) {
+    if (error && size) snprintf(error, size, "%s", sentence);
+}
+
+// MARK: The data thread
+
+static void on_process(void *data) {
+    struct gong_pw_stream *self = data;
+    struct pw_buffer *buffer = pw_stream_dequeue_buffer(self->stream);
+    if (!buffer) return;
+    struct spa_data *plane = &buffer->buffer->datas[0];
+    if (!plane->data) {
+        pw_stream_queue_buffer(self->stream, buffer);
+        return;
+    }
+    uint32_t capacity = plane->maxsize / self->frame_bytes;
+    uint32_t frames = buffer->requested ? (uint32_t)buffer->requested : capacity;
+    if (frames > capacity) frames = capacity;
+
+    uint32_t got = gong_frame_ring_read(&self->ring, plane->data, frames);
+    if (got < frames) {
+        memset((uint8_t *)plane->data + (size_t)got * self->frame_bytes, 0,
+               (size_t)(frames - got) * self->frame_bytes);
+        if (self->playing) {
+            atomic_fetch_add_explicit(&self->ring_underruns, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&self->ring_silent_frames, frames - got, memory_order_relaxed);
+        }
+    }
+    if (got > 0) self->playing = 1;
+    self->consumed += got;
+    plane->chunk->offset = 0;
+    plane->chunk->stride = (int32_t)self->frame_bytes;
+    plane->chunk->size = frames * self->frame_bytes;
+    buffer->size = frames;
+
+    // When the first frame of this buffer is heard (pw_stream.h: the delay to the device, the
+    // buffers still queued and the resampler's), and so when the ring's next frame is.
+    struct pw_time time;
+    memset(&time, 0, sizeof time);
+    if (pw_stream_get_time_n(self->stream, &time, sizeof time) == 0 && time.now > 0 && time.rate.denom > 0) {
+        int64_t delay_ns = time.delay * (int64_t)time.rate.num * 1000000000LL / (int64_t)time.rate.denom;
+        int64_t queued_ns = (int64_t)(time.queued + time.buffered) * 1000000000LL / self->rate;
+        int64_t frames_ns = (int64_t)frames * 1000000000LL / self->rate;
+        // A cycle the graph ran without us shows as ticks moving on by more than we gave.
+        if (self->previous_ticks && time.rate.num > 0) {
+            uint64_t expected = self->previous_ticks +
+                                (uint64_t)self->previous_quantum * time.rate.denom / (time.rate.num * self->rate);
+            if (time.ticks > expected && self->playing) {
+                uint64_t lost = (time.ticks - expected) * time.rate.num * self->rate / time.rate.denom;
+                if (lost > 0) {
+                    atomic_fetch_add_explicit(&self->graph_xruns, 1, memory_order_relaxed);
+                    atomic_fetch_add_explicit(&self->graph_lost_frames, lost, memory_order_relaxed);
+                }
+            }
+        }
+        self->previous_ticks = time.ticks;
+        self->previous_quantum = frames;
+
+        uint64_t sequence = atomic_load_explicit(&self->timing_sequence, memory_order_relaxed);
+        atomic_store_explicit(&self->timing_sequence, sequence + 1, memory_order_relaxed);
+        atomic_thread_fence(memory_order_release);
+        atomic_store_explicit(&self->timing_cycles,
+                              atomic_load_explicit(&self->timing_cycles, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        atomic_store_explicit(&self->timing_now, time.now, memory_order_relaxed);
+        atomic_store_explicit(&self->timing_heard, time.now + delay_ns + queued_ns + frames_ns,
+                              memory_order_relaxed);
+        atomic_store_explicit(&self->timing_next_frame, self->consumed, memory_order_relaxed);
+        atomic_store_explicit(&self->timing_quantum, frames, memory_order_relaxed);
+        atomic_store_explicit(&self->timing_sequence, sequence + 2, memory_order_release);
+    }
+    if (frames > atomic_load_explicit(&self->largest_quantum, memory_order_relaxed))
+        atomic_store_explicit(&self->largest_quantum, frames, memory_order_relaxed);
+
+    pw_stream_queue_buffer(self->stream, buffer);
+
+    uint32_t wanted = atomic_load_explicit(&self->wake_frames, memory_order_acquire);
+    if (wanted && self->buffer_frames - gong_frame_ring_filled(&self->ring) >= wanted) {
+        atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
+        uint64_t one = 1;
+        ssize_t ignored = write(self->room_fd, &one, sizeof one);
+        (void)ignored;
+    }
+}
+
+// MARK: The thread loop
+
+static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
+    (void)old;
+    struct gong_pw_stream *self = data;
+    switch (state) {
+    case PW_STREAM_STATE_PAUSED:
+    case PW_STREAM_STATE_STREAMING:
+        if (atomic_load(&self->state) == 0) atomic_store(&self->state, 1);
+        break;
+    case PW_STREAM_STATE_ERROR:
+        snprintf(self->error, sizeof self->error, "the stream failed: %s", error ? error : "unknown error");
+        atomic_store(&self->state, -1);
+        break;
+    case PW_STREAM_STATE_UNCONNECTED:
+        if (atomic_load(&self->state) != 0) {
+            snprintf(self->error, sizeof self->error, "the stream was disconnected");
+            atomic_store(&self->state, -1);
+        }
+        break;
+    default:
+        break;
+    }
+    // Whoever waits on the room descriptor learns of it too.
+    if (atomic_load(&self->state) < 0) {
+        uint64_t one = 1;
+        ssize_t ignored = write(self->room_fd, &one, sizeof one);
+        (void)ignored;
+    }
+    pw_thread_loop_signal(self->loop, false);
+}
+
+static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message) {
+    (void)seq;
+    struct gong_pw_stream *self = data;
+    // The core itself failing (id 0), or the server going away (-EPIPE): the stream is lost.
+    if (id == PW_ID_CORE || res == -EPIPE) {
+        snprintf(self->error, sizeof self->error, "the PipeWire server went away (%s)",
+                 message ? message : spa_strerror(res));
+        atomic_store(&self->state, -1);
+        uint64_t one = 1;
+        ssize_t ignored = write(self->room_fd, &one, sizeof one);
+        (void)ignored;
+        pw_thread_loop_signal(self->loop, false);
+    }
+}
+
+static const struct pw_stream_events stream_events = {
+    PW_VERSION_STREAM_EVENTS,
+    .state_changed = on_state_changed,
+    .process = on_process,
+};
+
+static const struct pw_core_events core_events = {
+    PW_VERSION_CORE_EVENTS,
+    .error = on_core_error,
+};
+
+// MARK: The registry: sinks by name
+
+struct sink_census {
+    struct pw_thread_loop *loop;
+    gong_pw_sink *sinks;
+    int capacity, count, done, sync;
+};
+
+static void on_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
+                      const struct spa_dict *props) {
+    (void)id, (void)permissions, (void)version;
+    struct sink_census *census = data;
+    if (!props || strcmp(type, PW_TYPE_INTERFACE_Node) != 0) return;
+    const char *class = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
+    if (!class || strcmp(class, "Audio/Sink") != 0) return;
+    if (census->count < census->capacity) {
+        gong_pw_sink *sink = &census->sinks[census->count];
+        const char *name = spa_dict_lookup(props, PW_KEY_NODE_NAME);
+        const char *description = spa_dict_lookup(props, PW_KEY_NODE_DESCRIPTION);
+        const char *serial = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
+        snprintf(sink->name, sizeof sink->name, "%s", name ? name : "");
+        snprintf(sink->description, sizeof sink->description, "%s", description ? description : "");
+        sink->serial = serial ? (uint32_t)strtoul(serial, NULL, 10) : 0;
+    }
+    census->count++;
+}
+
+static void on_core_done(void *data, uint32_t id, int seq) {
+    struct sink_census *census = data;
+    if (id == PW_ID_CORE && seq == census->sync) {
+        census->done = 1;
+        pw_thread_loop_signal(census->loop, false);
+    }
+}
+
+static const struct pw_registry_events registry_events = {
+    PW_VERSION_REGISTRY_EVENTS,
+    .global = on_global,
+};
+
+static const struct pw_core_events census_core_events = {
+    PW_VERSION_CORE_EVENTS,
+    .done = on_core_done,
+};
+
+/// Waits on the locked loop until `*flag` is set or the deadline passes.
+static int wait_until(struct pw_thread_loop *loop, const int *flag, const _Atomic int *state, int64_t deadline_ns) {
+    for (;;) {
+        if (flag && *flag) return 0;
+        if (state && atomic_load(state) != 0) return 0;
+        int64_t left = deadline_ns - monotonic_ns();
+        if (left <= 0) return -ETIMEDOUT;
+        struct timespec when;
+        pw_thread_loop_get_time(loop, &when, left);
+        pw_thread_loop_timed_wait_full(loop, &when);
+    }
+}
+
+/// The server's sinks, on a connected core with its loop locked.
+static int census_of_sinks(struct pw_thread_loop *loop, struct pw_core *core, gong_pw_sink *sinks, int capacity,
+                           int64_t deadline_ns) {
+    struct sink_census census = {.loop = loop, .sinks = sinks, .capacity = capacity};
+    struct pw_registry *registry = pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
+    if (!registry) return -ENOMEM;
+    struct spa_hook registry_listener, core_listener;
+    spa_zero(registry_listener);
+    spa_zero(core_listener);
+    pw_registry_add_listener(registry, &registry_listener, &registry_events, &census);
+    pw_core_add_listener(core, &core_listener, &census_core_events, &census);
+    census.sync = pw_core_sync(core, PW_ID_CORE, 0);
+    int waited = wait_until(loop, &census.done, NULL, deadline_ns);
+    spa_hook_remove(&core_listener);
+    spa_hook_remove(&registry_listener);
+    pw_proxy_destroy((struct pw_proxy *)registry);
+    return waited < 0 ? waited : census.count;
+}
+
+/// A thread loop with a context connected to the server, or NULL (and the loop destroyed).
+static struct pw_core *connect_core(struct pw_thread_loop **loop_out, struct pw_context **context_out) {
+    pthread_once(&pw_ready, initialise_pipewire);
+    struct pw_thread_loop *loop = pw_thread_loop_new("gong-pipewire", NULL);
+    if (!loop) return NULL;
+    struct pw_context *context = pw_context_new(pw_thread_loop_get_loop(loop), NULL, 0);
+    if (!context || pw_thread_loop_start(loop) < 0) {
+        if (context) pw_context_destroy(context);
+        pw_thread_loop_destroy(loop);
+        return NULL;
+    }
+    pw_thread_loop_lock(loop);
+    struct pw_core *core = pw_context_connect(context, NULL, 0);
+    pw_thread_loop_unlock(loop);
+    if (!core) {
+        pw_thread_loop_stop(loop);
+        pw_context_destroy(context);
+        pw_thread_loop_destroy(loop);
+        return NULL;
+    }
+    *loop_out = loop;
+    *context_out = context;
+    return core;
+}
+
+static void disconnect_core(struct pw_thread_loop *loop, struct pw_context *context, struct pw_core *core) {
+    pw_thread_loop_lock(loop);
+    if (core) pw_core_disconnect(core);
+    pw_thread_loop_unlock(loop);
+    pw_thread_loop_stop(loop);
+    pw_context_destroy(context);
+    pw_thread_loop_destroy(loop);
+}
+
+int gong_pw_list_sinks(gong_pw_sink *sinks, int capacity, int timeout_ms) {
+    struct pw_thread_loop *loop;
+    struct pw_context *context;
+    struct pw_core *core = connect_core(&loop, &context);
+    if (!core) return -EHOSTDOWN;
+    pw_thread_loop_lock(loop);
+    int count = census_of_sinks(loop, core, sinks, capacity, monotonic_ns() + (int64_t)timeout_ms * 1000000);
+    pw_thread_loop_unlock(loop);
+    disconnect_core(loop, context, core);
+    return count;
+}
+
+int gong_pw_server_answers(int timeout_ms) {
+    gong_pw_sink ignored;
+    return gong_pw_list_sinks(&ignored, 0, timeout_ms) >= 0;
+}
+
+// MARK: Opening and closing
+
+int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uint32_t channels,
+                 uint32_t latency_frames, uint32_t buffer_frames, int timeout_ms, gong_pw_stream **out, char *error,
+                 size_t error_size) {
+    *out = NULL;
+    if (rate == 0 || channels == 0 || channels > SPA_AUDIO_MAX_CHANNELS || buffer_frames == 0) {
+        say(error, error_size, "the stream's shape is out of range");
+        return -EINVAL;
+    }
+    struct gong_pw_stream *self = calloc(1, sizeof *self);
+    if (!self) return -ENOMEM;
+    self->rate = rate;
+    self->channels = channels;
+    self->frame_bytes = channels * sizeof(float);
+    self->buffer_frames = buffer_frames;
+    self->room_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    int result = self->room_fd < 0 ? -errno : gong_frame_ring_init(&self->ring, buffer_frames, self->frame_bytes);
+    if (result < 0) {
+        if (self->room_fd >= 0) close(self->room_fd);
+        free(self);
+        say(error, error_size, "out of memory");
+        return result;
+    }
+    int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
+
+    self->core = connect_core(&self->loop, &self->context);
+    if (!self->core) {
+        say(error, error_size, "no PipeWire server answers");
+        gong_frame_ring_destroy(&self->ring);
+        close(self->room_fd);
+        free(self);
+        return -EHOSTDOWN;
+    }
+    pw_thread_loop_lock(self->loop);
+    pw_core_add_listener(self->core, &self->core_listener, &core_events, self);
+
+    // A named sink must exist: PipeWire links a stream whose target it lacks to the default sink
+    // instead, which is not what was asked for.
+    if (target && *target) {
+        gong_pw_sink sinks[64];
+        int count = census_of_sinks(self->loop, self->core, sinks, 64, deadline);
+        int found = 0;
+        for (int index = 0; index < count && index < 64; index++) {
+            char serial[16];
+            snprintf(serial, sizeof serial, "%u", sinks[index].serial);
+            if (strcmp(sinks[index].name, target) == 0 || strcmp(serial, target) == 0) found = 1;
+        }
+        if (!found) {
+            pw_thread_loop_unlock(self->loop);
+            say(error, error_size, count < 0 ? "the server did not list its sinks in time" : "no such sink");
+            gong_pw_close(self);
+            return count < 0 ? -ETIMEDOUT : -ENOENT;
+        }
+    }
+
+    char latency[64], rate_text[32];
+    snprintf(latency, sizeof latency, "%u/%u", latency_frames, rate);
+    snprintf(rate_text, sizeof rate_text, "1/%u", rate);
+    struct pw_properties *props = pw_properties_new(
+        PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Playback", PW_KEY_MEDIA_ROLE, "Music",
+        PW_KEY_APP_NAME, client_name, PW_KEY_NODE_NAME, client_name, PW_KEY_NODE_LATENCY, latency,
+        PW_KEY_NODE_RATE, rate_text, NULL);
+    if (target && *target) pw_properties_set(props, PW_KEY_TARGET_OBJECT, target);
+    self->stream = pw_stream_new(self->core, client_name, props);
+    if (!self->stream) {
+        pw_thread_loop_unlock(self->loop);
+        say(error, error_size, "PipeWire refused a new stream");
+        gong_pw_close(self);
+        return -ENOMEM;
+    }
+    pw_stream_add_listener(self->stream, &self->stream_listener, &stream_events, self);
+
+    uint8_t pod_bytes[1024];
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(pod_bytes, sizeof pod_bytes);
+    struct spa_audio_info_raw info = {.format = SPA_AUDIO_FORMAT_F32, .rate = rate, .channels = channels};
+    if (channels == 2) {
+        info.position[0] = SPA_AUDIO_CHANNEL_FL;
+        info.position[1] = SPA_AUDIO_CHANNEL_FR;
+    } else if (channels == 1) {
+        info.position[0] = SPA_AUDIO_CHANNEL_MONO;
+    } else {
+        info.flags = SPA_AUDIO_FLAG_UNPOSITIONED;
+    }
+    const struct spa_pod *params[1] = {spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info)};
+    int connected = pw_stream_connect(self->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
+                                      PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS |
+                                          PW_STREAM_FLAG_RT_PROCESS,
+                                      params, 1);
+    if (connected < 0) {
+        pw_thread_loop_unlock(self->loop);
+        snprintf(error, error_size, "the stream did not connect: %s", spa_strerror(connected));
+        gong_pw_close(self);
+        return connected;
+    }
+    int waited = wait_until(self->loop, NULL, &self->state, deadline);
+    pw_thread_loop_unlock(self->loop);
+    if (waited < 0 || atomic_load(&self->state) < 0) {
+        if (waited < 0)
+            say(error, error_size, "nothing linked the stream to a sink in time (is the session manager running?)");
+        else
+            say(error, error_size, self->error);
+        gong_pw_close(self);
+        return waited < 0 ? -ETIMEDOUT : -ENODEV;
+    }
+    *out = self;
+    return 0;
+}
+
+void gong_pw_close(gong_pw_stream *self) {
+    if (!self) return;
+    if (self->loop) {
+        pw_thread_loop_lock(self->loop);
+        if (self->stream) {
+            spa_hook_remove(&self->stream_listener);
+            pw_stream_destroy(self->stream);
+            self->stream = NULL;
+        }
+        if (self->core) {
+            spa_hook_remove(&self->core_listener);
+            pw_core_disconnect(self->core);
+            self->core = NULL;
+        }
+        pw_thread_loop_unlock(self->loop);
+        pw_thread_loop_stop(self->loop);
+        pw_context_destroy(self->context);
+        pw_thread_loop_destroy(self->loop);
+    }
+    gong_frame_ring_destroy(&self->ring);
+    close(self->room_fd);
+    free(self);
+}
+
+// MARK: gong's side
+
+uint32_t gong_pw_writable(gong_pw_stream *self) {
+    uint32_t filled = gong_frame_ring_filled(&self->ring);
+    return filled >= self->buffer_frames ? 0 : self->buffer_frames - filled;
+}
+
+uint32_t gong_pw_write(gong_pw_stream *self, const float *frames, uint32_t count) {
+    return gong_frame_ring_write(&self->ring, frames, count, self->buffer_frames);
+}
+
+uint32_t gong_pw_unclaimed(gong_pw_stream *self) { return gong_frame_ring_unclaimed(&self->ring); }
+
+uint32_t gong_pw_take_back(gong_pw_stream *self, uint32_t frames) {
+    return gong_frame_ring_take_back(&self->ring, frames);
+}
+
+uint32_t gong_pw_filled(gong_pw_stream *self) { return gong_frame_ring_filled(&self->ring); }
+
+int gong_pw_state(gong_pw_stream *self) { return atomic_load(&self->state) < 0 ? -ENODEV : 0; }
+
+int gong_pw_wait(gong_pw_stream *self, uint32_t frames, int wake_fd, int timeout_ms) {
+    int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
+    for (;;) {
+        if (atomic_load(&self->state) < 0) return -ENODEV;
+        // Ask to be woken first, then look: room freed in between still rings.
+        atomic_store_explicit(&self->wake_frames, frames ? frames : 1, memory_order_release);
+        if (gong_pw_writable(self) >= frames) {
+            atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
+            return 1;
+        }
+        int64_t left = deadline - monotonic_ns();
+        if (left <= 0) {
+            atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
+            return 0;
+        }
+        struct pollfd watched[2] = {{.fd = self->room_fd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
+        int ready = poll(watched, wake_fd >= 0 ? 2 : 1, (int)((left + 999999) / 1000000));
+        if (ready < 0 && errno != EINTR) return -errno;
+        uint64_t count;
+        if (watched[0].revents & POLLIN) {
+            ssize_t ignored = read(self->room_fd, &count, sizeof count);
+            (void)ignored;
+        }
+        if (wake_fd >= 0 && (watched[1].revents & POLLIN)) {
+            atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
+            char drained[64];
+            while (read(wake_fd, drained, sizeof drained) > 0) {
+            }
+            return 2;
+        }
+    }
+}
+
+void gong_pw_timing_read(gong_pw_stream *self, gong_pw_timing *timing) {
+    for (;;) {
+        uint64_t before = atomic_load_explicit(&self->timing_sequence, memory_order_acquire);
+        if (before & 1) continue;
+        timing->cycles = atomic_load_explicit(&self->timing_cycles, memory_order_relaxed);
+        timing->now_ns = atomic_load_explicit(&self->timing_now, memory_order_relaxed);
+        timing->heard_ns = atomic_load_explicit(&self->timing_heard, memory_order_relaxed);
+        timing->next_frame = atomic_load_explicit(&self->timing_next_frame, memory_order_relaxed);
+        timing->quantum = atomic_load_explicit(&self->timing_quantum, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&self->timing_sequence, memory_order_relaxed) == before) return;
+    }
+}
+
+void gong_pw_counters_read(gong_pw_stream *self, gong_pw_counters *counters) {
+    counters->ring_underruns = atomic_load_explicit(&self->ring_underruns, memory_order_relaxed);
+    counters->ring_silent_frames = atomic_load_explicit(&self->ring_silent_frames, memory_order_relaxed);
+    counters->graph_xruns = atomic_load_explicit(&self->graph_xruns, memory_order_relaxed);
+    counters->graph_lost_frames = atomic_load_explicit(&self->graph_lost_frames, memory_order_relaxed);
+    counters->largest_quantum = atomic_load_explicit(&self->largest_quantum, memory_order_relaxed);
+}

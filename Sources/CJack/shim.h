@@ -1,0 +1,1 @@
+#include <jack/jack.h>
