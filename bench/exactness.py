@@ -6,8 +6,17 @@ monitor with parec (sample for sample what was played). For each run it reports 
 (underruns from its `finished` JSON event) and what was heard: every interval between onsets in
 the recording against the scheduled 144 000 frames, and gong's CPU time.
 
-Usage: bench/exactness.py [--server pulseaudio|pipewire] [--device auto|pulse|default]
+Usage: bench/exactness.py [--server pulseaudio|pipewire] [--device auto|pipewire|pulse|default]
                           [--latency MS[,MS...]|default] [--seconds N] [--load N] [--runs R]
+                          [--sink NAME] [--recorder-latency MS] [--player gong|pacat|pw-play]
+
+--sink plays and records on that null sink (default gong_test, which the rig keeps a 20 ms
+keeper stream playing on; the PipeWire rig's gong_rest has none, so its graph runs at the
+quantum gong asks for, as a desktop's at rest does). --recorder-latency is parec's
+--latency-msec (default: parec's own); a long one keeps the recorder from setting the quantum.
+--player pacat plays gong's own render of the same session with pacat at the same buffer
+(--latency, default 500 ms in 125 ms periods), the plain client gong must not lose to;
+--player pw-play plays it with PipeWire's own player (its default latency unless --latency).
 
 --load N runs N busy loops (`yes > /dev/null`) beside each run. The servers are the test rig's:
 scripts/test-pulse.sh and scripts/test-pipewire.sh start them.
@@ -30,10 +39,14 @@ latencies = option("--latency", "default").split(",")
 seconds = int(option("--seconds", "60"))
 load = int(option("--load", "0"))
 runs = int(option("--runs", "1"))
+sink = option("--sink", "gong_test")
+recorder_latency = option("--recorder-latency", None)
+player = option("--player", "gong")
 
 env = dict(os.environ)
 if server == "pipewire":
     env["PULSE_SERVER"] = f"unix:{PIPEWIRE_RUNTIME}/pulse/native"
+    env["PIPEWIRE_RUNTIME_DIR"] = PIPEWIRE_RUNTIME
 scratch = tempfile.mkdtemp()
 pattern = os.path.join(scratch, "ticks.toml")
 with open(pattern, "w") as f:
@@ -50,14 +63,28 @@ def onsets(samples, threshold=0.01, quiet=48000):
     return found
 
 
+render = os.path.join(scratch, "render.wav")
+if player != "gong":
+    subprocess.run([GONG, "render", pattern, "--channels", option("--channels", "2"), "-o", render], check=True,
+                   capture_output=True)
+
+
 def run_once(latency):
     raw = os.path.join(scratch, "monitor.raw")
-    recorder = subprocess.Popen(["chrt", "-f", "60", "parec", "-d", "gong_test.monitor", "--format=float32le", "--rate=48000",
-                                 "--channels=1", "--raw", raw], env=env)
+    recorder = subprocess.Popen(["chrt", "-f", "60", "parec", "-d", f"{sink}.monitor", "--format=float32le", "--rate=48000",
+                                 "--channels=1", "--raw", raw]
+                                + ([f"--latency-msec={recorder_latency}"] if recorder_latency else []), env=env)
     time.sleep(0.3)
-    command = [GONG, "run", pattern, "--device", device, "--channels", option("--channels", "2"), "--json"]
+    target = device if sink == "gong_test" or device in ("auto", "default") else f"{device}:{sink}"
+    command = [GONG, "run", pattern, "--device", target, "--channels", option("--channels", "2"), "--json"]
     if latency != "default":
         command += ["--latency", latency]
+    if player == "pacat":
+        milliseconds = 500 if latency == "default" else int(latency)
+        command = ["pacat", "--playback", f"--device={sink}", f"--latency-msec={milliseconds}",
+                   f"--process-time-msec={milliseconds // 4}", "--file-format=wav", render]
+    elif player == "pw-play":
+        command = ["pw-play", "--target", sink] + ([] if latency == "default" else ["--latency", f"{latency}ms"]) + [render]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run(command, env=env, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -81,7 +108,8 @@ def run_once(latency):
 
 busy = [subprocess.Popen(["sh", "-c", "exec yes > /dev/null"]) for _ in range(load)]
 try:
-    print(f"server {server}, device {device}, {seconds} s a run, {load} busy loops")
+    print(f"server {server}, {player + ' playing gong render' if player != 'gong' else 'device ' + device}, sink {sink}, "
+          f"recorder latency {recorder_latency or 'parec default'}, {seconds} s a run, {load} busy loops")
     for latency in latencies:
         for run in range(runs):
             r = run_once(latency)

@@ -1,7 +1,13 @@
 #!/bin/bash
 # Makes sure a PipeWire server runs with a null sink named gong_test, so the real-time tests run
 # on PipeWire as on PulseAudio, and prints the PULSE_SERVER address that reaches it (its
-# PulseAudio server; `parec -d gong_test.monitor` records there exactly what was played).
+# PulseAudio server; `parec -d gong_test.monitor` records there exactly what was played). Native
+# PipeWire clients (gong's `pipewire` route, pw-cat) reach it with PIPEWIRE_RUNTIME_DIR set to
+# the rig's directory.
+#
+# Two sinks, two set-ups a desktop has: gong_test keeps a 20 ms keeper stream playing (another
+# program playing beside gong holds the graph at a small quantum), gong_rest has none (a desktop
+# at rest: the graph runs at the quantum gong asks for, and sleeps when nothing plays).
 #
 # The rig is pipewire, its session manager wireplumber (without it nothing plays and streams
 # hang) and pipewire-pulse, under a D-Bus session of their own and a private runtime directory
@@ -46,7 +52,7 @@ flock 9
 # command it reads from (SIGPIPE), and a rig that answers would seem not to.
 server_answers() { timeout 5 pactl info 2>/dev/null | grep '^Server Name: .*PipeWire' >/dev/null; }
 session_manager_runs() { timeout 5 pw-cli ls Client 2>/dev/null | grep 'application.name = "WirePlumber"' >/dev/null; }
-sink_exists() { timeout 5 pactl list short sinks 2>/dev/null | awk '{print $2}' | grep -x "$SINK" >/dev/null; }
+sink_exists() { timeout 5 pactl list short sinks 2>/dev/null | awk '{print $2}' | grep -x "${1:-$SINK}" >/dev/null; }
 
 # Ends the rig this script started: the process group of the dbus-run-session it recorded, and
 # only if that process is still that one (its command line names this directory).
@@ -78,8 +84,12 @@ fi
 # The null sink: `pactl load-module module-null-sink` answers "Not supported" on pipewire-pulse
 # 0.3.65, so it is a node of PipeWire's own, which outlives the pw-cli that creates it
 # (object.linger).
-SINK_NODE="{ factory.name=support.null-audio-sink node.name=$SINK media.class=Audio/Sink object.linger=true
+sink_node() {
+  echo "{ factory.name=support.null-audio-sink node.name=$1 media.class=Audio/Sink object.linger=true
   audio.position=[FL FR] audio.rate=48000 }"
+}
+SINK_NODE=$(sink_node $SINK)
+REST_SINK=gong_rest
 
 started=0
 if ! { server_answers && session_manager_runs; }; then
@@ -105,17 +115,19 @@ wait'
   started=1
 fi
 
-if ! sink_exists; then
-  pw-cli create-node adapter "$SINK_NODE" >/dev/null
-fi
-for _ in $(seq 1 50); do
-  sink_exists && break
-  sleep 0.1
+for name in $SINK $REST_SINK; do
+  if ! sink_exists $name; then
+    pw-cli create-node adapter "$(sink_node $name)" >/dev/null
+  fi
+  for _ in $(seq 1 50); do
+    sink_exists $name && break
+    sleep 0.1
+  done
+  if ! sink_exists $name; then
+    echo "test-pipewire: the null sink $name did not appear on PipeWire (see $RUNTIME_DIR/rig.log)" >&2
+    exit 69
+  fi
 done
-if ! sink_exists; then
-  echo "test-pipewire: the null sink $SINK did not appear on PipeWire (see $RUNTIME_DIR/rig.log)" >&2
-  exit 69
-fi
 pactl set-default-sink $SINK
 ensure_keeper
 [ "$started" = 1 ] && echo "test-pipewire: started PipeWire with null sink $SINK in $RUNTIME_DIR" >&2

@@ -4,6 +4,7 @@
 // data thread, which calls `on_process` once a graph cycle. The callback allocates nothing,
 // takes no lock and never waits: it claims frames from the ring, records the cycle's timing in
 // a seqlock, and rings an eventfd only when gong's audio thread asked to be woken.
+#define _GNU_SOURCE  // gettid
 #include "gong_pipewire.h"
 #include "gong_frame_ring.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +50,8 @@ struct gong_pw_stream {
     int playing;
     _Atomic uint64_t ring_underruns, ring_silent_frames, graph_xruns, graph_lost_frames;
     _Atomic uint32_t largest_quantum;
+    /// The kernel's id of the thread the callback runs on (for monitoring and tests).
+    _Atomic int32_t callback_thread;
 
     /// Seqlock: odd while the callback writes the timing.
     _Atomic uint64_t timing_sequence;
@@ -73,6 +77,11 @@ static void say(char *error, size_t size, const char *sentence) {
 
 static void on_process(void *data) {
     struct gong_pw_stream *self = data;
+    if (!atomic_load_explicit(&self->callback_thread, memory_order_relaxed)) {
+        // Named once, for `top -H` and the tests: it inherits whatever name its creator had.
+        prctl(PR_SET_NAME, "pipewire-data");
+        atomic_store_explicit(&self->callback_thread, (int32_t)gettid(), memory_order_relaxed);
+    }
     struct pw_buffer *buffer = pw_stream_dequeue_buffer(self->stream);
     if (!buffer) return;
     struct spa_data *plane = &buffer->buffer->datas[0];
@@ -286,11 +295,16 @@ static int census_of_sinks(struct pw_thread_loop *loop, struct pw_core *core, go
 }
 
 /// A thread loop with a context connected to the server, or NULL (and the loop destroyed).
-static struct pw_core *connect_core(struct pw_thread_loop **loop_out, struct pw_context **context_out) {
+/// `realtime`: the context is PipeWire's real-time client's (client-rt.conf, as pw-play's), whose
+/// module-rt raises the data thread that runs the process callback to SCHED_FIFO where the
+/// system allows it (else to a raised nice value): the plain client configuration leaves it
+/// at the priority of any thread, and a busy machine then delays the callback past its cycle.
+static struct pw_core *connect_core(struct pw_thread_loop **loop_out, struct pw_context **context_out, int realtime) {
     pthread_once(&pw_ready, initialise_pipewire);
     struct pw_thread_loop *loop = pw_thread_loop_new("gong-pipewire", NULL);
     if (!loop) return NULL;
-    struct pw_context *context = pw_context_new(pw_thread_loop_get_loop(loop), NULL, 0);
+    struct pw_properties *properties = realtime ? pw_properties_new(PW_KEY_CONFIG_NAME, "client-rt.conf", NULL) : NULL;
+    struct pw_context *context = pw_context_new(pw_thread_loop_get_loop(loop), properties, 0);
     if (!context || pw_thread_loop_start(loop) < 0) {
         if (context) pw_context_destroy(context);
         pw_thread_loop_destroy(loop);
@@ -322,7 +336,7 @@ static void disconnect_core(struct pw_thread_loop *loop, struct pw_context *cont
 int gong_pw_list_sinks(gong_pw_sink *sinks, int capacity, int timeout_ms) {
     struct pw_thread_loop *loop;
     struct pw_context *context;
-    struct pw_core *core = connect_core(&loop, &context);
+    struct pw_core *core = connect_core(&loop, &context, 0);
     if (!core) return -EHOSTDOWN;
     pw_thread_loop_lock(loop);
     int count = census_of_sinks(loop, core, sinks, capacity, monotonic_ns() + (int64_t)timeout_ms * 1000000);
@@ -362,7 +376,7 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
     }
     int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
 
-    self->core = connect_core(&self->loop, &self->context);
+    self->core = connect_core(&self->loop, &self->context, 1);
     if (!self->core) {
         say(error, error_size, "no PipeWire server answers");
         gong_frame_ring_destroy(&self->ring);
@@ -543,4 +557,5 @@ void gong_pw_counters_read(gong_pw_stream *self, gong_pw_counters *counters) {
     counters->graph_xruns = atomic_load_explicit(&self->graph_xruns, memory_order_relaxed);
     counters->graph_lost_frames = atomic_load_explicit(&self->graph_lost_frames, memory_order_relaxed);
     counters->largest_quantum = atomic_load_explicit(&self->largest_quantum, memory_order_relaxed);
+    counters->callback_thread = atomic_load_explicit(&self->callback_thread, memory_order_relaxed);
 }

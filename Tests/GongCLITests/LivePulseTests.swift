@@ -69,7 +69,9 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
                 guard address.hasPrefix("unix:") else {
                     return Setup(environment: nil, problem: "\(scriptPath) printed no server address: \(printed)")
                 }
-                return Setup(environment: ["PULSE_SERVER": address], problem: "")
+                // Native clients find the server's socket in its runtime directory.
+                let runtime = String(address.dropFirst("unix:".count).dropLast("/pulse/native".count))
+                return Setup(environment: ["PULSE_SERVER": address, "PIPEWIRE_RUNTIME_DIR": runtime], problem: "")
             }
         } catch {
             return Setup(environment: nil, problem: "\(scriptPath) could not run: \(error)")
@@ -106,14 +108,36 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
     }
 }
 
-/// The two ways gong reaches a sound server: as a PulseAudio client of its own (`pulse`), and
-/// through ALSA's plugin (`default`, which libasound2-plugins routes to the server while it runs;
-/// the plugin reads PULSE_SERVER too).
+/// The ways gong reaches a sound server: as a PulseAudio client of its own (`pulse`), through
+/// ALSA's plugin (`default`, which libasound2-plugins routes to the server while it runs; the
+/// plugin reads PULSE_SERVER too), and, on PipeWire, as a native stream on its graph (`pipewire`).
 enum SoundServerRoute: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case pulseClient, alsaPlugin
+    case pulseClient, alsaPlugin, pipeWireStream
 
-    var device: String { self == .pulseClient ? "pulse" : "default" }
+    var device: String {
+        switch self {
+        case .pulseClient: "pulse"
+        case .alsaPlugin: "default"
+        case .pipeWireStream: "pipewire"
+        }
+    }
     var testDescription: String { device }
+}
+
+/// A server and a route that reaches it: every route on the server it serves.
+struct LiveRoute: CustomTestStringConvertible, Sendable {
+    let server: SoundServer
+    let route: SoundServerRoute
+
+    static let all: [LiveRoute] = SoundServer.allCases.flatMap { server in
+        SoundServerRoute.allCases.filter { $0 != .pipeWireStream || server == .pipeWire }.map {
+            LiveRoute(server: server, route: $0)
+        }
+    }
+    /// The routes gong's own clients take (not ALSA's plugin).
+    static let ownClients = all.filter { $0.route != .alsaPlugin }
+
+    var testDescription: String { "\(server.testDescription) \(route.device)" }
 }
 
 /// The process's environment with `extra` over it, and the history and session state in this
@@ -243,8 +267,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     /// account agrees — no xrun, every cue on its frame. On PipeWire one interval may be a
     /// quantum or two long or short (`isServersOwnSlip`), and gong must then not claim the
     /// frame. One attempt: a run the machine disturbed is a failure, not a reason to try again.
-    @Test(arguments: SoundServer.allCases, SoundServerRoute.allCases)
-    func aMinuteLiveHasEveryIntervalExactToTheFrame(server: SoundServer, route: SoundServerRoute) throws {
+    @Test(arguments: LiveRoute.all)
+    func aMinuteLiveHasEveryIntervalExactToTheFrame(_ live: LiveRoute) throws {
+        let (server, route) = (live.server, live.route)
         try server.require()
         let scratch = try ScratchDirectory()
         let pattern = try Self.pattern(in: scratch, duration: "60s")
@@ -278,6 +303,11 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         if !intervals.allSatisfy({ $0 == 144_000 }) {
             #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)")
         }
+        // PipeWire's own stream is timed by the graph's clock: there nothing short of exact,
+        // and confirmed, will do.
+        if route == .pipeWireStream {
+            #expect(slips.isEmpty && verdict == "onFrame", "intervals \(Set(intervals).sorted()); \(finished)")
+        }
         if route == .pulseClient {
             #expect(
                 verdict == "onFrame"
@@ -293,8 +323,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
 
     /// The process is stopped for a second mid-session, longer than its buffer: the session
     /// recovers, counts the xrun, moves its clock on and completes.
-    @Test(arguments: SoundServer.allCases, SoundServerRoute.allCases)
-    func aStoppedProcessRecoversCountsTheXrunAndCompletes(server: SoundServer, route: SoundServerRoute) throws {
+    @Test(arguments: LiveRoute.all)
+    func aStoppedProcessRecoversCountsTheXrunAndCompletes(_ live: LiveRoute) throws {
+        let (server, route) = (live.server, live.route)
         try server.require()
         let scratch = try ScratchDirectory()
         let pattern = try Self.pattern(in: scratch, duration: "15s")
@@ -328,8 +359,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
 
     /// The sound server itself goes away mid-session and comes back: the session pauses, gong
     /// reopens the device when it can and, with no terminal to wait for, resumes and completes.
-    @Test(arguments: SoundServer.allCases, SoundServerRoute.allCases)
-    func aSoundServerThatRestartsIsALostDeviceThatComesBack(server: SoundServer, route: SoundServerRoute) throws {
+    @Test(arguments: LiveRoute.all)
+    func aSoundServerThatRestartsIsALostDeviceThatComesBack(_ live: LiveRoute) throws {
+        let (server, route) = (live.server, live.route)
         try server.require()
         // Only a server the project's script started may be stopped, never a desktop's own.
         if server == .pulseAudio, try runTool("/usr/bin/pgrep", ["-f", "pulseaudio .*sink_name=gong_test"]) != 0 {
@@ -371,8 +403,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     /// Through a sound server the audio thread runs at a raised nice value, not SCHED_FIFO (see
     /// ThreadPriority), and so does ALSA's plugin's client thread; gong's own PulseAudio client
     /// has no such thread.
-    @Test(arguments: SoundServer.allCases, SoundServerRoute.allCases)
-    func aSoundServerIsFedAtRaisedPriority(server: SoundServer, route: SoundServerRoute) throws {
+    @Test(arguments: LiveRoute.all)
+    func aSoundServerIsFedAtRaisedPriority(_ live: LiveRoute) throws {
+        let (server, route) = (live.server, live.route)
         try server.require()
         if geteuid() != 0 { try Test.cancel("only root may raise priorities here") }
         let (process, _) = try startGong(
@@ -380,7 +413,10 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
             environment: server.environment)
         defer { process.terminate(); process.waitUntilExit() }
         var threads: [String: (policy: Int, nice: Int)] = [:]
-        for _ in 0..<100 where threads["gong audio"] == nil || (route == .alsaPlugin && threads["threaded-ml"] == nil) {
+        for _ in 0..<100
+        where threads["gong audio"] == nil || (route == .alsaPlugin && threads["threaded-ml"] == nil)
+            || (route == .pipeWireStream && threads["pipewire-data"] == nil)
+        {
             usleep(50_000)
             threads = [:]
             let tasks =
@@ -397,6 +433,10 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         #expect(audio.policy == 0 && audio.nice == -10, "SCHED_OTHER at nice -10: \(audio)")
         #expect(threads["gong"]?.nice == 0, "the control thread is back at its own priority")
         switch route {
+        case .pipeWireStream:
+            // PipeWire's data thread runs the process callback: real-time, as pw-play's.
+            let data = try #require(threads["pipewire-data"], "PipeWire's data thread: \(threads)")
+            #expect(data.policy == 1, "SCHED_FIFO: \(data)")
         case .alsaPlugin:
             let client = try #require(threads["threaded-ml"], "PulseAudio's client thread: \(threads)")
             #expect(
@@ -412,8 +452,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     /// PipeWire's PulseAudio server asks for no less than 256 frames at a time (its
     /// `pulse.min.req`): three periods of it, 16 ms, are the least gong's own client is granted
     /// there, and gong says so.
-    @Test(arguments: SoundServer.allCases, SoundServerRoute.allCases)
-    func theLatencyAskedForIsGrantedThroughASoundServer(server: SoundServer, route: SoundServerRoute) throws {
+    @Test(arguments: LiveRoute.all)
+    func theLatencyAskedForIsGrantedThroughASoundServer(_ live: LiveRoute) throws {
+        let (server, route) = (live.server, live.route)
         try server.require()
         let scratch = try ScratchDirectory()
         let pattern = scratch.file("blip.toml")

@@ -93,7 +93,7 @@ final class TerminalRun {
     let process = Process()
     let events: EventReader
 
-    init(cycles: Int, server: SoundServer = .pulseAudio) throws {
+    init(cycles: Int, server: SoundServer = .pulseAudio, device: String = "pulse") throws {
         scratch = try ScratchDirectory()
         let pattern = scratch.file("tick.toml")
         try """
@@ -109,7 +109,7 @@ final class TerminalRun {
         recorder = try MonitorRecorder(path: scratch.file("monitor.raw"), server: server)
         process.executableURL = URL(fileURLWithPath: gongExecutable)
         process.environment = environment(with: server.environment)
-        process.arguments = ["run", pattern, "--device", "pulse", "--channels", "1", "--json"]
+        process.arguments = ["run", pattern, "--device", device, "--channels", "1", "--json"]
         process.standardInput = terminal.slave
         let out = Pipe()
         process.standardOutput = out
@@ -256,6 +256,68 @@ extension LivePulseTests {
         #expect(Self.longSilences(in: recording, atLeast: 1.4) == 1, "the pause was silent, nothing else was")
         let summary = try #require(events.last("finished"))
         #expect(summary["xruns"] as? Int == 0, "\(summary)")
+    }
+
+    /// On PipeWire's own stream a pause, a resume and a skip are each heard within 100 ms of
+    /// the key (what the graph has not claimed is taken back), and every cue's `audible` time is
+    /// true: the heard interval between any two consecutive cues, across the pause and the skip,
+    /// matches the one gong reported to within a millisecond. (Through pipewire-pulse, which
+    /// cannot rewind, a take-back may shift what follows by whole quanta unseen.)
+    @Test func onPipeWiresOwnStreamKeysAreHeardAtOnceAndEveryAudibleTimeIsTrue() throws {
+        let server = SoundServer.pipeWire
+        try server.require()
+        let run = try TerminalRun(cycles: 8, server: server, device: "pipewire")
+        let (terminal, events) = (run.terminal, run.events)
+        defer { run.end() }
+
+        #expect(events.wait(for: "cue", count: 3))
+        let third = try #require(events.all("cue").last?["audible"] as? Double, "\(events.all("cue"))")
+        // 0.2 s before the fourth woodblock is heard: long since rendered into gong's ring.
+        while MonotonicTime.now().seconds < third + 0.8 { usleep(1000) }
+        var pressed = MonotonicTime.now().seconds
+        terminal.type(" ")
+        #expect(events.wait(for: "paused"))
+        let pauseHeard = (events.last("paused")?["audible"] as? Double ?? .infinity) - pressed
+        #expect(events.all("cue").count == 3, "the woodblock taken back is not reported: \(events.types)")
+        usleep(1_500_000)
+        pressed = MonotonicTime.now().seconds
+        terminal.type(" ")
+        #expect(events.wait(for: "resumed"))
+        let resumeHeard = (events.last("resumed")?["audible"] as? Double ?? .infinity) - pressed
+        // Half-way through a tick, a skip starts the next one (and its woodblock) at once.
+        #expect(events.wait(for: "cue", count: 5, seconds: 5))
+        let fifth = try #require(events.all("cue").last?["audible"] as? Double)
+        while MonotonicTime.now().seconds < fifth + 0.6 { usleep(1000) }
+        pressed = MonotonicTime.now().seconds
+        terminal.type("s")
+        #expect(events.wait(for: "skipped"))
+        #expect(events.wait(for: "cue", count: 6, seconds: 5))
+        let skipHeard = (events.all("cue").last?["audible"] as? Double ?? .infinity) - pressed
+        for (key, heard) in [("pause", pauseHeard), ("resume", resumeHeard), ("skip", skipHeard)] {
+            #expect(heard > 0 && heard < 0.1, "the \(key) was heard \(heard) s after the key")
+        }
+        #expect(events.wait(for: "finished", seconds: 20))
+        run.process.waitUntilExit()
+        usleep(2_000_000)  // the monitor's recording lags what was played
+        let recording = run.recorder.stop()
+
+        // The first woodblock, on frame 0, is played before the graph's clock is known and
+        // carries no time; every later one does.
+        let cues = events.all("cue")
+        let timed = cues.drop { $0["audible"] == nil }.compactMap { $0["audible"] as? Double }
+        let heard = onsets(in: recording, quietFrames: 12000)
+        #expect(heard.count == cues.count && cues.count == 9, "\(cues.count) cues reported, \(heard.count) heard")
+        let reported = zip(timed, timed.dropFirst()).map { Int((($1 - $0) * 48000).rounded()) }
+        let recorded = heard.suffix(timed.count)
+        let heardIntervals = zip(recorded, recorded.dropFirst()).map { $1 - $0 }
+        #expect(
+            timed.count >= 7 && reported.count == heardIntervals.count
+                && zip(reported, heardIntervals).allSatisfy { abs($0 - $1) <= 48 },
+            "intervals gong reported \(reported), heard \(heardIntervals)")
+        let summary = try #require(events.last("finished"))
+        #expect(summary["xruns"] as? Int == 0 && summary["heard"] as? String == "onFrame", "\(summary)")
+        print(
+            "PipeWire's own stream: keys heard \(pauseHeard), \(resumeHeard), \(skipHeard) s after; \(heardIntervals)")
     }
 
     /// The terminal goes away mid-session (an SSH connection drops): gong carries on headless to

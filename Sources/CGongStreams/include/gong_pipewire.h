@@ -31,6 +31,8 @@ typedef struct gong_pw_counters {
     uint64_t graph_lost_frames;
     /// The largest quantum seen, in frames.
     uint32_t largest_quantum;
+    /// The kernel's id of the thread that runs the process callback (0 before its first cycle).
+    int32_t callback_thread;
 } gong_pw_counters;
 
 /// Whether a PipeWire server answers on this user's socket within `timeout_ms`.

@@ -33,10 +33,12 @@ public final class PipeWirePCM: PCM {
     /// wake-ups, and a key press is still heard at once because what the graph has not claimed
     /// is taken back.
     static let bufferDefaults = BufferDefaults.takingBack
-    /// The quantum asked of the graph (node.latency), at 48 kHz: PipeWire's own default. It is
-    /// what a key press waits for at most once taken back, and how often PipeWire's data thread
-    /// copies from the ring (a memcpy, microseconds).
-    static let quantumFramesAt48k = 1024
+    /// The quantum asked of the graph (node.latency) at 48 kHz, unless the buffer is so short
+    /// that a quantum must be less than half of it: PipeWire's default largest quantum, as
+    /// pw-play's 100 ms asks for. It bounds how long a key press waits (what the graph has claimed
+    /// cannot be taken back) and sets how often PipeWire's data thread copies from the ring; at
+    /// half of it gong's CPU was 1.3 times as much (bench/RESULTS.md).
+    static let quantumFramesAt48k = 2048
     /// `pw_time` is the graph driver's own clock, read each cycle: reports place a frame within
     /// microseconds of each other, so a millisecond is both the tolerance and the bound.
     public static let reportJitterNanoseconds: Int64 = 1_000_000
@@ -57,7 +59,7 @@ public final class PipeWirePCM: PCM {
             at: request.rate, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
         let buffer = request.bufferFrames(
             at: request.rate, period: period, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
-        let quantum = max(64, PipeWirePCM.quantumFramesAt48k * request.rate / 48000)
+        let quantum = min(PipeWirePCM.quantumFramesAt48k * request.rate / 48000, max(64, buffer / 2))
         var error = [CChar](repeating: 0, count: 256)
         var opened: OpaquePointer?
         let result = gong_pw_open(
@@ -201,5 +203,16 @@ public final class PipeWirePCM: PCM {
         guard let stream else { return }
         gong_pw_close(stream)
         self.stream = nil
+    }
+}
+
+extension PipeWirePCM {
+    /// The kernel's id of PipeWire's thread that runs the process callback (nil before its first
+    /// cycle): where /proc tells its scheduling, for monitoring and tests.
+    public var callbackThreadID: Int32? {
+        guard let stream else { return nil }
+        var counters = gong_pw_counters()
+        gong_pw_counters_read(stream, &counters)
+        return counters.callback_thread == 0 ? nil : counters.callback_thread
     }
 }
