@@ -46,7 +46,7 @@ test: lint
 	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)'
 	$(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)'
 	scripts/test-examples.sh
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'SPSCRingTests|PlaybackEngineTests|LiveSessionDeviceLossTests'
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'SPSCRingTests|FrameRingTests|PlaybackEngineTests|LiveSessionDeviceLossTests'
 
 # The layout .swift-format describes (120 columns), checked by `make test`; `make format`
 # rewrites the tree to it. swift-format ships with the toolchain.

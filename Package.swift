@@ -65,7 +65,7 @@ let package = Package(
         // A real device with faults injected on cue, for the engine's and the session's tests.
         .target(name: "GongTestSupport", dependencies: ["GongAudio"], path: "Tests/GongTestSupport"),
         .testTarget(name: "GongCoreTests", dependencies: ["GongCore"]),
-        .testTarget(name: "GongAudioTests", dependencies: ["GongAudio", "GongCore", "GongTestSupport"]),
+        .testTarget(name: "GongAudioTests", dependencies: ["GongAudio", "GongCore", "GongTestSupport", "CGongStreams"]),
         .testTarget(name: "GongKitTests", dependencies: ["GongKit", "GongTestSupport"]),
         .testTarget(name: "GongBenchTests", dependencies: ["GongBench"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),

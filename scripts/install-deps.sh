@@ -12,7 +12,7 @@ set -eu
 # not needed: ALSA's pulse plugin reaches either server). On a desktop that runs PulseAudio,
 # note that pipewire-pulse enables its systemd user socket beside PulseAudio's; the two conflict,
 # and one of them is started at login (root, as on CI, has neither).
-BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libsndfile1-dev libsoxr-dev libsqlite3-dev"
+BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libpipewire-0.3-dev libjack-jackd2-dev libsndfile1-dev libsoxr-dev libsqlite3-dev"
 TEST_PACKAGES="sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus"
 BENCH_PACKAGES="klick hyperfine"
 

@@ -20,3 +20,19 @@ void gong_frame_ring_destroy(gong_frame_ring *ring) {
     free(ring->data);
     ring->data = NULL;
 }
+
+gong_frame_ring *gong_frame_ring_new(uint32_t frames, uint32_t frame_bytes) {
+    gong_frame_ring *ring = aligned_alloc(64, sizeof *ring);
+    if (!ring) return NULL;
+    if (gong_frame_ring_init(ring, frames, frame_bytes) < 0) {
+        free(ring);
+        return NULL;
+    }
+    return ring;
+}
+
+void gong_frame_ring_free(gong_frame_ring *ring) {
+    if (!ring) return;
+    gong_frame_ring_destroy(ring);
+    free(ring);
+}

@@ -200,10 +200,15 @@ final class MonitorRecorder {
     let path: String
     private let process = Process()
 
-    init(path: String, server: SoundServer = .pulseAudio) throws {
+    /// - Parameters:
+    ///   - sink: the null sink whose monitor is recorded.
+    ///   - latencyMs: parec's latency; a long one keeps the recorder from setting PipeWire's quantum.
+    init(path: String, server: SoundServer = .pulseAudio, sink: String = "gong_test", latencyMs: Int? = nil) throws {
         self.path = path
         process.environment = environment(with: server.environment)
-        let arguments = ["-d", "gong_test.monitor", "--format=float32le", "--rate=48000", "--channels=1", "--raw", path]
+        let arguments =
+            ["-d", "\(sink).monitor", "--format=float32le", "--rate=48000", "--channels=1", "--raw", path]
+            + (latencyMs.map { ["--latency-msec=\($0)"] } ?? [])
         // The recorder must not drop what it hears when the machine is busy: real-time when it
         // may be (root, as on CI).
         if geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/chrt") {
@@ -319,6 +324,34 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         print(
             "\(server.testDescription) \(route.device): heard intervals \(Set(intervals).sorted()), gong's account \(finished)"
         )
+    }
+
+    /// PipeWire at rest, as a desktop is when nothing else plays: the sink gong_rest has no
+    /// keeper, so the graph runs at the quantum gong's own stream asks for (the recorder asks for
+    /// a longer one). A minute of woodblocks 3 s apart: every interval exact, no underrun, and
+    /// gong confirms it (`onFrame`). Through pipewire-pulse this set-up ran dry every few
+    /// seconds; the old rig, always playing a 20 ms stream, never saw it.
+    @Test func aMinuteOnPipeWireAtRestIsExactAndConfirmed() throws {
+        let server = SoundServer.pipeWire
+        try server.require()
+        let scratch = try ScratchDirectory()
+        let pattern = try Self.pattern(in: scratch, duration: "60s")
+        let recorder = try MonitorRecorder(
+            path: scratch.file("monitor.raw"), server: server, sink: "gong_rest", latencyMs: 200)
+        let result = try runGong(
+            ["run", pattern, "--device", "pipewire:gong_rest", "--channels", "1", "--json"],
+            home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
+        let recording = recorder.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let finished = try #require(GongEvents(result.stdout).finished, "\(result.stdout)")
+        let heard = onsets(in: recording)
+        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        #expect(heard.count == 20 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals)")
+        #expect(
+            finished["xruns"] as? Int == 0 && finished["heard"] as? String == "onFrame"
+                && finished["cues"] as? Int == 20,
+            "\(finished)")
+        print("PipeWire at rest, pipewire: heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
     }
 
     /// The process is stopped for a second mid-session, longer than its buffer: the session

@@ -124,5 +124,9 @@ static inline uint32_t gong_frame_ring_read(gong_frame_ring *ring, void *destina
 /// Allocates the slots: at least `frames` of them, a power of two. 0, or -ENOMEM / -EINVAL.
 int gong_frame_ring_init(gong_frame_ring *ring, uint32_t frames, uint32_t frame_bytes);
 void gong_frame_ring_destroy(gong_frame_ring *ring);
+/// A ring of its own allocation (for callers that cannot hold the struct, such as Swift): NULL
+/// when out of memory or out of range.
+gong_frame_ring *gong_frame_ring_new(uint32_t frames, uint32_t frame_bytes);
+void gong_frame_ring_free(gong_frame_ring *ring);
 
 #endif
