@@ -435,10 +435,12 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
         info.flags = SPA_AUDIO_FLAG_UNPOSITIONED;
     }
     const struct spa_pod *params[1] = {spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info)};
-    int connected = pw_stream_connect(self->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
-                                      PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS |
-                                          PW_STREAM_FLAG_RT_PROCESS,
-                                      params, 1);
+    // A sink named is the one wanted: if it goes, the stream is not moved elsewhere (the session
+    // manager would move it to the default sink, on another clock) but lost, and gong's policy
+    // for a lost device takes over. The default sink may change under a stream as on any desktop.
+    enum pw_stream_flags flags = PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS;
+    if (target && *target) flags |= PW_STREAM_FLAG_DONT_RECONNECT;
+    int connected = pw_stream_connect(self->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY, flags, params, 1);
     if (connected < 0) {
         pw_thread_loop_unlock(self->loop);
         snprintf(error, error_size, "the stream did not connect: %s", spa_strerror(connected));

@@ -433,6 +433,42 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
             "\(finished)")
     }
 
+    /// A PipeWire sink named with `pipewire:NODE` is removed mid-session and made again: the
+    /// stream is not moved to another sink (another clock) but lost; the session pauses, gong
+    /// reopens it once the sink is back and, headless, resumes and completes.
+    @Test func aNamedPipeWireSinkThatGoesAndComesBackIsALostDeviceThatReturns() throws {
+        let server = SoundServer.pipeWire
+        try server.require()
+        let sink = "gong_gone_\(getpid())"
+        let node =
+            "{ factory.name=support.null-audio-sink node.name=\(sink) media.class=Audio/Sink object.linger=true"
+            + " audio.position=[FL FR] audio.rate=48000 }"
+        let tools = server.environment.merging(["XDG_RUNTIME_DIR": server.environment["PIPEWIRE_RUNTIME_DIR"] ?? ""]) {
+            $1
+        }
+        #expect(try runTool("/usr/bin/pw-cli", ["create-node", "adapter", node], environment: tools) == 0)
+        defer { _ = try? runTool("/usr/bin/pw-cli", ["destroy", sink], environment: tools) }
+        let scratch = try ScratchDirectory()
+        let pattern = try Self.pattern(in: scratch, duration: "12s")
+        let (process, out) = try startGong(
+            ["run", pattern, "--device", "pipewire:\(sink)", "--channels", "1", "--json"],
+            environment: server.environment)
+        usleep(4_000_000)
+        #expect(try runTool("/usr/bin/pw-cli", ["destroy", sink], environment: tools) == 0, "the sink removed")
+        usleep(2_000_000)
+        #expect(try runTool("/usr/bin/pw-cli", ["create-node", "adapter", node], environment: tools) == 0)
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(output)")
+        let events = GongEvents(output)
+        #expect(events.all("deviceLost").count == 1 && events.all("deviceBack").count == 1, "\(output)")
+        let finished = try #require(events.finished, "\(output)")
+        #expect(
+            finished["cycles"] as? Int == 4 && finished["deviceLosses"] as? Int == 1
+                && finished["stoppedEarly"] as? Bool == false,
+            "\(finished)")
+    }
+
     /// Through a sound server the audio thread runs at a raised nice value, not SCHED_FIFO (see
     /// ThreadPriority), and so does ALSA's plugin's client thread; gong's own PulseAudio client
     /// has no such thread.

@@ -100,7 +100,8 @@ public final class PipeWirePCM: PCM {
             let description = withUnsafeBytes(of: &sink.description) {
                 String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
             }
-            return AudioDeviceInfo(name: "pipewire:" + name, description: "PipeWire sink: " + description)
+            return AudioDeviceInfo(
+                name: "pipewire:" + name, description: "PipeWire sink: " + (description.isEmpty ? name : description))
         }
     }
 
