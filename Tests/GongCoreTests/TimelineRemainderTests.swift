@@ -55,4 +55,33 @@ import Testing
             try JSONDecoder().decode(Rational.self, from: Data(#"{"numerator": 4, "denominator": -8}"#.utf8))
                 == Rational(-1, 2))
     }
+
+    /// 4-7-8 breathing (unequal phases) resumed at many points, on boundaries and between them:
+    /// at every frame the resumed schedule reaches, the phase playing there has the whole
+    /// session's span, moved by where the resume began — also the phase the resume cut into,
+    /// which begins before 0. (The live view once read every phase after a resume as the wrong
+    /// one's, and past the middle as the rest of the session.)
+    @Test func aResumedScheduleGivesEveryPhaseItsWholeLength() throws {
+        let pattern = Pattern(
+            name: "4-7-8", phases: [Phase("in", length: 4), Phase("hold", length: 7), Phase("out", length: 8)],
+            length: .cycles(4))
+        let whole = try Timeline(pattern: pattern, sampleRate: 8000)
+        for resumeAt: Int64 in [1, 8000 * 4, 8000 * 6, 8000 * 21, 8000 * 30 + 123, whole.plannedEndFrame - 1] {
+            let rest = try #require(whole.remainder(from: resumeAt))
+            #expect(rest.origin == resumeAt)
+            var frame: Int64 = 0
+            while frame < rest.plannedEndFrame {
+                let resumed = try #require(rest.phaseSpan(containing: frame))
+                let original = try #require(whole.phaseSpan(containing: frame + resumeAt))
+                #expect(resumed.lowerBound + resumeAt == original.lowerBound && resumed.count == original.count)
+                frame += 1000
+            }
+            #expect(rest.phaseSpan(containing: rest.plannedEndFrame) == nil)
+        }
+        // Resumed 2 s into cycle 2's hold: the hold lasts 7 s, began 2 s before, and the exhale
+        // after it lasts 8 s.
+        let rest = try #require(whole.remainder(from: 8000 * (19 + 4 + 2)))
+        #expect(rest.phaseSpan(containing: 0) == -16000..<40000)
+        #expect(rest.phaseSpan(containing: 40000) == 40000..<104_000)
+    }
 }

@@ -445,3 +445,43 @@ import Testing
         #expect(!summary.stoppedEarly && summary.pauses == 0)
     }
 }
+
+/// A session resumed part way through (`gong resume`) shows every phase with its whole length:
+/// the phase it cut into as well as every one after it, as the whole session has them.
+@Suite struct LiveSessionResumeTests {
+    /// 4-7-8 breathing, scaled down so it renders in moments on a device that is not paced.
+    static let pattern = Pattern(
+        name: "4-7-8",
+        phases: [
+            Phase("in", length: Rational(4, 10)!), Phase("hold", length: Rational(7, 10)!),
+            Phase("out", length: Rational(8, 10)!)
+        ],
+        length: .cycles(3))
+
+    static func phaseLengths(startSeconds: Double) throws -> [Double] {
+        let session = try LiveSession<FaultInjectingPCM>(
+            pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: false, startSeconds: startSeconds
+        ) { () throws(AudioDeviceError) -> FaultInjectingPCM in
+            do { return try FaultInjectingPCM(writeFaults: [:], realTime: false) } catch {
+                throw AudioDeviceError(code: -EIO, operation: "snd_pcm_open", device: "null", message: "\(error)")
+            }
+        }
+        var notices = session.start()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, !session.isOver {
+            notices += session.poll()
+            usleep(2000)
+        }
+        notices += session.poll()
+        return notices.compactMap { if case .phaseBegan(_, _, _, let length, _) = $0 { length } else { nil } }
+    }
+
+    @Test(arguments: [0.2, 0.4, 0.9, 1.8, 2.6, 5.0])
+    func everyPhaseKeepsItsWholeLengthAfterAResume(startSeconds: Double) throws {
+        let whole = try Self.phaseLengths(startSeconds: 0)
+        #expect(whole.count == 9)
+        let resumed = try Self.phaseLengths(startSeconds: startSeconds)
+        // The phase the resume cut into is told first, with its whole length; then the rest.
+        #expect(!resumed.isEmpty && resumed == Array(whole.suffix(resumed.count)), "\(resumed) of \(whole)")
+    }
+}

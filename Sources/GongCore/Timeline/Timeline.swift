@@ -52,6 +52,11 @@ public struct Timeline: Sendable {
     public let cycleCount: Int
     /// The frame the last cycle ends on, where the end cue starts.
     public let plannedEndFrame: Int64
+    /// Where this schedule's frame 0 is in the whole session's: 0, or where a `remainder` starts.
+    public let origin: Int64
+    /// Every phase's first frame in the whole session (a remainder keeps them all, so a phase it
+    /// begins part way through still has its whole length).
+    private let phaseStarts: [Int64]
 
     public static let sampleRates: ClosedRange<Int> = 8000...384_000
 
@@ -113,6 +118,29 @@ public struct Timeline: Sendable {
         self.sounds = sounds
         self.cycleCount = cycles
         self.plannedEndFrame = endFrame
+        origin = 0
+        phaseStarts = events.compactMap { event in
+            guard case .phaseBegan = event.kind else { return nil }
+            return event.frame
+        }
+    }
+
+    /// Where the phase playing at `frame` begins and ends, in this schedule's frames: the whole
+    /// phase as the session has it, so in a session resumed part way through a phase it begins
+    /// before 0. Nil before the first phase and from the planned end on.
+    public func phaseSpan(containing frame: Int64) -> Range<Int64>? {
+        let whole = frame + origin
+        guard whole < plannedEndFrame + origin else { return nil }
+        // The last phase start at or before `whole`, by bisection: a day of breathing has tens of
+        // thousands of phases.
+        var low = 0, high = phaseStarts.count
+        while low < high {
+            let middle = (low + high) / 2
+            if phaseStarts[middle] <= whole { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0 else { return nil }
+        let end = low < phaseStarts.count ? phaseStarts[low] : plannedEndFrame + origin
+        return (phaseStarts[low - 1] - origin)..<(end - origin)
     }
 
     /// Phase starts in order, for displays and tests.
@@ -148,13 +176,15 @@ public struct Timeline: Sendable {
         if let current, current.frame < frame { rest.insert(TimelineEvent(frame: 0, kind: current.kind), at: 0) }
         return Timeline(
             pattern: pattern, sampleRate: sampleRate, events: rest, sounds: sounds, cycleCount: cycleCount,
-            plannedEndFrame: plannedEndFrame - frame)
+            plannedEndFrame: plannedEndFrame - frame, origin: origin + frame, phaseStarts: phaseStarts)
     }
 
     private init(
         pattern: Pattern, sampleRate: Int, events: [TimelineEvent], sounds: [String], cycleCount: Int,
-        plannedEndFrame: Int64
+        plannedEndFrame: Int64, origin: Int64, phaseStarts: [Int64]
     ) {
+        self.origin = origin
+        self.phaseStarts = phaseStarts
         self.pattern = pattern
         self.sampleRate = sampleRate
         self.events = events

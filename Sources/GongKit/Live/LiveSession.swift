@@ -112,7 +112,7 @@ final class LiveSession<Device: PCM> {
         position = LivePosition(
             phase: 0, cycle: 0, phaseElapsedSeconds: 0, phaseLengthSeconds: 0, sessionElapsedSeconds: 0,
             sessionLengthSeconds: plan.timeline.plannedSeconds)
-        position.phaseLengthSeconds = phaseLength(phase: 0, cycle: 0, from: 0)
+        position.phaseLengthSeconds = phaseLength(at: 0)
     }
 
     var state: SessionState { machine.state }
@@ -334,9 +334,10 @@ final class LiveSession<Device: PCM> {
         let at = SessionMoment(sessionFrame: event.sessionFrame, audible: audible)
         switch event.kind {
         case .phaseBegan(let phase, let cycle):
-            phaseStartFrame = event.sessionFrame
+            // Resumed part way through, the phase began before the session's frame 0.
+            phaseStartFrame = timeline.phaseSpan(containing: event.sessionFrame)?.lowerBound ?? event.sessionFrame
             let notices = feed(.phaseBegan(phase: Int(phase), cycle: Int(cycle)), from: .audio)
-            let length = phaseLength(phase: Int(phase), cycle: Int(cycle), from: event.sessionFrame)
+            let length = phaseLength(at: event.sessionFrame)
             position.phase = Int(phase)
             position.cycle = Int(cycle)
             position.phaseLengthSeconds = length
@@ -398,12 +399,11 @@ final class LiveSession<Device: PCM> {
     }
 
     /// Seconds from this boundary to the next one (or to the planned end).
-    private func phaseLength(phase: Int, cycle: Int, from frame: Int64) -> Double {
-        let boundaries = plan.timeline.phaseBoundaries
-        let index = cycle * plan.timeline.pattern.phases.count + phase
-        let next = index + 1 < boundaries.count ? boundaries[index + 1].frame : plan.timeline.plannedEndFrame
-        let start = index < boundaries.count ? boundaries[index].frame : frame
-        return Double(next - start) / Double(configuration.rate)
+    /// The whole length of the phase playing at `frame`, in seconds (a session resumed part way
+    /// through a phase still shows the phase's full length).
+    private func phaseLength(at frame: Int64) -> Double {
+        guard let span = plan.timeline.phaseSpan(containing: frame) else { return 0 }
+        return Double(span.count) / Double(configuration.rate)
     }
 
     private func updatePosition(now: MonotonicTime) {
