@@ -44,6 +44,24 @@ import Testing
         #expect(kinds.contains(.paused) && kinds.contains(.resumed))
     }
 
+    /// A resume that comes while the pause is still fading out (a program that pauses and
+    /// resumes at once) is told after the pause, never instead of it: paused, then resumed.
+    @Test func aResumeDuringThePausesFadeIsToldAfterThePause() throws {
+        let timeline = try Self.twoPhaseShort()
+        var renderer = SessionRenderer(timeline: timeline, sounds: Self.sounds(), channels: 1)
+        var events = RenderEventBuffer()
+        let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: 800)
+        defer { block.deallocate() }
+        _ = renderer.render(into: block, events: &events)
+        renderer.apply(.pause, events: &events)
+        renderer.apply(.resume, events: &events)
+        _ = renderer.render(into: block, events: &events)
+        var kinds: [RenderEvent.Kind] = []
+        for index in 0..<events.count { kinds.append(events[index].kind) }
+        #expect(kinds.filter { $0 == .paused || $0 == .resumed } == [.paused, .resumed], "\(kinds)")
+        #expect(renderer.lifecycle == .playing)
+    }
+
     @Test func skipJumpsToTheNextPhaseAndPlaysItsCue() throws {
         let timeline = try Self.twoPhaseShort()
         var renderer = SessionRenderer(timeline: timeline, sounds: Self.sounds(), channels: 1)
