@@ -162,7 +162,8 @@ public struct SessionRenderer: ~Copyable {
             // A resume that comes while the pause still fades out cuts the fade short: the pause
             // is over where it got to, and is told, so every pause is told once and in order.
             if state.lifecycle == .pausing {
-                sink.append(RenderEvent(kind: .paused, sessionFrame: state.sessionFrame, outputFrame: state.outputFrame))
+                sink.append(
+                    RenderEvent(kind: .paused, sessionFrame: state.sessionFrame, outputFrame: state.outputFrame))
             }
             state.lifecycle = .playing
             rampGain(to: state.masterGain)
