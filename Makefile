@@ -35,8 +35,9 @@ demo: build
 # sinks (PulseAudio, and PipeWire in a private runtime directory); everything but the real-time
 # tests, side by side; then the real-time tests alone (they measure timing to the frame through a
 # sound server, which a CPU-bound test suite beside them would disturb as it would a sound card);
-# then the embedding examples (C, Python, Swift); then the lock-free ring and the real-time
-# engine again under the thread sanitizer.
+# then the embedding examples (C, Python, Swift; pushed to a device and pulled by the host); then
+# the lock-free ring and the real-time engines (push, and pulled by a host thread while commands
+# come from another) again under the thread sanitizer.
 REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests
 test: lint
 	@scripts/install-deps.sh test
@@ -46,7 +47,7 @@ test: lint
 	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)'
 	$(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)'
 	scripts/test-examples.sh
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'SPSCRingTests|FrameRingTests|PlaybackEngineTests|LiveSessionDeviceLossTests'
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'SPSCRingTests|FrameRingTests|PlaybackEngineTests|LiveSessionDeviceLossTests|PullEngineTests|GongSessionPullTests'
 
 # The layout .swift-format describes (120 columns), checked by `make test`; `make format`
 # rewrites the tree to it. swift-format ships with the toolchain.

@@ -1,8 +1,9 @@
 /*
  * gong.h — the C interface to gong's engine (libgong.so).
  *
- * A session plays a pattern live on an audio device: every cue on the exact audio frame its
- * phase begins on. Events come as JSON lines, the same objects `gong run --json` prints (schema
+ * A session plays a pattern live on an audio device, or into a host's own audio callback that
+ * pulls its frames (gong_session_create_pull, gong_render): every cue on the exact audio frame
+ * its phase begins on. Events come as JSON lines, the same objects `gong run --json` prints (schema
  * in README, "Embedding"); so do the report and the errors' messages.
  *
  * Versioning: gong_abi_version() returns GONG_ABI_VERSION of the library actually loaded. A
@@ -19,6 +20,16 @@
  * Threads: every function may be called from any thread, and commands from several threads at
  * once. gong_next_event hands each event out once, to whichever caller takes it. gong_session_free
  * must be the last call on a session, with no other call on it still running.
+ *
+ * Pulled sessions (gong_session_create_pull): the host's own audio callback calls gong_render
+ * (or gong_render_at) for each buffer, from one thread at a time (calls on different threads
+ * must be ordered by the host, as an audio callback's are). gong_render is real-time safe: it
+ * allocates nothing, takes no lock, never waits, and makes no system call but a non-blocking
+ * write to a pipe when it has an event to report. Every other function (commands, events,
+ * status, report) may be called from any other thread meanwhile, and they never wait for
+ * gong_render. gong_session_report waits until the session is over, which happens only as the
+ * host pulls it to its end: do not wait for it on the thread that pulls. Stop calling gong_render
+ * before gong_session_free; a session freed before its end reports finished there.
  *
  * Memory: every string the library returns is the caller's, freed with gong_free (never free());
  * a session is freed with gong_session_free.
@@ -70,7 +81,40 @@ gong_status gong_session_create(const char *pattern, const char *options_json, c
 gong_status gong_session_create_toml(const char *toml, const char *options_json, const char *device,
                                      gong_session **out, char **error);
 
-/* Starts playing. A second call does nothing. */
+/*
+ * A session with no device: the host pulls its frames (gong_render) from its own audio callback,
+ * as float samples interleaved at `channels` (1 or 2), at `rate` Hz (8000 to 384000). The host's
+ * frames are the session's clock: a cue on frame F is in the F-th frame pulled after
+ * gong_session_start. `pattern` as for gong_session_create. `options_json` (NULL: none) takes
+ * only "gainDB" (the output's rate, channels, format and buffering are the host's). Events,
+ * commands, status and report work as for a device session.
+ */
+gong_status gong_session_create_pull(const char *pattern, const char *options_json, int rate, int channels,
+                                     gong_session **out, char **error);
+
+/* The same, with the pattern given as TOML text. */
+gong_status gong_session_create_pull_toml(const char *toml, const char *options_json, int rate, int channels,
+                                          gong_session **out, char **error);
+
+/*
+ * Real-time safe (see Threads). Fills `out` (frames * channels floats) with the next `frames`
+ * frames of a pulled session, 1 to GONG_MAX_PULL_FRAMES at a time. GONG_OK: the session's frames
+ * (silence after its last, in the buffer it ends in). GONG_ERR_REFUSED: gong_session_start has not
+ * been called yet; GONG_ERR_OVER: the session has finished; both fill `out` with silence.
+ * GONG_ERR_ARGUMENT: NULL, `frames` out of range, or a session on a device; nothing written.
+ * Commands sent meanwhile from other threads are taken at the start of the next call.
+ */
+#define GONG_MAX_PULL_FRAMES 8192
+gong_status gong_render(gong_session *session, float *out, int frames);
+
+/*
+ * gong_render, told when the buffer's first frame is heard: `heard_at_ns` on CLOCK_MONOTONIC
+ * (e.g. a callback's output time). Events then say when they are heard ("audible"); 0 for
+ * unknown, as gong_render.
+ */
+gong_status gong_render_at(gong_session *session, float *out, int frames, long long heard_at_ns);
+
+/* Starts playing (a pulled session: from the next gong_render on). A second call does nothing. */
 gong_status gong_session_start(gong_session *session);
 
 /* Commands, carried out at once or refused (GONG_ERR_REFUSED, with why in *error). */

@@ -7,13 +7,14 @@ set -eu
 # and the tools the tests drive (sqlite3 holds a history locked in a test):
 # PulseAudio with a null sink and its ALSA plugin stand in for a sound card, and so does PipeWire
 # (with its session manager and PulseAudio server, run under a D-Bus session of its own); sox
-# inspects audio; klick is the benchmark's reference renderer. PipeWire installs beside
+# inspects audio; numpy is what the Python pull example pulls into; klick is the benchmark's
+# reference renderer. PipeWire installs beside
 # PulseAudio (Debian 12: neither package conflicts with the other; pipewire-alsa, which would, is
 # not needed: ALSA's pulse plugin reaches either server). On a desktop that runs PulseAudio,
 # note that pipewire-pulse enables its systemd user socket beside PulseAudio's; the two conflict,
 # and one of them is started at login (root, as on CI, has neither).
 BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libpipewire-0.3-dev libjack-jackd2-dev libsndfile1-dev libsoxr-dev libsqlite3-dev"
-TEST_PACKAGES="sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus"
+TEST_PACKAGES="sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus python3-numpy"
 BENCH_PACKAGES="klick hyperfine"
 
 want="$BUILD_PACKAGES"

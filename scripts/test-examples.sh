@@ -1,7 +1,10 @@
 #!/bin/bash
 # Builds libgong.so and runs the three embedding examples (Examples/: C, Python ctypes, and a
 # Swift package depending on gong by path), each playing a 3-second session on ALSA's null
-# device; checks that each saw its session's events, in order, and its report.
+# device; checks that each saw its session's events, in order, and its report. Then the two
+# pull examples, where the host owns the audio: C pulls the session and plays it through the
+# PulseAudio test server (scripts/test-pulse.sh), recorded from its sink's monitor to show it was
+# heard; Python pulls it into numpy and checks it sample for sample against `gong render`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CONFIGURATION=${CONFIGURATION:-debug}
@@ -33,3 +36,38 @@ check Python "$out/python.txt"
 swift build --package-path Examples/swift --scratch-path .build-examples -c "$CONFIGURATION" >/dev/null
 .build-examples/$CONFIGURATION/play null >"$out/swift.txt"
 check Swift "$out/swift.txt"
+
+# Pulled: C plays what it pulls through pa_simple on the test server's null sink, while parec
+# records the sink's monitor; the recording must hold the woodblock (the keeper plays silence).
+scripts/test-pulse.sh
+${CC:-cc} -std=c11 -Wall -Wextra -Werror -Iinclude Examples/c/pull.c -L"$LIB" -lgong -lpulse-simple -lpulse -lpthread \
+  -o "$out/pull-c"
+parec -d gong_test.monitor --raw --format=float32le --rate=48000 --channels=2 "$out/heard.raw" &
+recorder=$!
+sleep 0.5
+LD_LIBRARY_PATH=$LIB "$out/pull-c" gong_test >"$out/pull-c.txt"
+sleep 0.5
+kill "$recorder"
+wait "$recorder" 2>/dev/null || true
+check "C pull" "$out/pull-c.txt"
+grep -q '^played: ' "$out/pull-c.txt" || { echo "test-examples: C pull: nothing played" >&2; exit 1; }
+python3 - "$out/heard.raw" <<'PY'
+import sys
+import numpy as np
+heard = np.fromfile(sys.argv[1], dtype="<f4")
+peak = float(np.abs(heard).max()) if heard.size else 0.0
+# The woodblock at -6 dB; the keeper and an idle sink give exact zeros.
+if peak < 0.05:
+    sys.exit(f"test-examples: C pull: the sink's monitor heard nothing ({heard.size // 2} frames, peak {peak})")
+print(f"test-examples: C pull: heard through PulseAudio, {heard.size // 2} frames recorded, peak {peak:.3f}")
+PY
+
+# Pulled into numpy, compared with the offline render of the same pattern and gain.
+swift build -c "$CONFIGURATION" --product gong >/dev/null
+mkdir -p "$out/config"
+printf 'name = "three"\n[[phases]]\nname = "sit"\nlength = "3s"\ncue = "bowl"\n' >"$out/three.toml"
+XDG_CONFIG_HOME=$out/config .build/$CONFIGURATION/gong render "$out/three.toml" --bits float --volume=-6 \
+  -o "$out/three.wav" --quiet
+GONG_LIBRARY=$LIB/libgong.so python3 Examples/python/pull.py "$out/three.wav" >"$out/pull-python.txt"
+check "Python pull" "$out/pull-python.txt"
+grep '^matches: ' "$out/pull-python.txt" | sed 's/^/test-examples: Python pull: /'

@@ -17,10 +17,16 @@ enum Status: Int32 {
 /// A session behind a C handle, with its events queued as JSON lines for `gong_next_event`.
 final class Handle: Sendable {
     let session: GongSession
+    /// The same session without counting references, and its channel count: what `gong_render`
+    /// needs on the host's real-time thread, where a reference count is refused.
+    let sessionReference: Unmanaged<GongSession>
+    let channels: Int
     private let mailbox = Mailbox()
 
     init(_ session: GongSession) {
         self.session = session
+        sessionReference = .passUnretained(session)
+        channels = session.output.channels
         let events = session.events()
         // Holds the stream and the mailbox, never the session: freeing the handle halts it.
         Task { [mailbox] in
@@ -91,9 +97,15 @@ private struct OptionsError: Error {
 }
 
 /// Options as JSON: an object of known keys only, so a misspelt one is an error, not a default.
-private func options(_ text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>?) -> Result<
-    SessionOptions, OptionsError
-> {
+/// All the keys a device session takes.
+private let deviceOptionKeys = ["rate", "channels", "latencyMs", "periodFrames", "gainDB", "format"]
+/// The keys a pulled session takes: the host owns the output, and gives its rate and channels
+/// as arguments.
+private let pullOptionKeys = ["gainDB"]
+
+private func options(
+    _ text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>?, known: [String] = deviceOptionKeys
+) -> Result<SessionOptions, OptionsError> {
     var options = SessionOptions(device: device.map { String(cString: $0) } ?? "auto")
     guard let text else { return .success(options) }
     let data = Data(String(cString: text).utf8)
@@ -103,7 +115,6 @@ private func options(_ text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>
     struct Options: Decodable {
         var rate: Int?, channels: Int?, latencyMs: Double?, periodFrames: Int?, gainDB: Double?, format: String?
     }
-    let known = ["rate", "channels", "latencyMs", "periodFrames", "gainDB", "format"]
     if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
         return .failure(
             OptionsError(message: "options: unknown key \"\(unknown)\"; use \(known.joined(separator: ", "))"))
@@ -131,8 +142,14 @@ private func options(_ text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>
     return .success(options)
 }
 
+/// Where a session plays: on a device, or pulled by the host at a rate and channel count.
+private enum Destination {
+    case device(UnsafePointer<CChar>?)
+    case pull(PullFormat)
+}
+
 private func create(
-    _ pattern: () throws(PatternError) -> Pattern, options text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>?,
+    _ pattern: () throws(PatternError) -> Pattern, options text: UnsafePointer<CChar>?, to destination: Destination,
     out: UnsafeMutablePointer<OpaquePointer?>?, errorOut: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
     report(nil, to: errorOut)
@@ -149,14 +166,23 @@ private func create(
         return Status.pattern.rawValue
     }
     let chosen: SessionOptions
-    switch options(text, device: device) {
+    let parsed =
+        switch destination {
+        case .device(let device): options(text, device: device)
+        case .pull: options(text, device: nil, known: pullOptionKeys)
+        }
+    switch parsed {
     case .success(let value): chosen = value
     case .failure(let failure):
         report(failure.message, to: errorOut)
         return Status.argument.rawValue
     }
     do {
-        let session = try GongSession(pattern: resolved, options: chosen)
+        let session =
+            switch destination {
+            case .device: try GongSession(pattern: resolved, options: chosen)
+            case .pull(let format): try GongSession(pattern: resolved, options: chosen, pulling: format)
+            }
         out.pointee = OpaquePointer(Unmanaged.passRetained(Handle(session)).toOpaque())
         return Status.ok.rawValue
     } catch let failure {
@@ -182,7 +208,7 @@ public func gong_session_create(
     let name = String(cString: pattern)
     return create(
         { () throws(PatternError) -> Pattern in try PatternCatalog().pattern(named: name) }, options: options,
-        device: device, out: out, errorOut: error)
+        to: .device(device), out: out, errorOut: error)
 }
 
 @_cdecl("gong_session_create_toml")
@@ -199,7 +225,71 @@ public func gong_session_create_toml(
     let text = String(cString: toml)
     return create(
         { () throws(PatternError) -> Pattern in try PatternCatalog.pattern(toml: text) }, options: options,
-        device: device, out: out, errorOut: error)
+        to: .device(device), out: out, errorOut: error)
+}
+
+@_cdecl("gong_session_create_pull")
+public func gong_session_create_pull(
+    _ pattern: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?, _ rate: Int32, _ channels: Int32,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?,
+    _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    guard let pattern else {
+        report("pattern: NULL; give a pattern's name or a .toml path", to: error)
+        out?.pointee = nil
+        return Status.argument.rawValue
+    }
+    let name = String(cString: pattern)
+    return create(
+        { () throws(PatternError) -> Pattern in try PatternCatalog().pattern(named: name) }, options: options,
+        to: .pull(PullFormat(rate: Int(rate), channels: Int(channels))), out: out, errorOut: error)
+}
+
+@_cdecl("gong_session_create_pull_toml")
+public func gong_session_create_pull_toml(
+    _ toml: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?, _ rate: Int32, _ channels: Int32,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?,
+    _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    guard let toml else {
+        report("toml: NULL; give the pattern's TOML text", to: error)
+        out?.pointee = nil
+        return Status.argument.rawValue
+    }
+    let text = String(cString: toml)
+    return create(
+        { () throws(PatternError) -> Pattern in try PatternCatalog.pattern(toml: text) }, options: options,
+        to: .pull(PullFormat(rate: Int(rate), channels: Int(channels))), out: out, errorOut: error)
+}
+
+/// The host's real-time call: the next `frames` frames of a pulled session into `out`.
+/// Allocates nothing, takes no lock and never waits (the compiler checks it).
+@_cdecl("gong_render_at")
+@_noAllocation @_noLocks
+public func gong_render_at(
+    _ session: OpaquePointer?, _ out: UnsafeMutablePointer<Float>?, _ frames: Int32, _ heardAtNanoseconds: Int64
+) -> Int32 {
+    guard let session, let out, frames > 0 else { return 1 }  // GONG_ERR_ARGUMENT
+    let heardAt = heardAtNanoseconds > 0 ? MonotonicTime(nanoseconds: heardAtNanoseconds) : nil
+    let status = Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(session))._withUnsafeGuaranteedRef { handle in
+        let buffer = UnsafeMutableBufferPointer(start: out, count: Int(frames) * handle.channels)
+        return handle.sessionReference._withUnsafeGuaranteedRef {
+            $0.render(into: buffer, frames: Int(frames), heardAt: heardAt)
+        }
+    }
+    // Literals, as gong.h numbers them: `Status`'s raw values are the same.
+    switch status {
+    case .playing: return 0  // GONG_OK
+    case .notStarted: return 4  // GONG_ERR_REFUSED: not started yet; silence
+    case .over: return 5  // GONG_ERR_OVER: finished; silence
+    case .refused: return 1  // GONG_ERR_ARGUMENT
+    }
+}
+
+@_cdecl("gong_render")
+@_noAllocation @_noLocks
+public func gong_render(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<Float>?, _ frames: Int32) -> Int32 {
+    gong_render_at(session, out, frames, 0)
 }
 
 @_cdecl("gong_session_start")

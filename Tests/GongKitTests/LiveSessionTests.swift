@@ -42,8 +42,8 @@ import Testing
         }
     }
 
-    static func start(interactive: Bool, devices: Devices) throws -> (LiveSession<FaultInjectingPCM>, [LiveNotice]) {
-        let session = try LiveSession<FaultInjectingPCM>(
+    static func start(interactive: Bool, devices: Devices) throws -> (DeviceSession<FaultInjectingPCM>, [LiveNotice]) {
+        let session = try DeviceSession<FaultInjectingPCM>(
             pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: interactive
         ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
@@ -53,7 +53,7 @@ import Testing
 
     /// Polls until `condition` holds for the notices so far, or the session is over.
     static func poll(
-        _ session: LiveSession<FaultInjectingPCM>, into notices: inout [LiveNotice], seconds: Double,
+        _ session: DeviceSession<FaultInjectingPCM>, into notices: inout [LiveNotice], seconds: Double,
         until condition: ([LiveNotice]) -> Bool = { _ in false }
     ) {
         let deadline = Date().addingTimeInterval(seconds)
@@ -197,9 +197,9 @@ import Testing
     /// A session driven into `state` (`active`, `paused` or `completing`) with the fault injected
     /// there; returns the notices up to the moment the session has dealt with it.
     static func session(in state: SessionState.Kind, fault: Fault, interactive: Bool, devices: Devices) throws
-        -> (LiveSession<FaultInjectingPCM>, [LiveNotice])
+        -> (DeviceSession<FaultInjectingPCM>, [LiveNotice])
     {
-        let session = try LiveSession<FaultInjectingPCM>(
+        let session = try DeviceSession<FaultInjectingPCM>(
             pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: interactive
         ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
@@ -248,7 +248,7 @@ import Testing
     }
 
     /// Plays the session to its end (resuming it if it waits) and returns its summary.
-    static func finish(_ session: LiveSession<FaultInjectingPCM>, _ notices: inout [LiveNotice]) throws
+    static func finish(_ session: DeviceSession<FaultInjectingPCM>, _ notices: inout [LiveNotice]) throws
         -> SessionSummary
     {
         if session.state.kind == .paused { notices += session.send(.resume) }
@@ -403,7 +403,7 @@ import Testing
             name: "stopped", phases: (0..<4).map { Phase("p\($0)", length: .one, cue: Cue("click")) },
             length: .cycles(1), endCue: Cue("chime"))
         let devices = Devices()
-        let session = try LiveSession<FaultInjectingPCM>(
+        let session = try DeviceSession<FaultInjectingPCM>(
             pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: true
         ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
@@ -426,7 +426,7 @@ import Testing
 
     @Test func aCommandTheSessionDoesNotTakeIsReportedNotDropped() throws {
         let devices = Devices()
-        let session = try LiveSession<FaultInjectingPCM>(
+        let session = try DeviceSession<FaultInjectingPCM>(
             pattern: Self.pattern, bank: shippedBank, masterGainDB: 0, interactive: true
         ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
@@ -459,7 +459,7 @@ import Testing
         length: .cycles(3))
 
     static func phaseLengths(startSeconds: Double) throws -> [Double] {
-        let session = try LiveSession<FaultInjectingPCM>(
+        let session = try DeviceSession<FaultInjectingPCM>(
             pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: false, startSeconds: startSeconds
         ) { () throws(AudioDeviceError) -> FaultInjectingPCM in
             do { return try FaultInjectingPCM(writeFaults: [:], realTime: false) } catch {

@@ -156,6 +156,7 @@ public struct PCMConfiguration: Sendable, Equatable {
 public struct MonotonicTime: Sendable, Equatable, Comparable, BitwiseCopyable {
     public var nanoseconds: Int64
 
+    @_noAllocation @_noLocks
     public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
 
     init(_ stamp: timespec) { nanoseconds = Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec) }

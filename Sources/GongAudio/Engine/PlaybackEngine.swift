@@ -48,16 +48,17 @@ import Synchronization
 public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     public typealias DeviceOpener = @Sendable () throws(AudioDeviceError) -> Device
 
-    /// Control → audio: pause, resume, skip, stop, halt, gain. Sent with `send`, which also
-    /// wakes the audio thread.
-    private let commands = SPSCRing<RenderCommand>(minimumCapacity: 64)
+    /// The command ring (sent with `send`, which also wakes the audio thread, whose device wait
+    /// watches the command bell), the event ring and its bell, and the steps of the real-time
+    /// path `PullEngine` takes too.
+    private let link = EngineLink()
+    /// The audio thread's side of the link: take commands, apply, render, report.
+    private let audio: EngineLink.AudioSide
+    private var commands: SPSCRing<RenderCommand> { link.commands }
     /// Audio → control; `eventsReadyDescriptor` turns readable when something was put here.
-    public let events = SPSCRing<EngineEvent>(minimumCapacity: 8192)
-    /// Rung by `send`; the device's wait watches it.
-    private let commandBell = Doorbell()
-    /// Rung by the audio thread when it reports something: a control loop watches
-    /// `eventsReadyDescriptor` instead of polling.
-    private let eventBell = Doorbell()
+    public var events: SPSCRing<EngineEvent> { link.events }
+    private var commandBell: Doorbell { link.commandBell }
+    private var eventBell: Doorbell { link.eventBell }
 
     private let renderer: UnsafeMutablePointer<SessionRenderer>
     private var checkpoints: RenderCheckpoints
@@ -114,6 +115,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         held = HeldEvents(capacity: 4096)
         self.renderer = .allocate(capacity: 1)
         self.renderer.initialize(to: renderer)
+        audio = link.audioSide
         self.device = device
         self.reopen = reopen
         self.timing = timing
@@ -133,9 +135,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// audio thread is not taking commands).
     @discardableResult
     public func send(_ command: RenderCommand) -> Bool {
-        guard commands.tryPush(command) else { return false }
-        commandBell.ring()
-        return true
+        link.send(command)
     }
 
     /// Commands sent and not yet taken by the audio thread (at most this many; it takes them
@@ -317,12 +317,9 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         while true {
             // A halt fades out over a few milliseconds and finishes like any session: the
             // renderer ends, the device drains, `finished` is reported.
-            if let command = takeCommandOnAudioThread(commands) {
+            if let command = audio.takeCommand() {
                 takeBack()
-                renderer.pointee.apply(command, events: &renderEvents)
-                while let command = takeCommandOnAudioThread(commands) {
-                    renderer.pointee.apply(command, events: &renderEvents)
-                }
+                audio.apply(startingWith: command, to: &renderer.pointee, events: &renderEvents)
                 // What was rendered before the commands would undo them if gone back to.
                 checkpoints.removeAll()
                 hold(&renderEvents)
@@ -356,20 +353,9 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
 
             let woke = timing == nil ? 0 : MonotonicTime.now().nanoseconds
             // One period, in steps with the renderer's state kept before each.
-            var silent = true
-            var stepStart = 0
-            while stepStart < periodFrames {
-                let frames = min(stepFrames, periodFrames - stepStart)
-                if takesBack {
-                    renderer.pointee.saveCheckpoint(into: &checkpoints, tag: held.appended + Int64(renderEvents.count))
-                }
-                _ = renderer.pointee.render(
-                    into: UnsafeMutableBufferPointer(
-                        rebasing: block[(stepStart * channels)..<((stepStart + frames) * channels)]),
-                    events: &renderEvents)
-                silent = silent && renderer.pointee.lastBlockWasSilent
-                stepStart += frames
-            }
+            let silent = audio.render(
+                &renderer.pointee, into: block, frames: periodFrames, stepFrames: stepFrames, events: &renderEvents,
+                saving: takesBack, checkpoints: &checkpoints, eventsHeld: held.appended)
             // Most of a session is silence between gongs: a silent period already converted
             // need not be converted again.
             let bytes =
@@ -463,8 +449,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// Tells the control side, and rings for it. A full ring loses the event (the control side
     /// stopped taking them) and says so when there is room again.
     private func report(_ event: EngineEvent) {
-        if !postFromAudioThread(event, to: events) { _ = postFromAudioThread(.eventsDropped(count: 1), to: events) }
-        eventBell.ring()
+        audio.report(event)
     }
 
     private enum Recovery {
@@ -530,7 +515,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 usleep(20_000)
                 slept += 20
                 var ignored = RenderEventBuffer(capacity: 16)
-                while let command = takeCommandOnAudioThread(commands) {
+                while let command = audio.takeCommand() {
                     if command == .halt || command == .stop {
                         renderer.pointee.apply(.halt, events: &ignored)
                         report(.finished(lastFrameAudible: .now()))

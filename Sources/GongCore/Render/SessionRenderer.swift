@@ -36,13 +36,17 @@ public struct SessionRenderer: ~Copyable {
     /// Position on the session's timeline (frames since its first, skips and losses included).
     public var sessionFrame: Int64 { state.sessionFrame }
     /// Frames rendered since the renderer started.
-    public var outputFrame: Int64 { state.outputFrame }
+    public var outputFrame: Int64 {
+        @_noAllocation @_noLocks get { state.outputFrame }
+    }
     public var lifecycle: Lifecycle { state.lifecycle }
     /// True once the planned end has passed (the end cue and tails are ringing out).
     public var hasEnded: Bool { state.hasEnded }
     /// True when the last `render` produced only zeros (no voice rang in it), so a caller may
     /// skip work on it — an hour-long render is mostly silence between gongs.
-    public var lastBlockWasSilent: Bool { state.lastBlockWasSilent }
+    public var lastBlockWasSilent: Bool {
+        @_noAllocation @_noLocks get { state.lastBlockWasSilent }
+    }
 
     struct PlayState: BitwiseCopyable {
         var activeVoices = 0
@@ -144,7 +148,9 @@ public struct SessionRenderer: ~Copyable {
         voices.deallocate()
     }
 
-    public var isFinished: Bool { state.lifecycle == .finished }
+    public var isFinished: Bool {
+        @_noAllocation @_noLocks get { state.lifecycle == .finished }
+    }
     public var activeVoiceCount: Int { state.activeVoices }
 
     // MARK: Commands
@@ -520,8 +526,10 @@ public struct RenderEventBuffer: ~Copyable {
     }
 
     public subscript(index: Int) -> RenderEvent {
-        precondition(index >= 0 && index < count)
-        return storage[index]
+        @_noAllocation @_noLocks get {
+            precondition(index >= 0 && index < count)
+            return storage[index]
+        }
     }
 
     @_noAllocation @_noLocks

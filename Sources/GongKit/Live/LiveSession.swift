@@ -46,6 +46,9 @@ enum LiveNotice: Equatable, Sendable {
     var isPaused: Bool { if case .paused = self { true } else { false } }
 }
 
+/// A live session on a device of type `Device`, played by gong's own audio thread.
+typealias DeviceSession<Device: PCM> = LiveSession<PlaybackEngine<Device>>
+
 /// Where the session is now, for the live view.
 struct LivePosition: Sendable, Equatable {
     var phase: Int
@@ -56,13 +59,15 @@ struct LivePosition: Sendable, Equatable {
     var sessionLengthSeconds: Double
 }
 
-/// A session playing live on an audio device, inside `GongSession` (the facade the CLI and
-/// embedding tools drive; this type is GongKit's own).
+/// A session playing live, inside `GongSession` (the facade the CLI and embedding tools drive;
+/// this type is GongKit's own): on an audio device (`PlaybackEngine`, whose thread pushes to
+/// it), or into a host's own callback (`PullEngine`, which the host pulls frames from).
 ///
 /// The control side calls `send` for the person's commands and `poll` when the engine's doorbell
-/// rings to learn what the audio thread did; the state machine is fed from both, and its effects are
-/// carried out here, in one place.
-final class LiveSession<Device: PCM> {
+/// rings to learn what the audio side did; the state machine is fed from both, and its effects are
+/// carried out here, in one place. Both engines report the same events through the same ring;
+/// a pull engine never reports a lost device, so those paths stay unused there.
+final class LiveSession<Engine: SessionEngine> {
     let plan: SessionPlan
     let configuration: PCMConfiguration
     /// Interactive sessions wait for the person after an interruption; headless ones carry on.
@@ -72,7 +77,8 @@ final class LiveSession<Device: PCM> {
     private(set) var timing: CueTiming
     private(set) var position: LivePosition
 
-    private let engine: PlaybackEngine<Device>
+    /// The engine the audio side runs (for a pulled session, what the host's calls reach).
+    let engine: Engine
     private var anchor: (sessionFrame: Int64, audible: MonotonicTime)?
     private var clockRunning = false
     private var phaseStartFrame: Int64 = 0
@@ -89,26 +95,52 @@ final class LiveSession<Device: PCM> {
     /// audio thread ends without its renderer saying so.
     private var latestSessionFrame: Int64 = 0
 
-    /// - Parameter open: opens the device; called again to reopen it after a loss.
-    init(
+    /// On a device. - Parameter open: opens the device; called again to reopen it after a loss.
+    convenience init<Device: PCM>(
         pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool, startSeconds: Double = 0,
         open: @escaping @Sendable () throws(AudioDeviceError) -> Device
-    ) throws(GongError) {
+    ) throws(GongError) where Engine == PlaybackEngine<Device> {
         let device: Device
         do {
             device = try open()
         } catch {
             throw .device(error)
         }
-        configuration = device.configuration
-        plan = try SessionPlan(
+        let configuration = device.configuration
+        let plan = try SessionPlan(
             pattern: pattern, sampleRate: configuration.rate, channels: configuration.channels, bank: bank,
             startSeconds: startSeconds)
+        self.init(
+            plan: plan, configuration: configuration, interactive: interactive,
+            engine: PlaybackEngine(
+                renderer: plan.makeRenderer(masterGainDB: masterGainDB), device: device, reopen: open))
+    }
+
+    /// Pulled by a host: `rate` and `channels` are what it pulls.
+    convenience init(
+        pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool, startSeconds: Double = 0,
+        pullingAt rate: Int, channels: Int
+    ) throws(GongError) where Engine == PullEngine {
+        let plan = try SessionPlan(
+            pattern: pattern, sampleRate: rate, channels: channels, bank: bank, startSeconds: startSeconds)
+        // No device: the host's buffer is the period, whatever size it asks for, and nothing is
+        // buffered by gong. The host's `heardAt` is taken as exact as a device clock's report.
+        let configuration = PCMConfiguration(
+            device: "pull", rate: rate, channels: channels, format: .float32, periodFrames: 0, bufferFrames: 0,
+            reportJitterNanoseconds: 2_000_000)
+        self.init(
+            plan: plan, configuration: configuration, interactive: interactive,
+            engine: PullEngine(renderer: plan.makeRenderer(masterGainDB: masterGainDB)))
+    }
+
+    private init(plan: SessionPlan, configuration: PCMConfiguration, interactive: Bool, engine: Engine) {
+        self.plan = plan
+        self.configuration = configuration
         machine = SessionMachine(timeline: plan.timeline)
         timing = CueTiming(
             sampleRate: configuration.rate, reportJitterSeconds: Double(configuration.reportJitterNanoseconds) / 1e9)
         self.interactive = interactive
-        engine = PlaybackEngine(renderer: plan.makeRenderer(masterGainDB: masterGainDB), device: device, reopen: open)
+        self.engine = engine
         position = LivePosition(
             phase: 0, cycle: 0, phaseElapsedSeconds: 0, phaseLengthSeconds: 0, sessionElapsedSeconds: 0,
             sessionLengthSeconds: plan.timeline.plannedSeconds)
@@ -190,6 +222,12 @@ final class LiveSession<Device: PCM> {
     /// Waits until the audio thread has finished.
     func waitUntilDone() {
         engine.join()
+    }
+
+    /// The facade is letting the session go (after `halt`): a pulled session is pulled no more,
+    /// and ends here; a device's audio thread ends by itself.
+    func abandon() {
+        engine.abandon()
     }
 
     /// Drains the audio thread's events into the state machine; returns what to tell the person.
@@ -288,10 +326,11 @@ final class LiveSession<Device: PCM> {
             clockRunning = false
             breakTimingChain()
             // The engine's -EAGAIN is its own verdict, not a device's word: nothing was taken
-            // for `stallSeconds`. strerror would say "Resource temporarily unavailable".
+            // for `stallSeconds` (the same whatever the device). strerror would say "Resource
+            // temporarily unavailable".
             let reason =
                 code == -EAGAIN
-                ? "stalled: it took no audio for \(Int(PlaybackEngine<Device>.stallSeconds)) s"
+                ? "stalled: it took no audio for \(Int(PlaybackEngine<AlsaPCM>.stallSeconds)) s"
                 : String(cString: strerror(-code))
             let message = "\(configuration.device): \(reason)"
             return feed(.fail(SessionFailure(.deviceLost, message)), from: .audio) + [

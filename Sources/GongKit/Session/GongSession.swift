@@ -19,11 +19,19 @@ import Synchronization
 /// - The last reference: when it goes away while the session plays, the session halts (fades out
 ///   within 10 ms, cutting tails), its device is closed once the audio thread has ended, and
 ///   every event stream ends with `finished`. Dropping it never blocks.
+/// - Pulled by a host (`init(pattern:options:pulling:bank:)`): no device and no audio thread;
+///   the host's own audio callback calls `render(into:frames:heardAt:)` for each buffer, and
+///   events, commands, status and report work as above.
 public final class GongSession: Sendable {
     public let pattern: Pattern
-    /// What the device granted.
+    /// What the device granted (for a pulled session: device `pull`, the format pulled, no
+    /// period or buffer of gong's own).
     public let output: OutputDescription
     private let core: SessionCore
+    /// A pulled session's engine, and the same without counting references, for the host's
+    /// real-time calls (nil on a device).
+    private let puller: PullEngine?
+    private let pullerReference: Unmanaged<PullEngine>?
 
     /// Events a stream may hold unread before its reader is dropped.
     public static let eventBacklog = 4096
@@ -47,10 +55,55 @@ public final class GongSession: Sendable {
         self.init(pattern: pattern, opened: try Opening(pattern: pattern, bank: bank, options: options).use(open))
     }
 
-    private init(pattern: Pattern, opened: (core: SessionCore, output: OutputDescription)) {
+    /// Prepares every sound for a host that pulls the session's frames from its own audio
+    /// callback (`render`), at the rate and channel count of `format`; plays nothing until
+    /// `start()`. Of `options`, the gain, `interactive` and `startSeconds` apply; the device, its
+    /// format, latency and period do not (the host owns the output), and `format` sets the rate
+    /// and channels.
+    public convenience init(
+        pattern: Pattern, options: SessionOptions = SessionOptions(), pulling format: PullFormat,
+        bank: SoundBank = .standard()
+    ) throws(GongError) {
+        var options = options
+        options.rate = format.rate
+        options.channels = format.channels
+        do { try options.validate() } catch { throw .setting(error) }
+        let live = try LiveSession(
+            pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive,
+            startSeconds: options.startSeconds, pullingAt: format.rate, channels: format.channels)
+        let engine = live.engine
+        let output = OutputDescription(live.configuration)
+        self.init(pattern: pattern, opened: (SessionCore(live, gainDB: options.gainDB), output), puller: engine)
+    }
+
+    private init(
+        pattern: Pattern, opened: (core: SessionCore, output: OutputDescription), puller: PullEngine? = nil
+    ) {
         self.pattern = pattern
         output = opened.output
         core = opened.core
+        self.puller = puller
+        pullerReference = puller.map { .passUnretained($0) }
+    }
+
+    /// The next `frames` frames of a pulled session, interleaved at its channel count: what
+    /// the host calls from its audio callback, real-time safe (it allocates nothing, takes no
+    /// lock and never waits; the compiler checks it). One thread at a time; commands, events
+    /// and status from any other.
+    ///
+    /// - Parameters:
+    ///   - frames: 1 to `PullFormat.maximumFrames`; `buffer` holds at least `frames × channels`.
+    ///   - heardAt: when the buffer's first frame is heard, on CLOCK_MONOTONIC, if the host knows
+    ///     (its callback's output time): events then say when they are heard.
+    /// - Returns: `.playing`; `.notStarted` before `start()` and `.over` once the session has
+    ///   finished (both silence); `.refused` for a frame count or buffer out of bounds, or a
+    ///   session on a device (nothing written).
+    @_noAllocation @_noLocks
+    public func render(into buffer: UnsafeMutableBufferPointer<Float>, frames: Int, heardAt: MonotonicTime? = nil)
+        -> PullStatus
+    {
+        guard let pullerReference else { return .refused }
+        return pullerReference._withUnsafeGuaranteedRef { $0.render(into: buffer, frames: frames, heardAt: heardAt) }
     }
 
     /// Opens the route's device and prepares the session on it.
@@ -150,6 +203,21 @@ public struct OutputDescription: Sendable, Equatable, Codable {
     }
 }
 
+/// What a host pulls (`GongSession(pattern:options:pulling:)`): the rate and channel count of
+/// the frames its callback asks for.
+public struct PullFormat: Sendable, Equatable {
+    public var rate: Int
+    public var channels: Int
+
+    /// Frames one `render` call may ask for.
+    public static var maximumFrames: Int { PullEngine.maximumFrames }
+
+    public init(rate: Int = 48000, channels: Int = 2) {
+        self.rate = rate
+        self.channels = channels
+    }
+}
+
 /// A live session with its device type erased, so the facade holds one of either.
 protocol LiveSessionDriving: AnyObject {
     var plan: SessionPlan { get }
@@ -168,6 +236,7 @@ protocol LiveSessionDriving: AnyObject {
     func poll(now: MonotonicTime) -> [LiveNotice]
     func refreshPosition(now: MonotonicTime)
     func waitUntilDone()
+    func abandon()
 }
 
 extension LiveSession: LiveSessionDriving {}
@@ -295,6 +364,7 @@ private final class SessionCore: Sendable {
         shared.withLock { shared in
             guard shared.started, shared.report == nil else { return }
             emit(shared.live.halt(), to: &shared)
+            shared.live.abandon()
         }
     }
 
@@ -355,3 +425,8 @@ private final class SessionCore: Sendable {
         }
     }
 }
+
+/// What a pulled session's `render` did, and the clock its `heardAt` is on, without importing
+/// the audio layer.
+public typealias PullStatus = GongAudio.PullStatus
+public typealias MonotonicTime = GongAudio.MonotonicTime

@@ -53,6 +53,17 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The host's own callback pulling 256 frames (5.33 ms at 48 kHz, stereo) from a pull
+    // engine: take commands, render, post events with when they are heard — one call per
+    // iteration, 100 000 of them, a cue ringing every quarter second.
+    let pull = PullBox()
+    Benchmark(
+        "Pull.render256Frames",
+        configuration: .init(warmupIterations: 100, maxDuration: .seconds(20), maxIterations: PullBox.callsMeasured)
+    ) { benchmark in
+        for _ in benchmark.scaledIterations { pull.pullOnce() }
+    }
+
     // The engine playing on a device paced in real time: wait, take commands, render, convert,
     // write, read the status and learn the device clock, post events — one period, measured as
     // the audio thread's own CPU time (its schedstat), and every malloc in the process meanwhile.
@@ -126,6 +137,36 @@ final class RendererBox: @unchecked Sendable {
     func renderPeriod() {
         _ = renderer.render(into: block, events: &events)
         events.removeAll()
+    }
+}
+
+/// A pull engine on a long session of clicks, pulled 256 frames at a time as a host's
+/// callback pulls it, its events drained as the control side drains them.
+final class PullBox: @unchecked Sendable {
+    static let callsMeasured = 100_000
+    private let engine: PullEngine
+    private let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 256 * 2)
+    private var heard: Int64 = 1_000_000_000
+
+    init() {
+        // 8000 s of a click every quarter second: longer than every call measured and warmed up.
+        // swiftlint:disable:next force_try
+        let timeline = try! Timeline(
+            pattern: Pattern(
+                name: "ticks", phases: [Phase("tick", length: Rational(1, 4)!, cue: Cue("click"))],
+                length: .cycles(32000)), sampleRate: 48000)
+        let click = (0..<2400).map { Float(exp(-Double($0) / 200) * sin(Double($0) * 0.3)) }
+        engine = PullEngine(
+            renderer: SessionRenderer(
+                timeline: timeline, sounds: [RenderSound(samples: click, channels: 1)], channels: 2))
+        engine.start()
+    }
+
+    func pullOnce() {
+        let status = engine.render(into: buffer, frames: 256, heardAt: MonotonicTime(nanoseconds: heard))
+        precondition(status == .playing, "the session outlasts the benchmark")
+        heard += 5_333_333
+        while let event = engine.events.tryPop() { blackHole(event) }
     }
 }
 
