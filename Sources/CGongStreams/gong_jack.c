@@ -8,10 +8,10 @@
 // thread and only store atomics.
 //
 // Time: JACK's own clock is not necessarily CLOCK_MONOTONIC (jack2 1.9.21 reads
-// CLOCK_MONOTONIC_RAW, measured here 320 ppm apart from CLOCK_MONOTONIC on a VM; PipeWire's JACK
-// reads CLOCK_MONOTONIC). Each cycle reads both clocks back to back (vDSO calls, no system call)
-// and carries the moment a frame is heard from one to the other, so no drift between them
-// accumulates.
+// CLOCK_MONOTONIC_RAW, found 247 ms apart from CLOCK_MONOTONIC on a VM here, and NTP's slewing
+// moves them apart; PipeWire's JACK reads CLOCK_MONOTONIC). Each cycle reads both clocks at one
+// instant (vDSO calls, no system call) and carries the moment a frame is heard from one to the
+// other, so neither the offset nor any drift between them reaches gong.
 #include "gong_jack.h"
 #include "gong_frame_ring.h"
 
@@ -94,6 +94,25 @@ static void quiet_jack(void) {
 
 // MARK: JACK's real-time thread
 
+/// CLOCK_MONOTONIC and JACK's clock at (nearly) one instant: JACK's read between two reads of
+/// CLOCK_MONOTONIC, their midpoint taken. A thread preempted in between (a busy machine, a
+/// virtual machine's host) reads again, at most three times, and keeps the tightest bracket:
+/// one preemption there would otherwise shift the moment a frame is heard by as long.
+static void jack_clock_now(int64_t *monotonic, int64_t *jack_ns) {
+    int64_t best_width = INT64_MAX;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int64_t before = monotonic_ns();
+        int64_t jack = (int64_t)jack_get_time() * 1000;
+        int64_t after = monotonic_ns();
+        if (after - before < best_width) {
+            best_width = after - before;
+            *monotonic = before + (after - before) / 2;
+            *jack_ns = jack;
+        }
+        if (best_width < 20000) break;
+    }
+}
+
 static int on_process(jack_nframes_t nframes, void *data) {
     struct gong_jack_stream *self = data;
     jack_nframes_t frame_time = jack_last_frame_time(self->client);
@@ -145,9 +164,9 @@ static int on_process(jack_nframes_t nframes, void *data) {
     // maps the frame time to its clock; both clocks read now carry it to CLOCK_MONOTONIC.
     uint32_t latency = atomic_load_explicit(&self->latency_frames, memory_order_relaxed);
     jack_time_t heard_jack = jack_frames_to_time(self->client, frame_time + latency + nframes);
-    jack_time_t now_jack = jack_get_time();
-    int64_t now = monotonic_ns();
-    int64_t heard = now + ((int64_t)heard_jack - (int64_t)now_jack) * 1000;
+    int64_t now, now_jack_ns;
+    jack_clock_now(&now, &now_jack_ns);
+    int64_t heard = now + ((int64_t)heard_jack * 1000 - now_jack_ns);
 
     uint64_t sequence = atomic_load_explicit(&self->timing_sequence, memory_order_relaxed);
     atomic_store_explicit(&self->timing_sequence, sequence + 1, memory_order_relaxed);

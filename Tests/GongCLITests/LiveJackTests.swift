@@ -85,7 +85,9 @@ final class JackRecorder {
         self.path = path
         let before = Set(JackServer.ports())
         process.executableURL = URL(fileURLWithPath: "/usr/bin/jack_rec")
-        process.arguments = ["-f", path, "-d", String(seconds), "-b", "32", "system:capture_1"]
+        // A ring of 5 s between its real-time thread and the one writing the file (its default
+        // is a third of a second), so a busy disk does not make it drop what it heard.
+        process.arguments = ["-f", path, "-d", String(seconds), "-b", "32", "-B", "262144", "system:capture_1"]
         process.environment = environment(with: JackServer.environment)
         process.standardOutput = Pipe()
         process.standardError = errors
@@ -179,6 +181,7 @@ final class JackRecorder {
             ],
             environment: JackServer.environment)
         let (recording, said) = recorder.finish()
+        #expect(!said.contains("overrun"), "the recorder itself lost samples: \(said)")
         #expect(result.status == 0, "\(result.stderr)")
         let events = GongEvents(result.stdout)
         let finished = try #require(events.finished, "\(result.stdout)")
@@ -239,6 +242,7 @@ final class JackRecorder {
         output += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let (recording, said) = recorder.finish()
+        #expect(!said.contains("overrun"), "the recorder itself lost samples: \(said)")
         #expect(process.terminationStatus == 0)
         let events = GongEvents(output)
         let finished = try #require(events.finished, "\(output)")
@@ -267,6 +271,77 @@ final class JackRecorder {
         print(
             "JACK stopped \(stoppedFor) s: lost \(lost) frames, recorded intervals \(intervals), heard across \(audibleAcross) s"
         )
+    }
+
+    /// Half a second is buffered in gong's ring, yet a key press is heard at once: a pause
+    /// pressed 0.2 s before a woodblock already in the ring takes it back (what JACK has not
+    /// claimed), and the recording shows no trace of it; the pause and the resume are each heard
+    /// within 250 ms of the key, and every woodblock after is a second after the one before, to
+    /// the frame.
+    @Test func aPausePressedJustBeforeACueTakesItBackThroughJack() throws {
+        try JackServer.require()
+        let scratch = try ScratchDirectory()
+        let pattern = scratch.file("tick.toml")
+        try """
+        warmup = "0s"
+        end = "click"
+        cycles = 6
+        [[phases]]
+        name = "tick"
+        length = "1s"
+        cue = "woodblock"
+        """.write(toFile: pattern, atomically: true, encoding: .utf8)
+        let recorder = try JackRecorder(path: scratch.file("heard.wav"), seconds: 14)
+        let terminal = try PseudoTerminal()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: gongExecutable)
+        process.environment = environment(with: JackServer.environment)
+        process.arguments = ["run", pattern, "--device", "jack:\(recorder.port)", "--channels", "1", "--json"]
+        process.standardInput = terminal.slave
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        let events = EventReader(out)
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        #expect(events.wait(for: "cue", count: 3))
+        let started = try #require(events.last("started"))
+        #expect(started["latencyMs"] as? Double == 500, "the default buffer: \(started)")
+        let third = try #require(events.all("cue").last?["audible"] as? Double, "\(events.all("cue"))")
+        let pressAt = third + 0.8
+        while MonotonicTime.now().seconds < pressAt { usleep(1000) }
+        let pausePressed = MonotonicTime.now().seconds
+        terminal.type(" ")
+        #expect(events.wait(for: "paused"))
+        let pauseHeard = (events.last("paused")?["audible"] as? Double ?? .infinity) - pausePressed
+        #expect(pauseHeard > 0 && pauseHeard < 0.25, "the pause was heard \(pauseHeard) s after the key")
+        #expect(events.all("cue").count == 3, "the woodblock taken back is not reported: \(events.types)")
+        usleep(1_500_000)
+        let resumePressed = MonotonicTime.now().seconds
+        terminal.type(" ")
+        #expect(events.wait(for: "resumed"))
+        let resumeHeard = (events.last("resumed")?["audible"] as? Double ?? .infinity) - resumePressed
+        #expect(resumeHeard > 0 && resumeHeard < 0.25, "the resume was heard \(resumeHeard) s after the key")
+        #expect(events.wait(for: "finished", seconds: 20))
+        process.waitUntilExit()
+        let (recording, said) = recorder.finish()
+        #expect(!said.contains("overrun"), "the recorder itself lost samples: \(said)")
+
+        let cues = events.all("cue")
+        let heard = onsets(in: recording, quietFrames: 24000)
+        #expect(heard.count == cues.count, "\(cues.count) cues reported, \(heard.count) heard: \(heard)")
+        // Six woodblocks and the end click a second apart, but for the pause between the third
+        // and the fourth.
+        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        #expect(
+            intervals.count == 6
+                && intervals.enumerated().allSatisfy { index, interval in
+                    index == 2 ? interval > 48000 + 60000 : interval == 48000
+                }, "\(intervals)")
+        #expect(LivePulseTests.longSilences(in: recording, atLeast: 1.4) == 1, "the pause was silent, nothing else was")
+        #expect(events.last("finished")?["xruns"] as? Int == 0, "\(events.last("finished") ?? [:])")
+        print("JACK: pause heard \(pauseHeard) s and resume \(resumeHeard) s after the key; intervals \(intervals)")
     }
 
     /// A port that does not exist is one line and the device's exit status, before anything
@@ -323,9 +398,9 @@ final class JackRecorder {
         #expect(events.finished?["rate"] as? Int == 48000, "\(result.stdout)")
     }
 
-    /// In this process: what JackPCM grants, that JACK's cycles pace it and every report places
-    /// frame 0 at the same moment (within 0.1 ms: the server's clock, read each cycle), and that
-    /// what the callback has not claimed can be taken back — all of it, and no more.
+    /// In this process: what JackPCM grants, that JACK's cycles pace it and its reports place
+    /// frame 0 at the same moment (the server's clock, read each cycle), and that what the
+    /// callback has not claimed can be taken back — all of it, and no more.
     @Test func itIsPacedByJackReportsExactlyAndTakesBackWhatIsNotClaimed() throws {
         try JackServer.require()
         // libjack reads the server's name from this process's environment as the client opens.
@@ -345,6 +420,7 @@ final class JackRecorder {
         let silence = [Float](repeating: 0, count: period)
         var written: Int64 = 0
         var origins: [Int64] = []
+        var beyond: [Int] = []
         let start = MonotonicTime.now()
         while written < 3 * 48000 {
             #expect(pcm.wait(timeoutMs: 1000) == 1)
@@ -354,14 +430,34 @@ final class JackRecorder {
             if written > 48000, let status = pcm.status(), status.state == .running {
                 origins.append(
                     status.timestamp.nanoseconds + (Int64(status.delayFrames) - written) * 1_000_000_000 / 48000)
+                // The next frame written is heard after everything the ring holds, and at most
+                // JACK's latency (512 frames here), the cycle being copied and a little later:
+                // a report carried to CLOCK_MONOTONIC with the wrong offset fails this.
+                let beyondRing = status.delayFrames - pcm.rewindableFrames()
+                beyond.append(beyondRing)
             }
         }
+        #expect(
+            beyond.allSatisfy { (0...(512 + 2 * 256 + 480)).contains($0) },
+            "frames heard after the ring's: \(beyond) (JACK's latency and a cycle or two)")
         let elapsed = MonotonicTime.now().seconds - start.seconds
         let least = 3 - configuration.latencySeconds - 0.02
         #expect(elapsed > least && elapsed < 3.2, "3 s of frames took \(elapsed) s (at least \(least) s)")
+        // Nearly every report places frame 0 within 0.1 ms of the others (typically 0.03 ms in
+        // all). Not every one: on a busy machine jack2's dummy driver now and then wakes late,
+        // and its clock (a DLL) then moves by up to a few milliseconds before it settles — the
+        // server's own doing, which the device clock rides out (it takes the earliest report of a
+        // second or two, and a gap only when two reports in a row show one). A report carried
+        // wrongly to CLOCK_MONOTONIC would drift away from the others (jack2's clock here runs
+        // hundreds of ppm off it) and fail this.
         #expect(origins.count >= 10)
+        let median = origins.sorted()[origins.count / 2]
+        let agreeing = origins.filter { abs($0 - median) <= 100_000 }.count
         let spread = Double((origins.max() ?? 0) - (origins.min() ?? 0)) / 1e6
-        #expect(spread < 0.1, "frame 0 placed within \(spread) ms")
+        #expect(agreeing * 10 >= origins.count * 9, "\(agreeing) of \(origins.count) reports within 0.1 ms")
+        print(
+            "JACK: \(agreeing) of \(origins.count) reports place frame 0 within 0.1 ms; all within \(spread) ms; heard \(Set(beyond).sorted()) frames after the ring"
+        )
         // Everything not yet claimed (the ring less the cycle JACK copies now) comes back.
         let reach = pcm.rewindableFrames()
         #expect(reach > configuration.bufferFrames / 2 && reach <= configuration.bufferFrames, "reach \(reach)")
