@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DEMO_FILE ?= out/demo.wav
 
-.PHONY: all deps build lib demo test lint format install uninstall bench bench-suite bench-thresholds clean sounds
+.PHONY: all deps build lib demo test test-suites lint format install uninstall bench bench-suite bench-thresholds clean sounds
 
 all: build
 
@@ -31,18 +31,25 @@ demo: build
 	  echo "gong: nothing could play on '$(DEVICE)' here (no sound card?); rendering the session to $(DEMO_FILE) instead"; \
 	  .build/release/gong render $(DEMO_SESSION) -o $(DEMO_FILE) && echo "Listen with: aplay $(DEMO_FILE)"; }
 
-# The source's layout first (lint, below); then the two test sound servers with their null
-# sinks (PulseAudio, and PipeWire in a private runtime directory); everything but the real-time
-# tests, side by side; then the real-time tests alone (they measure timing to the frame through a
-# sound server, which a CPU-bound test suite beside them would disturb as it would a sound card);
-# then the embedding examples (C, Python, Swift; pushed to a device and pulled by the host); then
-# the lock-free ring and the real-time engines (push, and pulled by a host thread while commands
-# come from another) again under the thread sanitizer.
-REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests
+# The source's layout first (lint, below); then the test sound servers with their null sinks
+# (PulseAudio, and PipeWire in a private runtime directory) and a JACK server on its dummy
+# driver, which is stopped again when the tests end, passed or failed; everything but the
+# real-time tests, side by side; then the real-time tests alone (they measure timing to the frame
+# through a sound server, which a CPU-bound test suite beside them would disturb as it would a
+# sound card); then the embedding examples (C, Python, Swift; pushed to a device and pulled by
+# the host); then the lock-free rings and the real-time engines (push, and pulled by a host thread
+# while commands come from another) again under the thread sanitizer.
+REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests|LiveJackTests
 test: lint
 	@scripts/install-deps.sh test
 	@scripts/test-pulse.sh
 	@scripts/test-pipewire.sh >/dev/null
+	@scripts/test-jack.sh >/dev/null
+	@trap 'scripts/test-jack.sh stop 2>/dev/null || true' EXIT; trap 'exit 130' INT TERM; \
+	  $(MAKE) --no-print-directory test-suites
+
+# What `make test` runs once the servers are up (by itself it starts none).
+test-suites:
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)'
 	$(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)'

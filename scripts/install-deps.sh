@@ -12,9 +12,14 @@ set -eu
 # PulseAudio (Debian 12: neither package conflicts with the other; pipewire-alsa, which would, is
 # not needed: ALSA's pulse plugin reaches either server). On a desktop that runs PulseAudio,
 # note that pipewire-pulse enables its systemd user socket beside PulseAudio's; the two conflict,
-# and one of them is started at login (root, as on CI, has neither).
+# and one of them is started at login (root, as on CI, has neither). gong links libpipewire (its
+# PipeWire stream) and libjack (its JACK client); jackd2's dummy driver is the JACK server the
+# tests play through, and pipewire-jack (pw-jack: PipeWire's libjack, used only by a command run
+# through it) the other. Installing jackd2 asks (debconf) whether to allow real-time scheduling:
+# DEBIAN_FRONTEND=noninteractive below takes the default (no) without asking, and root runs jackd
+# at real-time priority anyway.
 BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libpipewire-0.3-dev libjack-jackd2-dev libsndfile1-dev libsoxr-dev libsqlite3-dev"
-TEST_PACKAGES="sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus python3-numpy"
+TEST_PACKAGES="sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus python3-numpy jackd2 pipewire-jack"
 BENCH_PACKAGES="klick hyperfine"
 
 want="$BUILD_PACKAGES"

@@ -20,14 +20,15 @@ struct CommandResult {
 /// Runs gong with a private HOME so no user pattern or sound leaks into a test, and a scratch
 /// cache, history and state so no test reads or fills the user's own (a test may pass its own
 /// `XDG_CACHE_HOME`, `XDG_DATA_HOME` or `XDG_STATE_HOME`). `whileRunning` is called with its
-/// process ID on a thread of its own once it has started.
+/// process ID on a thread of its own once it has started. `launcher`: a program that runs gong
+/// (`pw-jack`), given gong's path before the arguments.
 func runGong(
     _ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
-    whileRunning: (@Sendable (pid_t) -> Void)? = nil
+    launcher: String? = nil, whileRunning: (@Sendable (pid_t) -> Void)? = nil
 ) throws -> CommandResult {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: gongExecutable)
-    process.arguments = arguments
+    process.executableURL = URL(fileURLWithPath: launcher ?? gongExecutable)
+    process.arguments = (launcher == nil ? [] : [gongExecutable]) + arguments
     var environment = ProcessInfo.processInfo.environment
     environment["HOME"] = home ?? FileManager.default.temporaryDirectory.appendingPathComponent("gong-cli-home").path
     environment.removeValue(forKey: "XDG_CONFIG_HOME")

@@ -206,16 +206,21 @@ public struct AudioDeviceInfo: Sendable, Equatable {
 /// Every device gong can play on: ALSA's name hints, less the capture-only ones (its `pulse`
 /// is played by gong's own PulseAudio client, see `OutputRoute`), then a running PipeWire
 /// server's sinks as `pipewire:NODE`, then a running PulseAudio server's (PipeWire's too) as
-/// `pulse:SINK`.
+/// `pulse:SINK`, then a running JACK server's playback ports as `jack:PORT` (never starting one).
 public func listPlaybackDevices() -> [AudioDeviceInfo] {
-    alsaDeviceHints()
+    let alsa = alsaDeviceHints()
         .filter { $0.io == nil || $0.io == "Output" }
         .map { hint in
             var description = hint.description.split(separator: "\n").joined(separator: " — ")
-            if OutputRoute(device: hint.name) != .alsa {
-                description += " (gong plays it as a PulseAudio client, not through ALSA)"
+            switch OutputRoute(device: hint.name) {
+            case .alsa: break
+            case .jack: description += " (gong plays it as a JACK client, not through ALSA)"
+            case .pipeWire: description += " (gong plays it as a PipeWire stream, not through ALSA)"
+            case .pulseAudio: description += " (gong plays it as a PulseAudio client, not through ALSA)"
             }
             return AudioDeviceInfo(name: hint.name, description: description)
         }
-        + PipeWirePCM.sinks() + PulsePCM.sinks()
+    // ALSA's plugins list `jack` too, when installed: named once.
+    let jack = JackPCM.ports().filter { port in !alsa.contains { $0.name == port.name } }
+    return alsa + PipeWirePCM.sinks() + PulsePCM.sinks() + jack
 }

@@ -1,0 +1,543 @@
+import Foundation
+import Glibc
+import GongAudio
+import Testing
+
+/// The JACK server the live JACK tests play through: jackd2 on its dummy driver (48 kHz,
+/// 256-frame periods, paced by a timer in real time), named gong_test and started by
+/// scripts/test-jack.sh when missing; clients reach it with JACK_DEFAULT_SERVER. On CI (CI set)
+/// it must start; elsewhere a test is skipped with the reason if it cannot.
+enum JackServer {
+    static let scriptPath = SoundServer.scriptsDirectory + "/test-jack.sh"
+    static let setup = start()
+
+    /// The variables a child process (gong, jack_rec, jack_lsp) needs to reach the server.
+    static var environment: [String: String] { setup.environment ?? [:] }
+
+    /// Runs the script (idempotent: it reuses a server that answers) and reads the name it printed.
+    static func start() -> SoundServer.Setup {
+        do {
+            let scratch = try ScratchDirectory()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = [scriptPath]
+            let output = Pipe()
+            process.standardOutput = output
+            _ = FileManager.default.createFile(atPath: scratch.file("stderr"), contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: scratch.file("stderr"))
+            try process.run()
+            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            let problem = ((try? String(contentsOfFile: scratch.file("stderr"), encoding: .utf8)) ?? "")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            guard process.terminationStatus == 0 else {
+                return .init(
+                    environment: nil, problem: "\(scriptPath) exited with \(process.terminationStatus): \(problem)")
+            }
+            let name = printed.split(separator: "\n").last.map(String.init) ?? ""
+            guard !name.isEmpty else { return .init(environment: nil, problem: "\(scriptPath) printed no server name") }
+            return .init(environment: ["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1"], problem: "")
+        } catch {
+            return .init(environment: nil, problem: "\(scriptPath) could not run: \(error)")
+        }
+    }
+
+    /// Skips the test, with the reason, when the server could not be started; fails it on CI.
+    static func require() throws {
+        if ProcessInfo.processInfo.environment["CI"] != nil {
+            try #require(
+                setup.environment != nil, "JACK's dummy server gong_test must start on CI: \(setup.problem)")
+        }
+        if setup.environment == nil {
+            let reason = "no JACK server could be started (\(setup.problem)): skipping the live JACK test"
+            print(reason)  // the console reports a cancelled test case as passed, without its reason
+            try Test.cancel(Comment(rawValue: reason))
+        }
+    }
+
+    /// The server's port names (jack_lsp), none when it does not answer.
+    static func ports() -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/jack_lsp")
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = Pipe()
+        guard (try? process.run()) != nil else { return [] }
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return printed.split(separator: "\n").map(String.init)
+    }
+}
+
+/// jack_rec recording one port of its own for a fixed time: it connects the dummy driver's
+/// (silent) capture port to it at once, so it records from before gong starts, and gong is told
+/// to play into it (`--device jack:PORT,…`). JACK hands it exactly what gong's port carried,
+/// cycle by cycle.
+final class JackRecorder {
+    let path: String
+    /// The recorder's input port, to name in gong's device.
+    let port: String
+    private let process = Process()
+    private let errors = Pipe()
+
+    init(path: String, seconds: Int) throws {
+        self.path = path
+        let before = Set(JackServer.ports())
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/jack_rec")
+        // A ring of 5 s between its real-time thread and the one writing the file (its default
+        // is a third of a second), so a busy disk does not make it drop what it heard.
+        process.arguments = ["-f", path, "-d", String(seconds), "-b", "32", "-B", "262144", "system:capture_1"]
+        process.environment = environment(with: JackServer.environment)
+        process.standardOutput = Pipe()
+        process.standardError = errors
+        try process.run()
+        // Its port once it is there (JACK renames a client whose name is taken: found, not guessed).
+        for _ in 0..<200 where process.isRunning {
+            if let port = JackServer.ports().first(where: { !before.contains($0) && $0.hasSuffix(":input1") }) {
+                self.port = port
+                return
+            }
+            usleep(25_000)
+        }
+        process.terminate()
+        process.waitUntilExit()
+        throw POSIXError(.EIO)
+    }
+
+    /// Waits for the recording's end; its samples (the first channel) and what jack_rec said.
+    func finish() -> (samples: [Float], said: String) {
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (FileManager.default.contents(atPath: path).map(Self.samples(ofWAV:)) ?? [], said)
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    /// The first channel of a WAV file of 16- or 32-bit integers or 32-bit floats.
+    static func samples(ofWAV data: Data) -> [Float] {
+        let bytes = [UInt8](data)
+        func word(_ at: Int, _ count: Int) -> Int {
+            (0..<count).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
+        }
+        var offset = 12
+        var format = 0
+        var channels = 1
+        var bits = 16
+        while offset + 8 <= bytes.count {
+            let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
+            let size = word(offset + 4, 4)
+            let body = offset + 8
+            if id == "fmt " {
+                format = word(body, 2)
+                channels = word(body + 2, 2)
+                bits = word(body + 14, 2)
+            } else if id == "data" {
+                let frameBytes = channels * bits / 8
+                let end = min(bytes.count, body + size)
+                return stride(from: body, to: end - frameBytes + 1, by: frameBytes).map { at in
+                    if format == 3 && bits == 32 { return Float(bitPattern: UInt32(word(at, 4))) }
+                    if bits == 32 { return Float(Int32(truncatingIfNeeded: word(at, 4))) / 2_147_483_648 }
+                    return Float(Int16(truncatingIfNeeded: word(at, 2))) / 32768
+                }
+            }
+            offset = body + size + (size & 1)
+        }
+        return []
+    }
+}
+
+/// gong as a JACK client (`--device jack`, `jack:PORT,PORT`) on jackd2's dummy driver: cues
+/// heard exactly on their frames, a stopped process that misses cycles counted and recovered, a
+/// lost server that comes back, and the ways it says no.
+@Suite(.serialized) struct LiveJackTests {
+    @Test func deviceNamesChooseTheJackRoute() {
+        #expect(OutputRoute(device: "jack") == .jack(ports: []))
+        #expect(
+            OutputRoute(device: "jack:system:playback_1,system:playback_2")
+                == .jack(ports: ["system:playback_1", "system:playback_2"]))
+        #expect(OutputRoute(device: "jack:") == .alsa)
+    }
+
+    /// 60 s through JACK, recorded by jack_rec from gong's own port: every interval between
+    /// heard onsets is the scheduled 3 s = 144 000 frames, to the frame, and gong's account
+    /// agrees — no xrun, every cue on its frame, and its timing reports (JACK's clock each
+    /// cycle) good enough to say so. gong plays into the recorder and the dummy driver's
+    /// playback port at once, so the port latency it reads is the driver's (512 frames).
+    @Test func aMinuteThroughJackHasEveryIntervalExactToTheFrame() throws {
+        try JackServer.require()
+        let scratch = try ScratchDirectory()
+        let pattern = try LivePulseTests.pattern(in: scratch, duration: "60s")
+        let recorder = try JackRecorder(path: scratch.file("heard.wav"), seconds: 64)
+        let result = try runGong(
+            [
+                "run", pattern, "--device", "jack:\(recorder.port),system:playback_1", "--channels", "1", "--rate",
+                "48000", "--json"
+            ],
+            environment: JackServer.environment)
+        let (recording, said) = recorder.finish()
+        #expect(!said.contains("overrun"), "the recorder itself lost samples: \(said)")
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = GongEvents(result.stdout)
+        let finished = try #require(events.finished, "\(result.stdout)")
+        #expect(finished["cycles"] as? Int == 20 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
+        #expect(finished["xruns"] as? Int == 0 && events.all("xrun").isEmpty, "\(finished)")
+        #expect(finished["cues"] as? Int == 20 && finished["maxCueLatenessFrames"] as? Int == 0, "\(finished)")
+        #expect(
+            events.all("cue").compactMap { $0["frame"] as? Int } == (0..<20).map { 48000 + $0 * 144_000 },
+            "\(events.all("cue"))")
+        let heard = onsets(in: recording)
+        #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count) (jack_rec: \(said))")
+        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        #expect(
+            intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 },
+            "intervals \(intervals); gong's account: \(finished)")
+        #expect(finished["heard"] as? String == "onFrame", "\(finished)")
+        print("JACK: heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
+    }
+
+    /// gong is stopped (SIGSTOP) for 300 ms between two cues, its JACK thread with it: the server
+    /// runs about 56 cycles without it. gong counts the lost audio (an xrun event, the summary's
+    /// lost frames), moves its clock on by it and completes; the cues after the gap keep their
+    /// places.
+    ///
+    /// What shows it: the recorder is fed by gong's port, so jack2 skips it in the same cycles
+    /// (the recording closes the gap). Its interval across the gap is then the schedule less the
+    /// frames JACK ran without gong — which gong must have measured: that interval plus the frames
+    /// gong says it lost is 3 s to the frame (a frame of slack: the clock reads the gap in
+    /// nanoseconds and rounds down). The intervals after the gap are exact. And when gong says the
+    /// cues on either side of the gap were heard (JACK's own clock, which ran on through the gap)
+    /// they are 3 s apart within a millisecond.
+    @Test func aStoppedProcessMissesCyclesCountsTheLossAndLaterCuesKeepTheirFrames() throws {
+        try JackServer.require()
+        let scratch = try ScratchDirectory()
+        let pattern = try LivePulseTests.pattern(in: scratch, duration: "18s")
+        let recorder = try JackRecorder(path: scratch.file("heard.wav"), seconds: 23)
+        let (process, out) = try startGong(
+            ["run", pattern, "--device", "jack:\(recorder.port)", "--channels", "1", "--json"],
+            environment: JackServer.environment)
+        // Stopped 1.4 s after the second cue was heard (from gong's own report of it): well clear
+        // of the woodblock before it and the cue after, however long gong took to start.
+        var output = ""
+        var secondCueHeard: Double?
+        while secondCueHeard == nil {
+            let data = out.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            output += String(decoding: data, as: UTF8.self)
+            secondCueHeard = GongEvents(output).all("cue").dropFirst().first?["audible"] as? Double
+        }
+        let heardAt = try #require(secondCueHeard, "gong reported no second cue: \(output)")
+        let wait = heardAt + 1.4 - MonotonicTime.now().seconds
+        if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+        let stoppedAt = MonotonicTime.now()
+        kill(process.processIdentifier, SIGSTOP)
+        usleep(300_000)
+        kill(process.processIdentifier, SIGCONT)
+        let stoppedFor = MonotonicTime.now().seconds - stoppedAt.seconds
+        output += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let (recording, said) = recorder.finish()
+        #expect(!said.contains("overrun"), "the recorder itself lost samples: \(said)")
+        #expect(process.terminationStatus == 0)
+        let events = GongEvents(output)
+        let finished = try #require(events.finished, "\(output)")
+        #expect(finished["cycles"] as? Int == 6 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
+        let lost = events.all("xrun").compactMap { $0["lostFrames"] as? Int }
+        let stopFrames = Int(stoppedFor * 48000)
+        #expect(
+            lost.contains { (stopFrames * 8 / 10...stopFrames + 48000).contains($0) },
+            "a \(stoppedFor) s stop: xruns lost \(lost) frames: \(output)")
+        #expect(finished["xruns"] as? Int == lost.count && (finished["lostFrames"] as? Int ?? 0) > 0, "\(finished)")
+        let heard = onsets(in: recording)
+        #expect(heard.count == 6, "6 woodblocks heard, not \(heard.count) at \(heard) (jack_rec: \(said))")
+        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        // The gap falls between the second and the third cue heard.
+        let across = intervals.count == 5 ? intervals[1] : 0
+        #expect(
+            intervals.count == 5 && intervals.enumerated().allSatisfy { $0.offset == 1 || $0.element == 144_000 },
+            "intervals \(intervals); gong's account \(finished)")
+        let lostInAll = lost.reduce(0, +)
+        #expect(
+            (0...1).contains(144_000 - (across + lostInAll)),
+            "across the gap the recorder heard \(across) frames, gong lost \(lost)")
+        let audible = events.all("cue").compactMap { $0["audible"] as? Double }
+        let audibleAcross = audible.count == 6 ? audible[2] - audible[1] : 0
+        #expect(abs(audibleAcross - 3) < 0.001, "cues heard \(audibleAcross) s apart across the gap: \(audible)")
+        print(
+            "JACK stopped \(stoppedFor) s: lost \(lost) frames, recorded intervals \(intervals), heard across \(audibleAcross) s"
+        )
+    }
+
+    /// Half a second is buffered in gong's ring, yet a key press is heard at once: a pause
+    /// pressed 0.2 s before a woodblock already in the ring takes it back (what JACK has not
+    /// claimed), and the recording shows no trace of it; the pause and the resume are each heard
+    /// within 250 ms of the key, and every woodblock after is a second after the one before, to
+    /// the frame.
+    @Test func aPausePressedJustBeforeACueTakesItBackThroughJack() throws {
+        try JackServer.require()
+        let scratch = try ScratchDirectory()
+        let pattern = scratch.file("tick.toml")
+        try """
+        warmup = "0s"
+        end = "click"
+        cycles = 6
+        [[phases]]
+        name = "tick"
+        length = "1s"
+        cue = "woodblock"
+        """.write(toFile: pattern, atomically: true, encoding: .utf8)
+        let recorder = try JackRecorder(path: scratch.file("heard.wav"), seconds: 14)
+        let terminal = try PseudoTerminal()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: gongExecutable)
+        process.environment = environment(with: JackServer.environment)
+        process.arguments = ["run", pattern, "--device", "jack:\(recorder.port)", "--channels", "1", "--json"]
+        process.standardInput = terminal.slave
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        let events = EventReader(out)
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        #expect(events.wait(for: "cue", count: 3))
+        let started = try #require(events.last("started"))
+        #expect(started["latencyMs"] as? Double == 500, "the default buffer: \(started)")
+        let third = try #require(events.all("cue").last?["audible"] as? Double, "\(events.all("cue"))")
+        let pressAt = third + 0.8
+        while MonotonicTime.now().seconds < pressAt { usleep(1000) }
+        let pausePressed = MonotonicTime.now().seconds
+        terminal.type(" ")
+        #expect(events.wait(for: "paused"))
+        let pauseHeard = (events.last("paused")?["audible"] as? Double ?? .infinity) - pausePressed
+        #expect(pauseHeard > 0 && pauseHeard < 0.25, "the pause was heard \(pauseHeard) s after the key")
+        #expect(events.all("cue").count == 3, "the woodblock taken back is not reported: \(events.types)")
+        usleep(1_500_000)
+        let resumePressed = MonotonicTime.now().seconds
+        terminal.type(" ")
+        #expect(events.wait(for: "resumed"))
+        let resumeHeard = (events.last("resumed")?["audible"] as? Double ?? .infinity) - resumePressed
+        #expect(resumeHeard > 0 && resumeHeard < 0.25, "the resume was heard \(resumeHeard) s after the key")
+        #expect(events.wait(for: "finished", seconds: 20))
+        process.waitUntilExit()
+        let (recording, said) = recorder.finish()
+        #expect(!said.contains("overrun"), "the recorder itself lost samples: \(said)")
+
+        let cues = events.all("cue")
+        let heard = onsets(in: recording, quietFrames: 24000)
+        #expect(heard.count == cues.count, "\(cues.count) cues reported, \(heard.count) heard: \(heard)")
+        // Six woodblocks and the end click a second apart, but for the pause between the third
+        // and the fourth.
+        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        #expect(
+            intervals.count == 6
+                && intervals.enumerated().allSatisfy { index, interval in
+                    index == 2 ? interval > 48000 + 60000 : interval == 48000
+                }, "\(intervals)")
+        #expect(LivePulseTests.longSilences(in: recording, atLeast: 1.4) == 1, "the pause was silent, nothing else was")
+        #expect(events.last("finished")?["xruns"] as? Int == 0, "\(events.last("finished") ?? [:])")
+        print("JACK: pause heard \(pauseHeard) s and resume \(resumeHeard) s after the key; intervals \(intervals)")
+    }
+
+    /// A port that does not exist is one line and the device's exit status, before anything
+    /// plays; so is a server that does not run (which gong never starts).
+    @Test func aJackPortThatDoesNotExistIsAOneLineErrorAndExit69() throws {
+        try JackServer.require()
+        let result = try runGong(
+            ["run", "box", "--cycles", "1", "--device", "jack:gong_test_nobody:in_1"],
+            environment: JackServer.environment)
+        #expect(result.status == 69, "\(result)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("no such port 'gong_test_nobody:in_1'"), "\(result.stderr)")
+    }
+
+    @Test func noJackServerIsAOneLineErrorAndExit69AndNoServerIsStarted() throws {
+        let server = "gong_absent_\(getpid())"
+        let result = try runGong(
+            ["run", "box", "--cycles", "1", "--device", "jack"], environment: ["JACK_DEFAULT_SERVER": server])
+        #expect(result.status == 69, "\(result)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("no JACK server"), "\(result.stderr)")
+        #expect(try runTool("/usr/bin/pgrep", ["-f", "jackd.*\(server)"]) != 0, "a server was started")
+        // `gong devices` asks a JACK server only if one runs, and does not wait for one.
+        let started = MonotonicTime.now()
+        let devices = try runGong(["devices"], environment: ["JACK_DEFAULT_SERVER": server])
+        #expect(devices.status == 0 && !devices.stdout.contains("jack:"), "\(devices)")
+        #expect(MonotonicTime.now().seconds - started.seconds < 5)
+    }
+
+    /// The server's playback ports are devices gong lists, by the names it takes.
+    @Test func gongDevicesListsJacksPlaybackPorts() throws {
+        try JackServer.require()
+        let devices = try runGong(["devices"], environment: JackServer.environment)
+        #expect(devices.status == 0)
+        #expect(
+            devices.stdout.contains("jack:system:playback_1") && devices.stdout.contains("jack:system:playback_2"),
+            "\(devices.stdout)")
+    }
+
+    /// JACK plays at the server's rate: a session asked for 44.1 kHz on a 48 kHz server is
+    /// granted 48 kHz, says so, and is prepared at it.
+    @Test func theServersRateIsGranted() throws {
+        try JackServer.require()
+        let scratch = try ScratchDirectory()
+        let pattern = scratch.file("blip.toml")
+        try "warmup = \"0s\"\ncycles = 1\n[[phases]]\nname = \"blip\"\nlength = \"250ms\"\n".write(
+            toFile: pattern, atomically: true, encoding: .utf8)
+        let result = try runGong(
+            ["run", pattern, "--device", "jack", "--rate", "44100", "--json"], environment: JackServer.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = GongEvents(result.stdout)
+        let started = try #require(events.all("started").first, "\(result.stdout)")
+        #expect(started["rate"] as? Int == 48000 && started["format"] as? String == "float32", "\(started)")
+        #expect(events.finished?["rate"] as? Int == 48000, "\(result.stdout)")
+    }
+
+    /// In this process: what JackPCM grants, that JACK's cycles pace it and its reports place
+    /// frame 0 at the same moment (the server's clock, read each cycle), and that what the
+    /// callback has not claimed can be taken back — all of it, and no more.
+    @Test func itIsPacedByJackReportsExactlyAndTakesBackWhatIsNotClaimed() throws {
+        try JackServer.require()
+        // libjack reads the server's name from this process's environment as the client opens.
+        let saved = JackServer.environment.keys.map { ($0, getenv($0).map { String(cString: $0) }) }
+        for (key, value) in JackServer.environment { setenv(key, value, 1) }
+        defer {
+            for (key, value) in saved {
+                if let value { setenv(key, value, 1) } else { unsetenv(key) }
+            }
+        }
+        let pcm = try JackPCM(PCMRequest(device: "jack", channels: 1), ports: [])
+        defer { pcm.close() }
+        let configuration = pcm.configuration
+        #expect(configuration.rate == 48000 && configuration.format == .float32 && configuration.takesBack)
+        #expect(configuration.periodFrames == 6000 && configuration.bufferFrames == 24000, "\(configuration)")
+        let period = configuration.periodFrames
+        let silence = [Float](repeating: 0, count: period)
+        var written: Int64 = 0
+        var origins: [Int64] = []
+        var beyond: [Int] = []
+        let start = MonotonicTime.now()
+        while written < 3 * 48000 {
+            #expect(pcm.wait(timeoutMs: 1000) == 1)
+            let count = silence.withUnsafeBytes { pcm.writeInterleaved($0.baseAddress!, frames: period) }
+            #expect(count > 0)
+            written += Int64(max(0, count))
+            if written > 48000, let status = pcm.status(), status.state == .running {
+                origins.append(
+                    status.timestamp.nanoseconds + (Int64(status.delayFrames) - written) * 1_000_000_000 / 48000)
+                // The next frame written is heard after everything the ring holds, and at most
+                // JACK's latency (512 frames here), the cycle being copied and a little later:
+                // a report carried to CLOCK_MONOTONIC with the wrong offset fails this.
+                let beyondRing = status.delayFrames - pcm.rewindableFrames()
+                beyond.append(beyondRing)
+            }
+        }
+        #expect(
+            beyond.allSatisfy { (0...(512 + 2 * 256 + 480)).contains($0) },
+            "frames heard after the ring's: \(beyond) (JACK's latency and a cycle or two)")
+        let elapsed = MonotonicTime.now().seconds - start.seconds
+        let least = 3 - configuration.latencySeconds - 0.02
+        #expect(elapsed > least && elapsed < 3.2, "3 s of frames took \(elapsed) s (at least \(least) s)")
+        // Nearly every report places frame 0 within 0.1 ms of the others (typically 0.03 ms in
+        // all). Not every one: on a busy machine jack2's dummy driver now and then wakes late,
+        // and its clock (a DLL) then moves by up to a few milliseconds before it settles — the
+        // server's own doing, which the device clock rides out (it takes the earliest report of a
+        // second or two, and a gap only when two reports in a row show one). A report carried
+        // wrongly to CLOCK_MONOTONIC would drift away from the others (jack2's clock here runs
+        // hundreds of ppm off it) and fail this.
+        #expect(origins.count >= 10)
+        let median = origins.sorted()[origins.count / 2]
+        let agreeing = origins.filter { abs($0 - median) <= 100_000 }.count
+        let spread = Double((origins.max() ?? 0) - (origins.min() ?? 0)) / 1e6
+        #expect(agreeing * 10 >= origins.count * 9, "\(agreeing) of \(origins.count) reports within 0.1 ms")
+        print(
+            "JACK: \(agreeing) of \(origins.count) reports place frame 0 within 0.1 ms; all within \(spread) ms; heard \(Set(beyond).sorted()) frames after the ring"
+        )
+        // Everything not yet claimed (the ring less the cycle JACK copies now) comes back.
+        let reach = pcm.rewindableFrames()
+        #expect(reach > configuration.bufferFrames / 2 && reach <= configuration.bufferFrames, "reach \(reach)")
+        #expect(pcm.rewind(frames: reach + 48000) == 0, "more than is unclaimed is refused")
+        let taken = pcm.rewind(frames: reach / 2)
+        #expect(taken == reach / 2)
+        #expect(pcm.rewindableFrames() <= reach - taken)
+        #expect(pcm.drain() == 0)
+    }
+
+    /// PipeWire's JACK (`pw-jack`, its libjack in place of jack2's) on the PipeWire test rig: gong
+    /// plays as a JACK client of PipeWire's graph, on the null sink's ports, and 30 s recorded
+    /// from its monitor hear every interval exact to the frame. PipeWire 0.3.65 may shift a sound
+    /// by a quantum untold (`SoundServer.isServersOwnSlip`, seen on its other routes): accepted
+    /// once, and only if gong does not claim the frame then.
+    @Test func pipeWiresJackPlaysItExactlyToo() throws {
+        try SoundServer.pipeWire.require()
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/pw-jack") else {
+            if ProcessInfo.processInfo.environment["CI"] != nil {
+                Issue.record("pw-jack (Debian pipewire-jack) must be installed on CI")
+                return
+            }
+            try Test.cancel("no pw-jack (Debian pipewire-jack): skipping PipeWire's JACK")
+        }
+        // The rig's runtime directory, where PipeWire's JACK finds the server: its PulseAudio
+        // socket's.
+        let address = SoundServer.pipeWire.environment["PULSE_SERVER"] ?? ""
+        let runtime = String(address.dropFirst("unix:".count).dropLast("/pulse/native".count))
+        let scratch = try ScratchDirectory()
+        let pattern = try LivePulseTests.pattern(in: scratch, duration: "30s")
+        let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"), server: .pipeWire)
+        let result = try runGong(
+            ["run", pattern, "--device", "jack", "--channels", "1", "--json"],
+            environment: SoundServer.pipeWire.environment.merging(["XDG_RUNTIME_DIR": runtime]) { $1 },
+            launcher: "/usr/bin/pw-jack")
+        let recording = recorder.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = GongEvents(result.stdout)
+        let finished = try #require(events.finished, "\(result.stdout)")
+        #expect(finished["cycles"] as? Int == 10 && finished["xruns"] as? Int == 0, "\(finished)")
+        let heard = onsets(in: recording)
+        #expect(heard.count == 10, "10 woodblocks heard, not \(heard.count)")
+        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        let slips = intervals.filter { $0 != 144_000 }
+        #expect(
+            intervals.count == 9 && slips.count <= 1
+                && slips.allSatisfy { SoundServer.pipeWire.isServersOwnSlip(frames: $0 - 144_000) },
+            "intervals \(intervals); gong's account: \(finished)")
+        if !slips.isEmpty { #expect(finished["heard"] as? String != "onFrame", "\(finished)") }
+        print("pw-jack: heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
+    }
+
+    /// The JACK server itself goes away mid-session and comes back: the session pauses, gong
+    /// reopens its client when it can and, with no terminal to wait for, resumes and completes.
+    @Test func aJackServerThatRestartsIsALostDeviceThatComesBack() throws {
+        try JackServer.require()
+        let scratch = try ScratchDirectory()
+        let pattern = try LivePulseTests.pattern(in: scratch, duration: "12s")
+        let (process, out) = try startGong(
+            ["run", pattern, "--device", "jack", "--channels", "1", "--json"], environment: JackServer.environment)
+        usleep(4_000_000)
+        // The script ends only a server it started itself.
+        if try runTool("/bin/bash", [JackServer.scriptPath, "stop"]) != 0 {
+            process.terminate()
+            process.waitUntilExit()
+            try Test.cancel("the JACK server running is not the test script's own: not stopping it")
+        }
+        usleep(1_500_000)
+        #expect(try runTool("/bin/bash", [JackServer.scriptPath]) == 0, "the test's server started again")
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(output)")
+        let events = GongEvents(output)
+        let lost = events.all("deviceLost").compactMap { $0["message"] as? String }
+        #expect(lost.count == 1 && lost.allSatisfy { $0.hasPrefix("jack: ") }, "\(output)")
+        #expect(events.all("deviceBack").map { $0["resumed"] as? Bool } == [true], "\(output)")
+        let finished = try #require(events.finished, "\(output)")
+        #expect(
+            finished["cycles"] as? Int == 4 && finished["deviceLosses"] as? Int == 1
+                && finished["stoppedEarly"] as? Bool == false,
+            "\(finished)")
+    }
+}
