@@ -48,6 +48,8 @@ struct gong_pw_stream {
     uint64_t previous_ticks;
     uint32_t previous_quantum;
     int playing;
+    /// Set when gong has written its last frame: a ring running empty is then the end, not an underrun.
+    _Atomic int draining;
     _Atomic uint64_t ring_underruns, ring_silent_frames, graph_xruns, graph_lost_frames;
     _Atomic uint32_t largest_quantum;
     /// The kernel's id of the thread the callback runs on (for monitoring and tests).
@@ -97,7 +99,7 @@ static void on_process(void *data) {
     if (got < frames) {
         memset((uint8_t *)plane->data + (size_t)got * self->frame_bytes, 0,
                (size_t)(frames - got) * self->frame_bytes);
-        if (self->playing) {
+        if (self->playing && !atomic_load_explicit(&self->draining, memory_order_relaxed)) {
             atomic_fetch_add_explicit(&self->ring_underruns, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&self->ring_silent_frames, frames - got, memory_order_relaxed);
         }
@@ -463,6 +465,18 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
 
 void gong_pw_close(gong_pw_stream *self) {
     if (!self) return;
+    // For whoever chases an underrun: which side ran dry (GONG_PIPEWIRE_TRACE=1).
+    const char *trace = getenv("GONG_PIPEWIRE_TRACE");
+    if (trace && *trace == '1') {
+        gong_pw_counters counters;
+        gong_pw_counters_read(self, &counters);
+        fprintf(stderr,
+                "gong: PipeWire stream closed: ring ran short %llu times (%llu frames of silence), "
+                "graph ran without it %llu times (%llu frames), largest quantum %u\n",
+                (unsigned long long)counters.ring_underruns, (unsigned long long)counters.ring_silent_frames,
+                (unsigned long long)counters.graph_xruns, (unsigned long long)counters.graph_lost_frames,
+                counters.largest_quantum);
+    }
     if (self->loop) {
         pw_thread_loop_lock(self->loop);
         if (self->stream) {
@@ -503,6 +517,8 @@ uint32_t gong_pw_take_back(gong_pw_stream *self, uint32_t frames) {
 }
 
 uint32_t gong_pw_filled(gong_pw_stream *self) { return gong_frame_ring_filled(&self->ring); }
+
+void gong_pw_drain_begins(gong_pw_stream *self) { atomic_store(&self->draining, 1); }
 
 int gong_pw_state(gong_pw_stream *self) { return atomic_load(&self->state) < 0 ? -ENODEV : 0; }
 

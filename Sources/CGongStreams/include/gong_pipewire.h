@@ -55,6 +55,8 @@ uint32_t gong_pw_unclaimed(gong_pw_stream *stream);
 uint32_t gong_pw_take_back(gong_pw_stream *stream, uint32_t frames);
 /// Frames written and not yet copied out by the graph.
 uint32_t gong_pw_filled(gong_pw_stream *stream);
+/// Nothing more will be written: the ring running empty from now on is the end, not an underrun.
+void gong_pw_drain_begins(gong_pw_stream *stream);
 
 /// Sleeps until `frames` can be written, `wake_fd` turns readable (read, then 2), the stream
 /// breaks (-ENODEV) or `timeout_ms` passes (0). 1 when there is room.

@@ -147,6 +147,7 @@ public final class PipeWirePCM: PCM {
     public func drain() -> Int32 {
         guard let stream else { return -ENODEV }
         let deadline = MonotonicTime.now().nanoseconds + Int64(configuration.latencySeconds * 1e9) + 1_000_000_000
+        gong_pw_drain_begins(stream)
         while gong_pw_filled(stream) > 0 {
             guard gong_pw_state(stream) == 0 else { return -ENODEV }
             guard MonotonicTime.now().nanoseconds < deadline else { return -ETIMEDOUT }
