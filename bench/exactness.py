@@ -21,7 +21,7 @@ quantum gong asks for, as a desktop's at rest does). --recorder-latency is parec
 --load N runs N busy loops (`yes > /dev/null`) beside each run. The servers are the test rig's:
 scripts/test-pulse.sh and scripts/test-pipewire.sh start them.
 """
-import json, os, resource, subprocess, sys, tempfile, time
+import json, os, resource, signal, subprocess, sys, tempfile, time
 from array import array
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -106,6 +106,8 @@ def run_once(latency):
             "cues": len(heard), "intervals": len(intervals), "off": off, "cpu": cpu, "stderr": result.stderr.strip()}
 
 
+# Killed (SIGTERM), it still ends its busy loops: the `finally` below runs.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 busy = [subprocess.Popen(["sh", "-c", "exec yes > /dev/null"]) for _ in range(load)]
 try:
     print(f"server {server}, {player + ' playing gong render' if player != 'gong' else 'device ' + device}, sink {sink}, "
