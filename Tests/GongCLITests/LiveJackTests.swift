@@ -443,18 +443,22 @@ final class JackRecorder {
         let elapsed = MonotonicTime.now().seconds - start.seconds
         let least = 3 - configuration.latencySeconds - 0.02
         #expect(elapsed > least && elapsed < 3.2, "3 s of frames took \(elapsed) s (at least \(least) s)")
-        // Nearly every report places frame 0 within 0.1 ms of the others (typically 0.03 ms in
-        // all). Not every one: on a busy machine jack2's dummy driver now and then wakes late,
-        // and its clock (a DLL) then moves by up to a few milliseconds before it settles — the
-        // server's own doing, which the device clock rides out (it takes the earliest report of a
-        // second or two, and a gap only when two reports in a row show one). A report carried
-        // wrongly to CLOCK_MONOTONIC would drift away from the others (jack2's clock here runs
-        // hundreds of ppm off it) and fail this.
+        // Nearly every report places frame 0 at the same moment: idle within 0.1 ms of the
+        // others (typically 0.03 ms in all), printed below. Under load not so: with two busy loops
+        // beside it, jack2's dummy driver wakes late and its clock (a DLL) moves by milliseconds
+        // before it settles — once only 1 of 16 reports were within 0.1 ms, up to 4.8 ms apart
+        // in other runs — the server's own doing, which the device clock rides out (it takes the
+        // earliest report of a second or two, and a gap only when two reports in a row show one).
+        // What is asserted is what holds on a busy machine: nine in ten within 5 ms. A report
+        // carried to CLOCK_MONOTONIC from the wrong clock is caught above (`beyond`), 11 108
+        // frames off here.
         #expect(origins.count >= 10)
         let median = origins.sorted()[origins.count / 2]
         let agreeing = origins.filter { abs($0 - median) <= 100_000 }.count
+        let roughlyAgreeing = origins.filter { abs($0 - median) <= 5_000_000 }.count
         let spread = Double((origins.max() ?? 0) - (origins.min() ?? 0)) / 1e6
-        #expect(agreeing * 10 >= origins.count * 9, "\(agreeing) of \(origins.count) reports within 0.1 ms")
+        #expect(
+            roughlyAgreeing * 10 >= origins.count * 9, "\(roughlyAgreeing) of \(origins.count) reports within 5 ms")
         print(
             "JACK: \(agreeing) of \(origins.count) reports place frame 0 within 0.1 ms; all within \(spread) ms; heard \(Set(beyond).sorted()) frames after the ring"
         )
