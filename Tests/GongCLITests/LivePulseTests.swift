@@ -79,7 +79,14 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
     }
 
     /// Skips the test, with the reason, when the server could not be started; fails it on CI.
+    /// The PipeWire rig is checked again first (the script is idempotent): after the tests that
+    /// stop and restart PipeWire, its session manager was found gone a few tests later in every
+    /// clean run on 2026-11-25, and a test then found no stream linked. Why is not known yet;
+    /// the script restarts a rig without one.
     func require() throws {
+        if self == .pipeWire, setup.environment != nil {
+            _ = try? runTool("/bin/bash", [scriptPath])
+        }
         let setup = self.setup
         if ProcessInfo.processInfo.environment["CI"] != nil {
             try #require(
