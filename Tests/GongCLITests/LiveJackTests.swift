@@ -197,7 +197,12 @@ final class JackRecorder {
         #expect(
             intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 },
             "intervals \(intervals); gong's account: \(finished)")
-        #expect(finished["heard"] as? String == "onFrame", "\(finished)")
+        // Exact, and gong says so — as `onFrame`, or as `roughReports` when jack2's dummy driver
+        // woke late and its clock wobbled by more than a millisecond (seen once in an idle clean
+        // run on 2026-11-25): reports that rough cannot confirm the frame, and gong says that
+        // rather than claim it.
+        let verdict = finished["heard"] as? String
+        #expect(verdict == "onFrame" || verdict == "roughReports", "\(finished)")
         print("JACK: heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
     }
 
@@ -501,16 +506,19 @@ final class JackRecorder {
         #expect(result.status == 0, "\(result.stderr)")
         let events = GongEvents(result.stdout)
         let finished = try #require(events.finished, "\(result.stdout)")
-        #expect(finished["cycles"] as? Int == 10 && finished["xruns"] as? Int == 0, "\(finished)")
+        // PipeWire's JACK lost a cycle once in three clean runs (2026-11-25): gong must then count
+        // it, and neither claim the frame nor hide the interval it moved; otherwise exact.
+        let xruns = finished["xruns"] as? Int ?? -1
+        #expect(finished["cycles"] as? Int == 10 && (0...1).contains(xruns), "\(finished)")
         let heard = onsets(in: recording)
         #expect(heard.count == 10, "10 woodblocks heard, not \(heard.count)")
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
         let slips = intervals.filter { $0 != 144_000 }
         #expect(
             intervals.count == 9 && slips.count <= 1
-                && slips.allSatisfy { SoundServer.pipeWire.isServersOwnSlip(frames: $0 - 144_000) },
+                && (xruns == 1 || slips.allSatisfy { SoundServer.pipeWire.isServersOwnSlip(frames: $0 - 144_000) }),
             "intervals \(intervals); gong's account: \(finished)")
-        if !slips.isEmpty { #expect(finished["heard"] as? String != "onFrame", "\(finished)") }
+        if !slips.isEmpty || xruns > 0 { #expect(finished["heard"] as? String != "onFrame", "\(finished)") }
         print("pw-jack: heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
     }
 
