@@ -166,8 +166,10 @@ import Testing
         let started = try JSONSerialization.jsonObject(with: firstLine.prefix { $0 != 0x0A }) as? [String: Any]
         process.terminate()
         process.waitUntilExit()
+        // On PipeWire `auto` plays on the graph natively; on PulseAudio through gong's own client.
+        let expected = server == .pipeWire ? "pipewire" : "pulse"
         #expect(
-            started?["type"] as? String == "started" && started?["device"] as? String == "pulse",
+            started?["type"] as? String == "started" && started?["device"] as? String == expected,
             "\(String(describing: started))")
 
         let alone = try runGong(
