@@ -1,11 +1,14 @@
 // gong's JACK client (see gong_jack.h).
 //
 // JACK calls `on_process` on its real-time thread once a cycle. It allocates nothing, takes no
-// lock and never waits: it claims frames from the ring into a scratch buffer allocated at open,
-// deinterleaves them into the port buffers (silence where the ring runs short), records the
-// cycle's timing in a seqlock, and rings an eventfd only when gong's audio thread asked to be
-// woken. The other callbacks (xrun, latency, buffer size, shutdown) come on JACK's notification
-// thread and only store atomics.
+// lock and never waits: it claims frames from the hand-off's ring (gong_handoff_callback.h) into
+// a scratch buffer allocated at open, deinterleaves them into the port buffers (silence where
+// the ring runs short), and records the cycle's timing there. The other callbacks (latency,
+// shutdown) come on JACK's notification thread and only store atomics.
+//
+// JACK's own xrun notices are not taken for lost audio: jack2 sends one whenever any client is
+// late, or its driver wakes a few microseconds late, neither of which lost a frame of gong's.
+// Cycles JACK ran without this client show as a jump in its frame time, and are.
 //
 // Time: JACK's own clock is not necessarily CLOCK_MONOTONIC (jack2 1.9.21 reads
 // CLOCK_MONOTONIC_RAW, found 247 ms apart from CLOCK_MONOTONIC on a VM here, and NTP's slewing
@@ -13,17 +16,15 @@
 // instant (vDSO calls, no system call) and carries the moment a frame is heard from one to the
 // other, so neither the offset nor any drift between them reaches gong.
 #include "gong_jack.h"
-#include "gong_frame_ring.h"
+#include "gong_handoff_callback.h"
 
 #include <errno.h>
 #include <jack/jack.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,35 +37,19 @@
 struct gong_jack_stream {
     jack_client_t *client;
     jack_port_t *ports[GONG_JACK_MAX_CHANNELS];
-    uint32_t channels, frame_bytes, buffer_frames, rate, buffer_size;
+    uint32_t channels, frame_bytes, rate, buffer_size;
 
-    gong_frame_ring ring;
+    struct gong_handoff handoff;
     /// Interleaved frames claimed from the ring, before they are spread over the ports.
     float *scratch;
 
-    /// 0 while the client may play, -1 once the server shut it down.
-    _Atomic int state;
-    /// Rung by the process callback when `wake_frames` can be written, and on shutdown.
-    int room_fd;
-    _Atomic uint32_t wake_frames;
-
     // The process callback's own.
-    uint64_t consumed;
     jack_nframes_t previous_frame_time;
     jack_nframes_t previous_nframes;
     int has_previous;
-    int playing;
 
     /// The ports' playback latency (the largest), kept by the latency callback.
     _Atomic uint32_t latency_frames;
-    _Atomic uint64_t ring_underruns, ring_silent_frames, skipped_cycles, skipped_frames, server_xruns;
-    _Atomic uint32_t largest_nframes;
-
-    /// Seqlock: odd while the process callback writes the timing.
-    _Atomic uint64_t timing_sequence;
-    _Atomic uint64_t timing_cycles, timing_next_frame;
-    _Atomic int64_t timing_now, timing_heard;
-    _Atomic uint32_t timing_nframes, timing_latency;
 };
 
 static int64_t monotonic_ns(void) {
@@ -75,12 +60,6 @@ static int64_t monotonic_ns(void) {
 
 static void say(char *error, size_t size, const char *sentence) {
     if (error && size) snprintf(error, size, "%s", sentence);
-}
-
-static void ring_room(struct gong_jack_stream *self) {
-    uint64_t one = 1;
-    ssize_t ignored = write(self->room_fd, &one, sizeof one);
-    (void)ignored;
 }
 
 // libjack prints to standard error when no server runs ("Cannot connect to server socket…"):
@@ -120,10 +99,7 @@ static int on_process(jack_nframes_t nframes, void *data) {
     // time moving on by more than the last cycle's frames.
     if (self->has_previous) {
         int32_t skipped = (int32_t)(frame_time - (self->previous_frame_time + self->previous_nframes));
-        if (skipped > 0 && self->playing) {
-            atomic_fetch_add_explicit(&self->skipped_cycles, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&self->skipped_frames, (uint64_t)skipped, memory_order_relaxed);
-        }
+        if (skipped > 0) gong_handoff_missed(&self->handoff, (uint64_t)skipped);
     }
     self->has_previous = 1;
     self->previous_frame_time = frame_time;
@@ -133,30 +109,24 @@ static int on_process(jack_nframes_t nframes, void *data) {
     for (uint32_t channel = 0; channel < self->channels; channel++)
         outputs[channel] = jack_port_get_buffer(self->ports[channel], nframes);
 
-    uint32_t done = 0, got_total = 0;
+    uint32_t done = 0;
     while (done < nframes) {
         uint32_t chunk = nframes - done;
         if (chunk > GONG_JACK_SCRATCH_FRAMES) chunk = GONG_JACK_SCRATCH_FRAMES;
-        uint32_t got = gong_frame_ring_read(&self->ring, self->scratch, chunk);
+        uint32_t got = gong_handoff_read(&self->handoff, self->scratch, chunk);
         for (uint32_t channel = 0; channel < self->channels; channel++) {
             float *out = outputs[channel] + done;
             const float *in = self->scratch + channel;
             for (uint32_t frame = 0; frame < got; frame++) out[frame] = in[(size_t)frame * self->channels];
         }
-        got_total += got;
         done += got;
         if (got < chunk) break;
     }
     if (done < nframes) {
         for (uint32_t channel = 0; channel < self->channels; channel++)
             memset(outputs[channel] + done, 0, (size_t)(nframes - done) * sizeof(float));
-        if (self->playing) {
-            atomic_fetch_add_explicit(&self->ring_underruns, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&self->ring_silent_frames, nframes - done, memory_order_relaxed);
-        }
+        gong_handoff_short(&self->handoff, nframes - done);
     }
-    if (got_total > 0) self->playing = 1;
-    self->consumed += got_total;
 
     // The first frame of this cycle's buffer is heard the ports' playback latency after the
     // cycle's frame time (jack2's async mode counts the cycle's own period in it: two periods
@@ -168,36 +138,11 @@ static int on_process(jack_nframes_t nframes, void *data) {
     jack_clock_now(&now, &now_jack_ns);
     int64_t heard = now + ((int64_t)heard_jack * 1000 - now_jack_ns);
 
-    uint64_t sequence = atomic_load_explicit(&self->timing_sequence, memory_order_relaxed);
-    atomic_store_explicit(&self->timing_sequence, sequence + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&self->timing_cycles, atomic_load_explicit(&self->timing_cycles, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    atomic_store_explicit(&self->timing_now, now, memory_order_relaxed);
-    atomic_store_explicit(&self->timing_heard, heard, memory_order_relaxed);
-    atomic_store_explicit(&self->timing_next_frame, self->consumed, memory_order_relaxed);
-    atomic_store_explicit(&self->timing_nframes, nframes, memory_order_relaxed);
-    atomic_store_explicit(&self->timing_latency, latency, memory_order_relaxed);
-    atomic_store_explicit(&self->timing_sequence, sequence + 2, memory_order_release);
-
-    if (nframes > atomic_load_explicit(&self->largest_nframes, memory_order_relaxed))
-        atomic_store_explicit(&self->largest_nframes, nframes, memory_order_relaxed);
-
-    uint32_t wanted = atomic_load_explicit(&self->wake_frames, memory_order_acquire);
-    if (wanted && self->buffer_frames - gong_frame_ring_filled(&self->ring) >= wanted) {
-        atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
-        ring_room(self);
-    }
+    gong_handoff_cycle_done(&self->handoff, now, heard, nframes);
     return 0;
 }
 
 // MARK: JACK's notification thread
-
-static int on_xrun(void *data) {
-    struct gong_jack_stream *self = data;
-    atomic_fetch_add_explicit(&self->server_xruns, 1, memory_order_relaxed);
-    return 0;
-}
 
 static uint32_t playback_latency(struct gong_jack_stream *self) {
     uint32_t largest = 0;
@@ -215,19 +160,10 @@ static void on_latency(jack_latency_callback_mode_t mode, void *data) {
         atomic_store_explicit(&self->latency_frames, playback_latency(self), memory_order_relaxed);
 }
 
-// The scratch buffer already serves any size (in pieces): nothing to reallocate.
-static int on_buffer_size(jack_nframes_t nframes, void *data) {
-    struct gong_jack_stream *self = data;
-    if (nframes > atomic_load_explicit(&self->largest_nframes, memory_order_relaxed))
-        atomic_store_explicit(&self->largest_nframes, nframes, memory_order_relaxed);
-    return 0;
-}
-
 static void on_shutdown(jack_status_t code, const char *reason, void *data) {
     (void)code, (void)reason;
     struct gong_jack_stream *self = data;
-    atomic_store(&self->state, -1);
-    ring_room(self);
+    gong_handoff_lost(&self->handoff);
 }
 
 // MARK: Opening and closing
@@ -272,14 +208,9 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
     if (!self) return -ENOMEM;
     self->channels = channels;
     self->frame_bytes = channels * sizeof(float);
-    self->buffer_frames = buffer_frames;
-    self->room_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     self->scratch = calloc((size_t)GONG_JACK_SCRATCH_FRAMES * channels, sizeof(float));
-    int result = self->room_fd < 0 ? -errno
-                 : !self->scratch  ? -ENOMEM
-                                   : gong_frame_ring_init(&self->ring, buffer_frames, self->frame_bytes);
+    int result = !self->scratch ? -ENOMEM : gong_handoff_init(&self->handoff, buffer_frames, self->frame_bytes);
     if (result < 0) {
-        if (self->room_fd >= 0) close(self->room_fd);
         free(self->scratch);
         free(self);
         say(error, error_size, "out of memory");
@@ -294,7 +225,6 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
     }
     self->rate = jack_get_sample_rate(self->client);
     self->buffer_size = jack_get_buffer_size(self->client);
-    atomic_store(&self->largest_nframes, self->buffer_size);
 
     // Named ports must exist, and take audio: checked before anything is registered.
     for (int index = 0; index < port_count; index++) {
@@ -319,9 +249,7 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
         }
     }
     jack_set_process_callback(self->client, on_process, self);
-    jack_set_xrun_callback(self->client, on_xrun, self);
     jack_set_latency_callback(self->client, on_latency, self);
-    jack_set_buffer_size_callback(self->client, on_buffer_size, self);
     jack_on_info_shutdown(self->client, on_shutdown, self);
     if (jack_activate(self->client) != 0) {
         say(error, error_size, "JACK would not activate the client");
@@ -376,9 +304,8 @@ void gong_jack_close(gong_jack_stream *self) {
         jack_client_close(self->client);
         self->client = NULL;
     }
-    gong_frame_ring_destroy(&self->ring);
+    gong_handoff_destroy(&self->handoff);
     free(self->scratch);
-    close(self->room_fd);
     free(self);
 }
 
@@ -388,78 +315,4 @@ const char *gong_jack_client_name(gong_jack_stream *self) { return jack_get_clie
 
 // MARK: gong's side
 
-uint32_t gong_jack_writable(gong_jack_stream *self) {
-    uint32_t filled = gong_frame_ring_filled(&self->ring);
-    return filled >= self->buffer_frames ? 0 : self->buffer_frames - filled;
-}
-
-uint32_t gong_jack_write(gong_jack_stream *self, const float *frames, uint32_t count) {
-    return gong_frame_ring_write(&self->ring, frames, count, self->buffer_frames);
-}
-
-uint32_t gong_jack_unclaimed(gong_jack_stream *self) { return gong_frame_ring_unclaimed(&self->ring); }
-
-uint32_t gong_jack_take_back(gong_jack_stream *self, uint32_t frames) {
-    return gong_frame_ring_take_back(&self->ring, frames);
-}
-
-uint32_t gong_jack_filled(gong_jack_stream *self) { return gong_frame_ring_filled(&self->ring); }
-
-int gong_jack_state(gong_jack_stream *self) { return atomic_load(&self->state) < 0 ? -ENODEV : 0; }
-
-int gong_jack_wait(gong_jack_stream *self, uint32_t frames, int wake_fd, int timeout_ms) {
-    int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
-    for (;;) {
-        if (atomic_load(&self->state) < 0) return -ENODEV;
-        // Ask to be woken first, then look: room freed in between still rings.
-        atomic_store_explicit(&self->wake_frames, frames ? frames : 1, memory_order_release);
-        if (gong_jack_writable(self) >= frames) {
-            atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
-            return 1;
-        }
-        int64_t left = deadline - monotonic_ns();
-        if (left <= 0) {
-            atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
-            return 0;
-        }
-        struct pollfd watched[2] = {{.fd = self->room_fd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
-        int ready = poll(watched, wake_fd >= 0 ? 2 : 1, (int)((left + 999999) / 1000000));
-        if (ready < 0 && errno != EINTR) return -errno;
-        uint64_t count;
-        if (watched[0].revents & POLLIN) {
-            ssize_t ignored = read(self->room_fd, &count, sizeof count);
-            (void)ignored;
-        }
-        if (wake_fd >= 0 && (watched[1].revents & POLLIN)) {
-            atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
-            char drained[64];
-            while (read(wake_fd, drained, sizeof drained) > 0) {
-            }
-            return 2;
-        }
-    }
-}
-
-void gong_jack_timing_read(gong_jack_stream *self, gong_jack_timing *timing) {
-    for (;;) {
-        uint64_t before = atomic_load_explicit(&self->timing_sequence, memory_order_acquire);
-        if (before & 1) continue;
-        timing->cycles = atomic_load_explicit(&self->timing_cycles, memory_order_relaxed);
-        timing->now_ns = atomic_load_explicit(&self->timing_now, memory_order_relaxed);
-        timing->heard_ns = atomic_load_explicit(&self->timing_heard, memory_order_relaxed);
-        timing->next_frame = atomic_load_explicit(&self->timing_next_frame, memory_order_relaxed);
-        timing->nframes = atomic_load_explicit(&self->timing_nframes, memory_order_relaxed);
-        timing->latency_frames = atomic_load_explicit(&self->timing_latency, memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&self->timing_sequence, memory_order_relaxed) == before) return;
-    }
-}
-
-void gong_jack_counters_read(gong_jack_stream *self, gong_jack_counters *counters) {
-    counters->ring_underruns = atomic_load_explicit(&self->ring_underruns, memory_order_relaxed);
-    counters->ring_silent_frames = atomic_load_explicit(&self->ring_silent_frames, memory_order_relaxed);
-    counters->skipped_cycles = atomic_load_explicit(&self->skipped_cycles, memory_order_relaxed);
-    counters->skipped_frames = atomic_load_explicit(&self->skipped_frames, memory_order_relaxed);
-    counters->server_xruns = atomic_load_explicit(&self->server_xruns, memory_order_relaxed);
-    counters->largest_nframes = atomic_load_explicit(&self->largest_nframes, memory_order_relaxed);
-}
+gong_handoff *gong_jack_handoff(gong_jack_stream *self) { return &self->handoff; }

@@ -2,21 +2,19 @@
 //
 // Two threads of PipeWire's own serve it: the thread loop (connection, state, registry) and the
 // data thread, which calls `on_process` once a graph cycle. The callback allocates nothing,
-// takes no lock and never waits: it claims frames from the ring, records the cycle's timing in
-// a seqlock, and rings an eventfd only when gong's audio thread asked to be woken.
+// takes no lock and never waits: it claims the quantum from the hand-off's ring and records the
+// cycle's timing there (gong_handoff_callback.h).
 #define _GNU_SOURCE  // gettid
 #include "gong_pipewire.h"
-#include "gong_frame_ring.h"
+#include "gong_handoff_callback.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,34 +30,19 @@ struct gong_pw_stream {
     struct pw_stream *stream;
     struct spa_hook stream_listener;
 
-    gong_frame_ring ring;
-    uint32_t rate, channels, frame_bytes, buffer_frames;
+    struct gong_handoff handoff;
+    uint32_t rate, channels, frame_bytes;
 
-    /// Written by the thread loop: 1 once the stream may play, -1 once it never will again.
-    _Atomic int state;
+    /// Written by the thread loop while opening: 1 once the stream is linked, -1 if it failed.
+    _Atomic int linked;
     char error[256];
 
-    /// Rung by the callback when `wake_frames` can be written; 0: nobody waits.
-    int room_fd;
-    _Atomic uint32_t wake_frames;
-
-    // The callback's own (the data thread's alone, but read by the others through atomics).
-    uint64_t consumed;
+    // The callback's own.
     uint64_t previous_ticks;
     uint32_t previous_quantum;
-    int playing;
-    /// Set when gong has written its last frame: a ring running empty is then the end, not an underrun.
-    _Atomic int draining;
-    _Atomic uint64_t ring_underruns, ring_silent_frames, graph_xruns, graph_lost_frames;
+    int named;
+    /// The largest quantum seen, in frames (for GONG_PIPEWIRE_TRACE).
     _Atomic uint32_t largest_quantum;
-    /// The kernel's id of the thread the callback runs on (for monitoring and tests).
-    _Atomic int32_t callback_thread;
-
-    /// Seqlock: odd while the callback writes the timing.
-    _Atomic uint64_t timing_sequence;
-    _Atomic uint64_t timing_cycles, timing_next_frame;
-    _Atomic int64_t timing_now, timing_heard;
-    _Atomic uint32_t timing_quantum;
 };
 
 static pthread_once_t pw_ready = PTHREAD_ONCE_INIT;
@@ -79,10 +62,10 @@ static void say(char *error, size_t size, const char *sentence) {
 
 static void on_process(void *data) {
     struct gong_pw_stream *self = data;
-    if (!atomic_load_explicit(&self->callback_thread, memory_order_relaxed)) {
+    if (!self->named) {
         // Named once, for `top -H` and the tests: it inherits whatever name its creator had.
         prctl(PR_SET_NAME, "pipewire-data");
-        atomic_store_explicit(&self->callback_thread, (int32_t)gettid(), memory_order_relaxed);
+        self->named = 1;
     }
     struct pw_buffer *buffer = pw_stream_dequeue_buffer(self->stream);
     if (!buffer) return;
@@ -95,70 +78,40 @@ static void on_process(void *data) {
     uint32_t frames = buffer->requested ? (uint32_t)buffer->requested : capacity;
     if (frames > capacity) frames = capacity;
 
-    uint32_t got = gong_frame_ring_read(&self->ring, plane->data, frames);
+    uint32_t got = gong_handoff_read(&self->handoff, plane->data, frames);
     if (got < frames) {
         memset((uint8_t *)plane->data + (size_t)got * self->frame_bytes, 0,
                (size_t)(frames - got) * self->frame_bytes);
-        if (self->playing && !atomic_load_explicit(&self->draining, memory_order_relaxed)) {
-            atomic_fetch_add_explicit(&self->ring_underruns, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&self->ring_silent_frames, frames - got, memory_order_relaxed);
-        }
+        gong_handoff_short(&self->handoff, frames - got);
     }
-    if (got > 0) self->playing = 1;
-    self->consumed += got;
     plane->chunk->offset = 0;
     plane->chunk->stride = (int32_t)self->frame_bytes;
     plane->chunk->size = frames * self->frame_bytes;
     buffer->size = frames;
+    if (frames > atomic_load_explicit(&self->largest_quantum, memory_order_relaxed))
+        atomic_store_explicit(&self->largest_quantum, frames, memory_order_relaxed);
 
     // When the first frame of this buffer is heard (pw_stream.h: the delay to the device, the
     // buffers still queued and the resampler's), and so when the ring's next frame is.
     struct pw_time time;
     memset(&time, 0, sizeof time);
-    if (pw_stream_get_time_n(self->stream, &time, sizeof time) == 0 && time.now > 0 && time.rate.denom > 0) {
-        int64_t delay_ns = time.delay * (int64_t)time.rate.num * 1000000000LL / (int64_t)time.rate.denom;
-        int64_t queued_ns = (int64_t)(time.queued + time.buffered) * 1000000000LL / self->rate;
-        int64_t frames_ns = (int64_t)frames * 1000000000LL / self->rate;
-        // A cycle the graph ran without us shows as ticks moving on by more than we gave.
-        if (self->previous_ticks && time.rate.num > 0) {
-            uint64_t expected = self->previous_ticks +
-                                (uint64_t)self->previous_quantum * time.rate.denom / (time.rate.num * self->rate);
-            if (time.ticks > expected && self->playing) {
-                uint64_t lost = (time.ticks - expected) * time.rate.num * self->rate / time.rate.denom;
-                if (lost > 0) {
-                    atomic_fetch_add_explicit(&self->graph_xruns, 1, memory_order_relaxed);
-                    atomic_fetch_add_explicit(&self->graph_lost_frames, lost, memory_order_relaxed);
-                }
-            }
-        }
-        self->previous_ticks = time.ticks;
-        self->previous_quantum = frames;
-
-        uint64_t sequence = atomic_load_explicit(&self->timing_sequence, memory_order_relaxed);
-        atomic_store_explicit(&self->timing_sequence, sequence + 1, memory_order_relaxed);
-        atomic_thread_fence(memory_order_release);
-        atomic_store_explicit(&self->timing_cycles,
-                              atomic_load_explicit(&self->timing_cycles, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        atomic_store_explicit(&self->timing_now, time.now, memory_order_relaxed);
-        atomic_store_explicit(&self->timing_heard, time.now + delay_ns + queued_ns + frames_ns,
-                              memory_order_relaxed);
-        atomic_store_explicit(&self->timing_next_frame, self->consumed, memory_order_relaxed);
-        atomic_store_explicit(&self->timing_quantum, frames, memory_order_relaxed);
-        atomic_store_explicit(&self->timing_sequence, sequence + 2, memory_order_release);
-    }
-    if (frames > atomic_load_explicit(&self->largest_quantum, memory_order_relaxed))
-        atomic_store_explicit(&self->largest_quantum, frames, memory_order_relaxed);
-
+    int timed = pw_stream_get_time_n(self->stream, &time, sizeof time) == 0 && time.now > 0 &&
+                time.rate.denom > 0 && time.rate.num > 0;
     pw_stream_queue_buffer(self->stream, buffer);
-
-    uint32_t wanted = atomic_load_explicit(&self->wake_frames, memory_order_acquire);
-    if (wanted && self->buffer_frames - gong_frame_ring_filled(&self->ring) >= wanted) {
-        atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
-        uint64_t one = 1;
-        ssize_t ignored = write(self->room_fd, &one, sizeof one);
-        (void)ignored;
+    if (!timed) return;
+    int64_t delay_ns = time.delay * (int64_t)time.rate.num * 1000000000LL / (int64_t)time.rate.denom;
+    int64_t queued_ns = (int64_t)(time.queued + time.buffered) * 1000000000LL / self->rate;
+    int64_t frames_ns = (int64_t)frames * 1000000000LL / self->rate;
+    // A cycle the graph ran without us shows as ticks moving on by more than we gave.
+    if (self->previous_ticks) {
+        uint64_t expected = self->previous_ticks +
+                            (uint64_t)self->previous_quantum * time.rate.denom / (time.rate.num * self->rate);
+        if (time.ticks > expected)
+            gong_handoff_missed(&self->handoff, (time.ticks - expected) * time.rate.num * self->rate / time.rate.denom);
     }
+    self->previous_ticks = time.ticks;
+    self->previous_quantum = frames;
+    gong_handoff_cycle_done(&self->handoff, time.now, time.now + delay_ns + queued_ns + frames_ns, frames);
 }
 
 // MARK: The thread loop
@@ -169,26 +122,22 @@ static void on_state_changed(void *data, enum pw_stream_state old, enum pw_strea
     switch (state) {
     case PW_STREAM_STATE_PAUSED:
     case PW_STREAM_STATE_STREAMING:
-        if (atomic_load(&self->state) == 0) atomic_store(&self->state, 1);
+        if (atomic_load(&self->linked) == 0) atomic_store(&self->linked, 1);
         break;
     case PW_STREAM_STATE_ERROR:
         snprintf(self->error, sizeof self->error, "the stream failed: %s", error ? error : "unknown error");
-        atomic_store(&self->state, -1);
+        atomic_store(&self->linked, -1);
+        gong_handoff_lost(&self->handoff);
         break;
     case PW_STREAM_STATE_UNCONNECTED:
-        if (atomic_load(&self->state) != 0) {
+        if (atomic_load(&self->linked) != 0) {
             snprintf(self->error, sizeof self->error, "the stream was disconnected");
-            atomic_store(&self->state, -1);
+            atomic_store(&self->linked, -1);
+            gong_handoff_lost(&self->handoff);
         }
         break;
     default:
         break;
-    }
-    // Whoever waits on the room descriptor learns of it too.
-    if (atomic_load(&self->state) < 0) {
-        uint64_t one = 1;
-        ssize_t ignored = write(self->room_fd, &one, sizeof one);
-        (void)ignored;
     }
     pw_thread_loop_signal(self->loop, false);
 }
@@ -200,10 +149,8 @@ static void on_core_error(void *data, uint32_t id, int seq, int res, const char 
     if (id == PW_ID_CORE || res == -EPIPE) {
         snprintf(self->error, sizeof self->error, "the PipeWire server went away (%s)",
                  message ? message : spa_strerror(res));
-        atomic_store(&self->state, -1);
-        uint64_t one = 1;
-        ssize_t ignored = write(self->room_fd, &one, sizeof one);
-        (void)ignored;
+        atomic_store(&self->linked, -1);
+        gong_handoff_lost(&self->handoff);
         pw_thread_loop_signal(self->loop, false);
     }
 }
@@ -367,11 +314,8 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
     self->rate = rate;
     self->channels = channels;
     self->frame_bytes = channels * sizeof(float);
-    self->buffer_frames = buffer_frames;
-    self->room_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    int result = self->room_fd < 0 ? -errno : gong_frame_ring_init(&self->ring, buffer_frames, self->frame_bytes);
+    int result = gong_handoff_init(&self->handoff, buffer_frames, self->frame_bytes);
     if (result < 0) {
-        if (self->room_fd >= 0) close(self->room_fd);
         free(self);
         say(error, error_size, "out of memory");
         return result;
@@ -381,8 +325,7 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
     self->core = connect_core(&self->loop, &self->context, 1);
     if (!self->core) {
         say(error, error_size, "no PipeWire server answers");
-        gong_frame_ring_destroy(&self->ring);
-        close(self->room_fd);
+        gong_handoff_destroy(&self->handoff);
         free(self);
         return -EHOSTDOWN;
     }
@@ -449,9 +392,9 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
         gong_pw_close(self);
         return connected;
     }
-    int waited = wait_until(self->loop, NULL, &self->state, deadline);
+    int waited = wait_until(self->loop, NULL, &self->linked, deadline);
     pw_thread_loop_unlock(self->loop);
-    if (waited < 0 || atomic_load(&self->state) < 0) {
+    if (waited < 0 || atomic_load(&self->linked) < 0) {
         if (waited < 0)
             say(error, error_size, "nothing linked the stream to a sink in time (is the session manager running?)");
         else
@@ -468,14 +411,14 @@ void gong_pw_close(gong_pw_stream *self) {
     // For whoever chases an underrun: which side ran dry (GONG_PIPEWIRE_TRACE=1).
     const char *trace = getenv("GONG_PIPEWIRE_TRACE");
     if (trace && *trace == '1') {
-        gong_pw_counters counters;
-        gong_pw_counters_read(self, &counters);
+        gong_handoff_counters counters;
+        gong_handoff_counters_read(&self->handoff, &counters);
         fprintf(stderr,
                 "gong: PipeWire stream closed: ring ran short %llu times (%llu frames of silence), "
                 "graph ran without it %llu times (%llu frames), largest quantum %u\n",
                 (unsigned long long)counters.ring_underruns, (unsigned long long)counters.ring_silent_frames,
-                (unsigned long long)counters.graph_xruns, (unsigned long long)counters.graph_lost_frames,
-                counters.largest_quantum);
+                (unsigned long long)counters.missed_cycles, (unsigned long long)counters.missed_frames,
+                atomic_load(&self->largest_quantum));
     }
     if (self->loop) {
         pw_thread_loop_lock(self->loop);
@@ -494,86 +437,10 @@ void gong_pw_close(gong_pw_stream *self) {
         pw_context_destroy(self->context);
         pw_thread_loop_destroy(self->loop);
     }
-    gong_frame_ring_destroy(&self->ring);
-    close(self->room_fd);
+    gong_handoff_destroy(&self->handoff);
     free(self);
 }
 
 // MARK: gong's side
 
-uint32_t gong_pw_writable(gong_pw_stream *self) {
-    uint32_t filled = gong_frame_ring_filled(&self->ring);
-    return filled >= self->buffer_frames ? 0 : self->buffer_frames - filled;
-}
-
-uint32_t gong_pw_write(gong_pw_stream *self, const float *frames, uint32_t count) {
-    return gong_frame_ring_write(&self->ring, frames, count, self->buffer_frames);
-}
-
-uint32_t gong_pw_unclaimed(gong_pw_stream *self) { return gong_frame_ring_unclaimed(&self->ring); }
-
-uint32_t gong_pw_take_back(gong_pw_stream *self, uint32_t frames) {
-    return gong_frame_ring_take_back(&self->ring, frames);
-}
-
-uint32_t gong_pw_filled(gong_pw_stream *self) { return gong_frame_ring_filled(&self->ring); }
-
-void gong_pw_drain_begins(gong_pw_stream *self) { atomic_store(&self->draining, 1); }
-
-int gong_pw_state(gong_pw_stream *self) { return atomic_load(&self->state) < 0 ? -ENODEV : 0; }
-
-int gong_pw_wait(gong_pw_stream *self, uint32_t frames, int wake_fd, int timeout_ms) {
-    int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
-    for (;;) {
-        if (atomic_load(&self->state) < 0) return -ENODEV;
-        // Ask to be woken first, then look: room freed in between still rings.
-        atomic_store_explicit(&self->wake_frames, frames ? frames : 1, memory_order_release);
-        if (gong_pw_writable(self) >= frames) {
-            atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
-            return 1;
-        }
-        int64_t left = deadline - monotonic_ns();
-        if (left <= 0) {
-            atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
-            return 0;
-        }
-        struct pollfd watched[2] = {{.fd = self->room_fd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
-        int ready = poll(watched, wake_fd >= 0 ? 2 : 1, (int)((left + 999999) / 1000000));
-        if (ready < 0 && errno != EINTR) return -errno;
-        uint64_t count;
-        if (watched[0].revents & POLLIN) {
-            ssize_t ignored = read(self->room_fd, &count, sizeof count);
-            (void)ignored;
-        }
-        if (wake_fd >= 0 && (watched[1].revents & POLLIN)) {
-            atomic_store_explicit(&self->wake_frames, 0, memory_order_relaxed);
-            char drained[64];
-            while (read(wake_fd, drained, sizeof drained) > 0) {
-            }
-            return 2;
-        }
-    }
-}
-
-void gong_pw_timing_read(gong_pw_stream *self, gong_pw_timing *timing) {
-    for (;;) {
-        uint64_t before = atomic_load_explicit(&self->timing_sequence, memory_order_acquire);
-        if (before & 1) continue;
-        timing->cycles = atomic_load_explicit(&self->timing_cycles, memory_order_relaxed);
-        timing->now_ns = atomic_load_explicit(&self->timing_now, memory_order_relaxed);
-        timing->heard_ns = atomic_load_explicit(&self->timing_heard, memory_order_relaxed);
-        timing->next_frame = atomic_load_explicit(&self->timing_next_frame, memory_order_relaxed);
-        timing->quantum = atomic_load_explicit(&self->timing_quantum, memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&self->timing_sequence, memory_order_relaxed) == before) return;
-    }
-}
-
-void gong_pw_counters_read(gong_pw_stream *self, gong_pw_counters *counters) {
-    counters->ring_underruns = atomic_load_explicit(&self->ring_underruns, memory_order_relaxed);
-    counters->ring_silent_frames = atomic_load_explicit(&self->ring_silent_frames, memory_order_relaxed);
-    counters->graph_xruns = atomic_load_explicit(&self->graph_xruns, memory_order_relaxed);
-    counters->graph_lost_frames = atomic_load_explicit(&self->graph_lost_frames, memory_order_relaxed);
-    counters->largest_quantum = atomic_load_explicit(&self->largest_quantum, memory_order_relaxed);
-    counters->callback_thread = atomic_load_explicit(&self->callback_thread, memory_order_relaxed);
-}
+gong_handoff *gong_pw_handoff(gong_pw_stream *self) { return &self->handoff; }

@@ -4,8 +4,8 @@ import GongCore
 
 /// Plays as a JACK client named `gong` (JACK renames it when the name is taken), one output
 /// port per channel (`out_1`, `out_2`…), whose process callback, on JACK's real-time thread,
-/// takes each cycle's frames from a ring that gong's audio thread keeps filled (`gong_jack.c`):
-/// the same design as `PipeWirePCM`.
+/// takes each cycle's frames from a ring that gong's audio thread keeps filled (`gong_jack.c`;
+/// the ring and what the engine asks of it are `RingFedPCM`'s): the same design as `PipeWirePCM`.
 /// - the buffer is gong's own ring: JACK holds one cycle at a time, and a take-back rewrites
 ///   exactly the frames the callback has not yet claimed — never one it has;
 /// - timing comes from JACK's own clock each cycle (the cycle's frame time through the server's
@@ -16,15 +16,8 @@ import GongCore
 /// JACK takes 32-bit floats only, at the server's rate: a request at another rate is granted the
 /// server's (the session is prepared at the granted rate). A server that shuts the client down is
 /// a lost device (`-ENODEV`), reopened with backoff like any other.
-public final class JackPCM: PCM {
-    public let configuration: PCMConfiguration
+public final class JackPCM: RingFedPCM {
     private var stream: OpaquePointer?
-    private var wakeDescriptor: Int32 = -1
-    /// Frames handed to the ring since it opened, less those taken back.
-    private var writtenFrames: Int64 = 0
-    /// Underruns (the ring's, and cycles the server ran without this client) already told as
-    /// `-EPIPE`.
-    private var underrunsTold: UInt64 = 0
 
     /// A long buffer, as on gong's PulseAudio and PipeWire routes: it survives a busy machine and
     /// costs few wake-ups, and a key press is still heard at once because what the callback has
@@ -69,10 +62,12 @@ public final class JackPCM: PCM {
                 message: "the JACK server changed its rate while gong opened it")
         }
         stream = opened
-        configuration = PCMConfiguration(
-            device: name, rate: rate, channels: request.channels, format: .float32, periodFrames: period,
-            bufferFrames: buffer, soundServer: true, reportJitterNanoseconds: JackPCM.reportJitterNanoseconds,
-            takesBack: true)
+        super.init(
+            configuration: PCMConfiguration(
+                device: name, rate: rate, channels: request.channels, format: .float32, periodFrames: period,
+                bufferFrames: buffer, soundServer: true, reportJitterNanoseconds: JackPCM.reportJitterNanoseconds,
+                takesBack: true),
+            handoff: gong_jack_handoff(opened))
     }
 
     private static func open(name: String, ports: [String], channels: Int, bufferFrames: Int) throws(AudioDeviceError)
@@ -106,6 +101,12 @@ public final class JackPCM: PCM {
 
     deinit { close() }
 
+    override func closeStream() {
+        guard let stream else { return }
+        gong_jack_close(stream)
+        self.stream = nil
+    }
+
     /// Whether a JACK server answers. Never starts one, and returns at once when none runs.
     public static func serverAnswers() -> Bool { gong_jack_server_answers() != 0 }
 
@@ -122,114 +123,5 @@ public final class JackPCM: PCM {
                 name: "jack:" + name, description: port.physical != 0 ? "JACK physical playback port" : "JACK port")
         }
         return [AudioDeviceInfo(name: "jack", description: "JACK: the server's physical playback ports")] + listed
-    }
-
-    /// `-ENODEV` once the server shut the client down, `-EPIPE` once for each new underrun of
-    /// this client's (cycles it missed, or the ring ran short), else 0.
-    ///
-    /// The server's own xrun notices are counted but not told: jack2 sends one for any
-    /// client's lateness and for its driver waking tens of microseconds late (the dummy driver
-    /// here does, on a busy machine), neither of which lost a frame of gong's; told as `-EPIPE`,
-    /// the device clock would take the DLL's microsecond wobble for frames lost and move the
-    /// session by them. A driver xrun that did lose audio moves JACK's clock, which the device
-    /// clock sees as a gap in the timing reports.
-    private var failure: Int32 {
-        guard let stream, gong_jack_state(stream) == 0 else { return -ENODEV }
-        var counters = gong_jack_counters()
-        gong_jack_counters_read(stream, &counters)
-        let underruns = counters.ring_underruns + counters.skipped_cycles
-        guard underruns > underrunsTold else { return 0 }
-        underrunsTold = underruns
-        return -EPIPE
-    }
-
-    public func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int {
-        let failed = failure
-        guard failed == 0, let stream else { return Int(failed) }
-        let written = gong_jack_write(
-            stream, bytes.assumingMemoryBound(to: Float.self), UInt32(clamping: max(0, frames)))
-        guard written > 0 else { return Int(-EAGAIN) }
-        writtenFrames += Int64(written)
-        return Int(written)
-    }
-
-    public func wait(timeoutMs: Int32) -> Int32 {
-        let failed = failure
-        guard failed == 0, let stream else { return failed }
-        let result = gong_jack_wait(stream, UInt32(configuration.periodFrames), wakeDescriptor, timeoutMs)
-        return result == 2 ? PCMWait.woken : result
-    }
-
-    /// Underruns need nothing re-prepared: the callback plays silence and carries on.
-    public func recover(_ error: Int32) -> Int32 {
-        guard error == -EPIPE || error == -ESTRPIPE else { return error }
-        guard let stream, gong_jack_state(stream) == 0 else { return -ENODEV }
-        return 0
-    }
-
-    public func prepare() -> Int32 { 0 }
-
-    /// Waits until the callback has claimed everything written, then until the last frame is
-    /// heard (at most the buffer's length and a second).
-    public func drain() -> Int32 {
-        guard let stream else { return -ENODEV }
-        let deadline = MonotonicTime.now().nanoseconds + Int64(configuration.latencySeconds * 1e9) + 1_000_000_000
-        while gong_jack_filled(stream) > 0 {
-            guard gong_jack_state(stream) == 0 else { return -ENODEV }
-            guard MonotonicTime.now().nanoseconds < deadline else { return -ETIMEDOUT }
-            usleep(5000)
-        }
-        if let status = status() {
-            let last =
-                status.timestamp.nanoseconds
-                + FrameTime.nanoseconds(ofFrames: Int64(status.delayFrames), rate: Int64(configuration.rate))
-            let left = min(last - MonotonicTime.now().nanoseconds, deadline - MonotonicTime.now().nanoseconds)
-            if left > 0 { usleep(UInt32(left / 1000)) }
-        }
-        return 0
-    }
-
-    public func drop() -> Int32 { 0 }
-
-    /// From the last process cycle: at `now` the ring's next frame was due to be heard at
-    /// `heard`, and every frame written since follows it.
-    public func status() -> PCMStatus? {
-        guard let stream, gong_jack_state(stream) == 0 else { return nil }
-        var timing = gong_jack_timing()
-        gong_jack_timing_read(stream, &timing)
-        guard timing.cycles > 0 else {
-            let now = MonotonicTime.now()
-            return PCMStatus(
-                state: .prepared, delayFrames: 0, availableFrames: 0, timestamp: now, triggerTimestamp: now)
-        }
-        let rate = Int64(configuration.rate)
-        let ahead = writtenFrames - Int64(timing.next_frame)
-        let delay = ahead + FrameTime.frames(inNanoseconds: timing.heard_ns - timing.now_ns, rate: rate)
-        let measured = MonotonicTime(nanoseconds: timing.now_ns)
-        return PCMStatus(
-            state: .running, delayFrames: Int(delay), availableFrames: Int(gong_jack_writable(stream)),
-            timestamp: measured, triggerTimestamp: measured)
-    }
-
-    /// Everything the callback has not yet claimed: JACK holds nothing of gong's but the cycle
-    /// it is playing.
-    public func rewindableFrames() -> Int {
-        guard let stream else { return 0 }
-        return Int(gong_jack_unclaimed(stream))
-    }
-
-    public func rewind(frames: Int) -> Int {
-        guard let stream, frames > 0, frames <= Int(UInt32.max) else { return 0 }
-        let taken = Int(gong_jack_take_back(stream, UInt32(frames)))
-        writtenFrames -= Int64(taken)
-        return taken
-    }
-
-    public func wakeWhenReadable(_ descriptor: Int32) { wakeDescriptor = descriptor }
-
-    public func close() {
-        guard let stream else { return }
-        gong_jack_close(stream)
-        self.stream = nil
     }
 }

@@ -4,7 +4,7 @@ import GongCore
 
 /// Plays on PipeWire's graph natively: a `pw_stream` whose process callback, on PipeWire's own
 /// real-time data thread, takes each quantum from a ring that gong's audio thread keeps filled
-/// (`gong_pipewire.c`).
+/// (`gong_pipewire.c`; the ring and what the engine asks of it are `RingFedPCM`'s).
 ///
 /// Why not through pipewire-pulse, PipeWire's emulation of the PulseAudio protocol: there a
 /// stream that asks for a long buffer ran dry every couple of seconds on an idle graph, a
@@ -20,14 +20,8 @@ import GongCore
 /// The callback allocates nothing, takes no lock and never waits; it is written in C for that.
 ///
 /// Errors come back as ALSA's would: a server, node or link gone is `-ENODEV`.
-public final class PipeWirePCM: PCM {
-    public let configuration: PCMConfiguration
+public final class PipeWirePCM: RingFedPCM {
     private var stream: OpaquePointer?
-    private var wakeDescriptor: Int32 = -1
-    /// Frames handed to the ring since it opened, less those taken back.
-    private var writtenFrames: Int64 = 0
-    /// Underruns (the ring's and the graph's) already told as `-EPIPE`.
-    private var underrunsTold: UInt64 = 0
 
     /// A long buffer, as on gong's PulseAudio client: it survives a busy machine and costs few
     /// wake-ups, and a key press is still heard at once because what the graph has not claimed
@@ -76,13 +70,21 @@ public final class PipeWirePCM: PCM {
             throw AudioDeviceError(code: result, operation: "pw_stream_connect", device: name, message: message)
         }
         stream = opened
-        configuration = PCMConfiguration(
-            device: name, rate: request.rate, channels: request.channels, format: .float32, periodFrames: period,
-            bufferFrames: buffer, soundServer: true, reportJitterNanoseconds: PipeWirePCM.reportJitterNanoseconds,
-            takesBack: true)
+        super.init(
+            configuration: PCMConfiguration(
+                device: name, rate: request.rate, channels: request.channels, format: .float32, periodFrames: period,
+                bufferFrames: buffer, soundServer: true, reportJitterNanoseconds: PipeWirePCM.reportJitterNanoseconds,
+                takesBack: true),
+            handoff: gong_pw_handoff(opened))
     }
 
     deinit { close() }
+
+    override func closeStream() {
+        guard let stream else { return }
+        gong_pw_close(stream)
+        self.stream = nil
+    }
 
     /// Whether a PipeWire server answers within the timeout (at once when it has no socket).
     public static func serverAnswers(timeoutMs: Int32) -> Bool {
@@ -103,118 +105,5 @@ public final class PipeWirePCM: PCM {
             return AudioDeviceInfo(
                 name: "pipewire:" + name, description: "PipeWire sink: " + (description.isEmpty ? name : description))
         }
-    }
-
-    /// `-ENODEV` once the stream is gone, `-EPIPE` once for each new underrun, else 0.
-    private var failure: Int32 {
-        guard let stream, gong_pw_state(stream) == 0 else { return -ENODEV }
-        var counters = gong_pw_counters()
-        gong_pw_counters_read(stream, &counters)
-        let underruns = counters.ring_underruns + counters.graph_xruns
-        guard underruns > underrunsTold else { return 0 }
-        underrunsTold = underruns
-        return -EPIPE
-    }
-
-    public func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int {
-        let failed = failure
-        guard failed == 0, let stream else { return Int(failed) }
-        let written = gong_pw_write(
-            stream, bytes.assumingMemoryBound(to: Float.self), UInt32(clamping: max(0, frames)))
-        guard written > 0 else { return Int(-EAGAIN) }
-        writtenFrames += Int64(written)
-        return Int(written)
-    }
-
-    public func wait(timeoutMs: Int32) -> Int32 {
-        let failed = failure
-        guard failed == 0, let stream else { return failed }
-        let result = gong_pw_wait(stream, UInt32(configuration.periodFrames), wakeDescriptor, timeoutMs)
-        return result == 2 ? PCMWait.woken : result
-    }
-
-    /// Underruns need nothing re-prepared: the callback plays silence and carries on.
-    public func recover(_ error: Int32) -> Int32 {
-        guard error == -EPIPE || error == -ESTRPIPE else { return error }
-        guard let stream, gong_pw_state(stream) == 0 else { return -ENODEV }
-        return 0
-    }
-
-    public func prepare() -> Int32 { 0 }
-
-    /// Waits until the graph has claimed everything written, then until the last frame is heard
-    /// (at most the buffer's length and a second).
-    public func drain() -> Int32 {
-        guard let stream else { return -ENODEV }
-        let deadline = MonotonicTime.now().nanoseconds + Int64(configuration.latencySeconds * 1e9) + 1_000_000_000
-        gong_pw_drain_begins(stream)
-        while gong_pw_filled(stream) > 0 {
-            guard gong_pw_state(stream) == 0 else { return -ENODEV }
-            guard MonotonicTime.now().nanoseconds < deadline else { return -ETIMEDOUT }
-            usleep(5000)
-        }
-        if let heard = status()?.timestamp, let status = status() {
-            let last =
-                heard.nanoseconds
-                + FrameTime.nanoseconds(ofFrames: Int64(status.delayFrames), rate: Int64(configuration.rate))
-            let left = min(last - MonotonicTime.now().nanoseconds, deadline - MonotonicTime.now().nanoseconds)
-            if left > 0 { usleep(UInt32(left / 1000)) }
-        }
-        return 0
-    }
-
-    public func drop() -> Int32 { 0 }
-
-    /// From the last graph cycle: at `now` the ring's next frame was due to be heard at `heard`,
-    /// and every frame written since follows it.
-    public func status() -> PCMStatus? {
-        guard let stream, gong_pw_state(stream) == 0 else { return nil }
-        var timing = gong_pw_timing()
-        gong_pw_timing_read(stream, &timing)
-        guard timing.cycles > 0 else {
-            let now = MonotonicTime.now()
-            return PCMStatus(
-                state: .prepared, delayFrames: 0, availableFrames: 0, timestamp: now, triggerTimestamp: now)
-        }
-        let rate = Int64(configuration.rate)
-        let ahead = writtenFrames - Int64(timing.next_frame)
-        let delay = ahead + FrameTime.frames(inNanoseconds: timing.heard_ns - timing.now_ns, rate: rate)
-        let measured = MonotonicTime(nanoseconds: timing.now_ns)
-        return PCMStatus(
-            state: .running, delayFrames: Int(delay), availableFrames: Int(gong_pw_writable(stream)),
-            timestamp: measured, triggerTimestamp: measured)
-    }
-
-    /// Everything the graph has not yet claimed: PipeWire holds nothing of gong's but the
-    /// quantum it is playing.
-    public func rewindableFrames() -> Int {
-        guard let stream else { return 0 }
-        return Int(gong_pw_unclaimed(stream))
-    }
-
-    public func rewind(frames: Int) -> Int {
-        guard let stream, frames > 0, frames <= Int(UInt32.max) else { return 0 }
-        let taken = Int(gong_pw_take_back(stream, UInt32(frames)))
-        writtenFrames -= Int64(taken)
-        return taken
-    }
-
-    public func wakeWhenReadable(_ descriptor: Int32) { wakeDescriptor = descriptor }
-
-    public func close() {
-        guard let stream else { return }
-        gong_pw_close(stream)
-        self.stream = nil
-    }
-}
-
-extension PipeWirePCM {
-    /// The kernel's id of PipeWire's thread that runs the process callback (nil before its first
-    /// cycle): where /proc tells its scheduling, for monitoring and tests.
-    public var callbackThreadID: Int32? {
-        guard let stream else { return nil }
-        var counters = gong_pw_counters()
-        gong_pw_counters_read(stream, &counters)
-        return counters.callback_thread == 0 ? nil : counters.callback_thread
     }
 }

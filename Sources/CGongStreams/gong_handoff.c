@@ -1,0 +1,105 @@
+#include "gong_handoff_callback.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+
+static int64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+int gong_handoff_init(struct gong_handoff *handoff, uint32_t buffer_frames, uint32_t frame_bytes) {
+    handoff->buffer_frames = buffer_frames;
+    handoff->room_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (handoff->room_fd < 0) return -errno;
+    int result = gong_frame_ring_init(&handoff->ring, buffer_frames, frame_bytes);
+    if (result < 0) {
+        close(handoff->room_fd);
+        handoff->room_fd = -1;
+    }
+    return result;
+}
+
+void gong_handoff_destroy(struct gong_handoff *handoff) {
+    gong_frame_ring_destroy(&handoff->ring);
+    if (handoff->room_fd >= 0) close(handoff->room_fd);
+    handoff->room_fd = -1;
+}
+
+uint32_t gong_handoff_writable(gong_handoff *handoff) {
+    uint32_t filled = gong_frame_ring_filled(&handoff->ring);
+    return filled >= handoff->buffer_frames ? 0 : handoff->buffer_frames - filled;
+}
+
+uint32_t gong_handoff_write(gong_handoff *handoff, const float *frames, uint32_t count) {
+    return gong_frame_ring_write(&handoff->ring, frames, count, handoff->buffer_frames);
+}
+
+uint32_t gong_handoff_unclaimed(gong_handoff *handoff) { return gong_frame_ring_unclaimed(&handoff->ring); }
+
+uint32_t gong_handoff_take_back(gong_handoff *handoff, uint32_t frames) {
+    return gong_frame_ring_take_back(&handoff->ring, frames);
+}
+
+uint32_t gong_handoff_filled(gong_handoff *handoff) { return gong_frame_ring_filled(&handoff->ring); }
+
+void gong_handoff_drain_begins(gong_handoff *handoff) { atomic_store(&handoff->draining, 1); }
+
+int gong_handoff_state(gong_handoff *handoff) { return atomic_load(&handoff->state) < 0 ? -ENODEV : 0; }
+
+int gong_handoff_wait(gong_handoff *handoff, uint32_t frames, int wake_fd, int timeout_ms) {
+    int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
+    for (;;) {
+        if (atomic_load(&handoff->state) < 0) return -ENODEV;
+        // Ask to be woken first, then look: room freed in between still rings.
+        atomic_store_explicit(&handoff->wake_frames, frames ? frames : 1, memory_order_release);
+        if (gong_handoff_writable(handoff) >= frames) {
+            atomic_store_explicit(&handoff->wake_frames, 0, memory_order_relaxed);
+            return 1;
+        }
+        int64_t left = deadline - monotonic_ns();
+        if (left <= 0) {
+            atomic_store_explicit(&handoff->wake_frames, 0, memory_order_relaxed);
+            return 0;
+        }
+        struct pollfd watched[2] = {{.fd = handoff->room_fd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
+        int ready = poll(watched, wake_fd >= 0 ? 2 : 1, (int)((left + 999999) / 1000000));
+        if (ready < 0 && errno != EINTR) return -errno;
+        uint64_t count;
+        if (watched[0].revents & POLLIN) {
+            ssize_t ignored = read(handoff->room_fd, &count, sizeof count);
+            (void)ignored;
+        }
+        if (wake_fd >= 0 && (watched[1].revents & POLLIN)) {
+            atomic_store_explicit(&handoff->wake_frames, 0, memory_order_relaxed);
+            char drained[64];
+            while (read(wake_fd, drained, sizeof drained) > 0) {
+            }
+            return 2;
+        }
+    }
+}
+
+void gong_handoff_timing_read(gong_handoff *handoff, gong_handoff_timing *timing) {
+    for (;;) {
+        uint64_t before = atomic_load_explicit(&handoff->timing_sequence, memory_order_acquire);
+        if (before & 1) continue;  // the callback is writing: a few stores, done at once
+        timing->cycles = atomic_load_explicit(&handoff->timing_cycles, memory_order_relaxed);
+        timing->now_ns = atomic_load_explicit(&handoff->timing_now, memory_order_relaxed);
+        timing->heard_ns = atomic_load_explicit(&handoff->timing_heard, memory_order_relaxed);
+        timing->next_frame = atomic_load_explicit(&handoff->timing_next_frame, memory_order_relaxed);
+        timing->frames = atomic_load_explicit(&handoff->timing_frames, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&handoff->timing_sequence, memory_order_relaxed) == before) return;
+    }
+}
+
+void gong_handoff_counters_read(gong_handoff *handoff, gong_handoff_counters *counters) {
+    counters->ring_underruns = atomic_load_explicit(&handoff->ring_underruns, memory_order_relaxed);
+    counters->ring_silent_frames = atomic_load_explicit(&handoff->ring_silent_frames, memory_order_relaxed);
+    counters->missed_cycles = atomic_load_explicit(&handoff->missed_cycles, memory_order_relaxed);
+    counters->missed_frames = atomic_load_explicit(&handoff->missed_frames, memory_order_relaxed);
+}

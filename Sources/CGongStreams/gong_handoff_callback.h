@@ -1,0 +1,101 @@
+// The callbacks' side of gong_handoff.h, for gong_pipewire.c and gong_jack.c (not seen by
+// Swift): the struct itself, which each stream embeds, and what a real-time callback calls. None
+// of these allocate, lock or wait; the doorbell is an eventfd, written without blocking.
+#ifndef GONG_HANDOFF_CALLBACK_H
+#define GONG_HANDOFF_CALLBACK_H
+
+#include "gong_frame_ring.h"
+#include "gong_handoff.h"
+
+#include <stdatomic.h>
+#include <unistd.h>
+
+struct gong_handoff {
+    gong_frame_ring ring;
+    /// What gong keeps ahead: the ring holds at most this many frames.
+    uint32_t buffer_frames;
+    /// Rung when `wake_frames` can be written, and when the stream is lost.
+    int room_fd;
+    /// Frames of room gong waits for; 0: nobody waits.
+    _Atomic uint32_t wake_frames;
+    /// 0 while the stream plays, -1 once it never will again.
+    _Atomic int state;
+    /// Set once gong has written its last frame.
+    _Atomic int draining;
+
+    // The callback's own.
+    uint64_t consumed;
+    int playing;
+
+    _Atomic uint64_t ring_underruns, ring_silent_frames, missed_cycles, missed_frames;
+
+    /// Seqlock: odd while the callback writes the timing.
+    _Atomic uint64_t timing_sequence;
+    _Atomic uint64_t timing_cycles, timing_next_frame;
+    _Atomic int64_t timing_now, timing_heard;
+    _Atomic uint32_t timing_frames;
+};
+
+/// Allocates the ring and the doorbell: 0, or a negative errno.
+int gong_handoff_init(struct gong_handoff *handoff, uint32_t buffer_frames, uint32_t frame_bytes);
+void gong_handoff_destroy(struct gong_handoff *handoff);
+
+static inline void gong_handoff_ring(struct gong_handoff *handoff) {
+    uint64_t one = 1;
+    ssize_t ignored = write(handoff->room_fd, &one, sizeof one);
+    (void)ignored;
+}
+
+/// Callback: claims up to `frames` frames into `destination`; returns how many.
+static inline uint32_t gong_handoff_read(struct gong_handoff *handoff, void *destination, uint32_t frames) {
+    uint32_t got = gong_frame_ring_read(&handoff->ring, destination, frames);
+    if (got > 0) handoff->playing = 1;
+    handoff->consumed += got;
+    return got;
+}
+
+/// Callback: `frames` of silence were played this cycle for want of frames in the ring (counted
+/// once playback began, and not once gong has written its last frame).
+static inline void gong_handoff_short(struct gong_handoff *handoff, uint32_t frames) {
+    if (!frames || !handoff->playing || atomic_load_explicit(&handoff->draining, memory_order_relaxed)) return;
+    atomic_fetch_add_explicit(&handoff->ring_underruns, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&handoff->ring_silent_frames, frames, memory_order_relaxed);
+}
+
+/// Callback: the server ran `frames` frames of cycles without it (counted once playback began).
+static inline void gong_handoff_missed(struct gong_handoff *handoff, uint64_t frames) {
+    if (!frames || !handoff->playing) return;
+    atomic_fetch_add_explicit(&handoff->missed_cycles, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&handoff->missed_frames, frames, memory_order_relaxed);
+}
+
+/// Callback, at the end of a cycle that played `frames`: the ring's next frame is heard at
+/// `heard_ns`, as known at `now_ns`; and the doorbell rung if gong waits for room there is now.
+static inline void gong_handoff_cycle_done(struct gong_handoff *handoff, int64_t now_ns, int64_t heard_ns,
+                                           uint32_t frames) {
+    uint64_t sequence = atomic_load_explicit(&handoff->timing_sequence, memory_order_relaxed);
+    atomic_store_explicit(&handoff->timing_sequence, sequence + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&handoff->timing_cycles,
+                          atomic_load_explicit(&handoff->timing_cycles, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&handoff->timing_now, now_ns, memory_order_relaxed);
+    atomic_store_explicit(&handoff->timing_heard, heard_ns, memory_order_relaxed);
+    atomic_store_explicit(&handoff->timing_next_frame, handoff->consumed, memory_order_relaxed);
+    atomic_store_explicit(&handoff->timing_frames, frames, memory_order_relaxed);
+    atomic_store_explicit(&handoff->timing_sequence, sequence + 2, memory_order_release);
+
+    uint32_t wanted = atomic_load_explicit(&handoff->wake_frames, memory_order_acquire);
+    if (wanted && gong_handoff_writable(handoff) >= wanted) {
+        atomic_store_explicit(&handoff->wake_frames, 0, memory_order_relaxed);
+        gong_handoff_ring(handoff);
+    }
+}
+
+/// Any thread: the stream is gone for good; whoever waits learns of it at once.
+static inline void gong_handoff_lost(struct gong_handoff *handoff) {
+    atomic_store(&handoff->state, -1);
+    gong_handoff_ring(handoff);
+}
+
+#endif

@@ -1,0 +1,54 @@
+// What a sound server's real-time callback (PipeWire's, JACK's) and gong's audio thread share:
+// the frame ring the callback takes each cycle from, the doorbell it rings when gong asked to be
+// woken for room, whether the stream still plays, the underruns it counted, and the last cycle's
+// timing. This header is gong's side of it; the callbacks' side is gong_handoff_callback.h.
+#ifndef GONG_HANDOFF_H
+#define GONG_HANDOFF_H
+
+#include <stdint.h>
+
+typedef struct gong_handoff gong_handoff;
+
+/// What the last cycle said: the ring's next frame (a count since the stream began) is heard at
+/// `heard_ns` (CLOCK_MONOTONIC), as reported at `now_ns`; `frames` were played in that cycle.
+/// 0 cycles: none yet.
+typedef struct gong_handoff_timing {
+    uint64_t cycles;
+    int64_t now_ns;
+    int64_t heard_ns;
+    uint64_t next_frame;
+    uint32_t frames;
+} gong_handoff_timing;
+
+/// Counts the callback keeps (each only grows).
+typedef struct gong_handoff_counters {
+    /// Cycles the ring could not fill once playback began, and the frames of silence played.
+    uint64_t ring_underruns;
+    uint64_t ring_silent_frames;
+    /// Cycles the server ran without the callback (it was stopped or too late), and their frames.
+    uint64_t missed_cycles;
+    uint64_t missed_frames;
+} gong_handoff_counters;
+
+/// Frames that fit now; writes up to `count` interleaved float frames, returning how many.
+uint32_t gong_handoff_writable(gong_handoff *handoff);
+uint32_t gong_handoff_write(gong_handoff *handoff, const float *frames, uint32_t count);
+/// Frames written that the callback has not claimed (what a take-back reaches), and takes back
+/// the last `frames` of them: `frames` or 0.
+uint32_t gong_handoff_unclaimed(gong_handoff *handoff);
+uint32_t gong_handoff_take_back(gong_handoff *handoff, uint32_t frames);
+/// Frames written and not yet copied out by the callback.
+uint32_t gong_handoff_filled(gong_handoff *handoff);
+/// Nothing more will be written: the ring running empty from now on is the end, not an underrun.
+void gong_handoff_drain_begins(gong_handoff *handoff);
+
+/// Sleeps until `frames` can be written (1), `wake_fd` turns readable (read, then 2), the
+/// stream is gone (-ENODEV) or `timeout_ms` passes (0).
+int gong_handoff_wait(gong_handoff *handoff, uint32_t frames, int wake_fd, int timeout_ms);
+/// 0 while the stream plays; -ENODEV once its server, node or client is gone.
+int gong_handoff_state(gong_handoff *handoff);
+
+void gong_handoff_timing_read(gong_handoff *handoff, gong_handoff_timing *timing);
+void gong_handoff_counters_read(gong_handoff *handoff, gong_handoff_counters *counters);
+
+#endif

@@ -1,0 +1,134 @@
+import CGongStreams
+import Glibc
+import GongCore
+
+/// A device whose buffer is gong's own ring, kept ahead of a sound server's real-time callback
+/// that takes each cycle from it (`gong_handoff.h`): PipeWire's stream and JACK's client. What
+/// the engine asks of such a device is the same whichever server calls back, and is answered
+/// here once:
+/// - writes go to the ring, and a wait sleeps until the callback has freed a period of room;
+/// - a take-back rewrites exactly the frames the callback has not claimed — never one it has;
+/// - the status is the last cycle's: when the ring's next frame is heard, and every frame written
+///   since follows it;
+/// - a cycle the ring could not fill, or one the server ran without the callback, is an underrun
+///   (`-EPIPE`, once each), whose cost the device clock measures; a stream that is gone is
+///   `-ENODEV`.
+/// A subclass opens its server's stream, hands over the stream's hand-off, and closes the stream.
+public class RingFedPCM: PCM {
+    public let configuration: PCMConfiguration
+    /// Nil once closed.
+    private var handoff: OpaquePointer?
+    private var wakeDescriptor: Int32 = -1
+    /// Frames handed to the ring since it opened, less those taken back.
+    private var writtenFrames: Int64 = 0
+    /// Underruns already told as `-EPIPE`.
+    private var underrunsTold: UInt64 = 0
+
+    init(configuration: PCMConfiguration, handoff: OpaquePointer) {
+        self.configuration = configuration
+        self.handoff = handoff
+    }
+
+    /// Closes the server's stream, whose hand-off goes with it.
+    func closeStream() {}
+
+    /// `-ENODEV` once the stream is gone, `-EPIPE` once for each new underrun, else 0.
+    private var failure: Int32 {
+        guard let handoff, gong_handoff_state(handoff) == 0 else { return -ENODEV }
+        var counters = gong_handoff_counters()
+        gong_handoff_counters_read(handoff, &counters)
+        let underruns = counters.ring_underruns + counters.missed_cycles
+        guard underruns > underrunsTold else { return 0 }
+        underrunsTold = underruns
+        return -EPIPE
+    }
+
+    public func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int {
+        let failed = failure
+        guard failed == 0, let handoff else { return Int(failed) }
+        let written = gong_handoff_write(
+            handoff, bytes.assumingMemoryBound(to: Float.self), UInt32(clamping: max(0, frames)))
+        guard written > 0 else { return Int(-EAGAIN) }
+        writtenFrames += Int64(written)
+        return Int(written)
+    }
+
+    public func wait(timeoutMs: Int32) -> Int32 {
+        let failed = failure
+        guard failed == 0, let handoff else { return failed }
+        let result = gong_handoff_wait(handoff, UInt32(configuration.periodFrames), wakeDescriptor, timeoutMs)
+        return result == 2 ? PCMWait.woken : result
+    }
+
+    /// Underruns need nothing re-prepared: the callback plays silence and carries on.
+    public func recover(_ error: Int32) -> Int32 {
+        guard error == -EPIPE || error == -ESTRPIPE else { return error }
+        guard let handoff, gong_handoff_state(handoff) == 0 else { return -ENODEV }
+        return 0
+    }
+
+    public func prepare() -> Int32 { 0 }
+
+    /// Waits until the callback has claimed everything written, then until the last frame is
+    /// heard (at most the buffer's length and a second).
+    public func drain() -> Int32 {
+        guard let handoff else { return -ENODEV }
+        let deadline = MonotonicTime.now().nanoseconds + Int64(configuration.latencySeconds * 1e9) + 1_000_000_000
+        gong_handoff_drain_begins(handoff)
+        while gong_handoff_filled(handoff) > 0 {
+            guard gong_handoff_state(handoff) == 0 else { return -ENODEV }
+            guard MonotonicTime.now().nanoseconds < deadline else { return -ETIMEDOUT }
+            usleep(5000)
+        }
+        if let status = status() {
+            let last =
+                status.timestamp.nanoseconds
+                + FrameTime.nanoseconds(ofFrames: Int64(status.delayFrames), rate: Int64(configuration.rate))
+            let left = min(last, deadline) - MonotonicTime.now().nanoseconds
+            if left > 0 { usleep(UInt32(left / 1000)) }
+        }
+        return 0
+    }
+
+    public func drop() -> Int32 { 0 }
+
+    public func status() -> PCMStatus? {
+        guard let handoff, gong_handoff_state(handoff) == 0 else { return nil }
+        var timing = gong_handoff_timing()
+        gong_handoff_timing_read(handoff, &timing)
+        guard timing.cycles > 0 else {
+            let now = MonotonicTime.now()
+            return PCMStatus(
+                state: .prepared, delayFrames: 0, availableFrames: 0, timestamp: now, triggerTimestamp: now)
+        }
+        let ahead = writtenFrames - Int64(timing.next_frame)
+        let delay =
+            ahead + FrameTime.frames(inNanoseconds: timing.heard_ns - timing.now_ns, rate: Int64(configuration.rate))
+        let measured = MonotonicTime(nanoseconds: timing.now_ns)
+        return PCMStatus(
+            state: .running, delayFrames: Int(delay), availableFrames: Int(gong_handoff_writable(handoff)),
+            timestamp: measured, triggerTimestamp: measured)
+    }
+
+    /// Everything the callback has not yet claimed: the server holds nothing of gong's but the
+    /// cycle it is playing.
+    public func rewindableFrames() -> Int {
+        guard let handoff else { return 0 }
+        return Int(gong_handoff_unclaimed(handoff))
+    }
+
+    public func rewind(frames: Int) -> Int {
+        guard let handoff, frames > 0, frames <= Int(UInt32.max) else { return 0 }
+        let taken = Int(gong_handoff_take_back(handoff, UInt32(frames)))
+        writtenFrames -= Int64(taken)
+        return taken
+    }
+
+    public func wakeWhenReadable(_ descriptor: Int32) { wakeDescriptor = descriptor }
+
+    public func close() {
+        guard handoff != nil else { return }
+        handoff = nil
+        closeStream()
+    }
+}
