@@ -1,7 +1,6 @@
 import Foundation
 import GongCore
 import GongKit
-import Synchronization
 
 // The C interface declared in include/gong.h, built as libgong.so (`make lib`). Every function
 // checks its pointers and turns every Swift error into a status and a message: nothing here
@@ -43,7 +42,7 @@ final class Handle: Sendable {
 /// Lines waiting for `gong_next_event`, each handed out once, whichever thread asks.
 final class Mailbox: Sendable {
     /// Lines not yet handed out, and whether the last (`finished`) has been put.
-    private let queue = Mutex<(lines: [String], ended: Bool)>(([], false))
+    private let queue = Locked<(lines: [String], ended: Bool)>(([], false))
     /// Counts what a waiting caller may take: one per line, and one more at the end.
     private let ready = DispatchSemaphore(value: 0)
 

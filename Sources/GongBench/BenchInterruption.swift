@@ -1,4 +1,4 @@
-import Synchronization
+import GongCore
 
 /// A request to end a benchmark early, made from another thread (the CLI's, on Ctrl-C). What a
 /// benchmark waits on — a child process, a playing session — is registered with how to end it,
@@ -11,7 +11,7 @@ public final class BenchInterruption: Sendable {
         var nextKey = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import GongCore
-import Synchronization
 import Testing
 
 @testable import GongAudio
@@ -263,7 +262,7 @@ import Testing
 
 /// A value two threads of a test share, behind a lock.
 final class Shared<Value: Sendable>: Sendable {
-    private let value: Mutex<Value>
-    init(_ value: Value) { self.value = Mutex(value) }
+    private let value: Locked<Value>
+    init(_ value: Value) { self.value = Locked(value) }
     func withLock<Result>(_ body: (inout Value) -> Result) -> Result { value.withLock { body(&$0) } }
 }

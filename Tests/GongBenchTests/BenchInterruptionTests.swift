@@ -1,4 +1,4 @@
-import Synchronization
+import GongCore
 import Testing
 
 @testable import GongBench
@@ -6,7 +6,7 @@ import Testing
 /// Ctrl-C's way into a benchmark: what is waited on is ended once, and only while it is waited on.
 @Suite struct BenchInterruptionTests {
     final class Endings: Sendable {
-        let count = Mutex(0)
+        let count = Locked(0)
         var ending: @Sendable () -> Void { { self.count.withLock { $0 += 1 } } }
         var total: Int { count.withLock { $0 } }
     }

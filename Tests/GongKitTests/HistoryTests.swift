@@ -1,6 +1,5 @@
 import Foundation
 import GongCore
-import Synchronization
 import Testing
 
 @testable import GongKit
@@ -162,7 +161,7 @@ import Testing
         let history = try SessionHistory(path: scratch.history)
         let whole = try GongSessionTests.open(GongSessionTests.box16)
         let stopped = try GongSessionTests.openPaced(GongSessionTests.long)
-        let failures = Mutex<[SessionRecorder.Failure]>([])
+        let failures = Locked<[SessionRecorder.Failure]>([])
         let recordings = [whole, stopped].map { session in
             SessionRecorder(of: session, keeping: .init(history: { history }, snapshots: nil), parameters: "--cycles 1")
             {
@@ -201,7 +200,7 @@ import Testing
         let lock = try HeldLock(on: scratch.history, history: history)
         defer { lock.release() }
         let session = try GongSessionTests.open(GongSessionTests.box16)
-        let failures = Mutex<[SessionRecorder.Failure]>([])
+        let failures = Locked<[SessionRecorder.Failure]>([])
         let recording = SessionRecorder(of: session, keeping: .init(history: { history }, snapshots: nil)) { failure in
             failures.withLock { $0.append(failure) }
         }

@@ -171,7 +171,7 @@ import Testing
     /// latest so that a test can inject a fault into it.
     final class Devices: Sendable {
         let opens = Atomic<Int>(0)
-        let latest = Mutex<FaultInjectingPCM?>(nil)
+        let latest = Locked<FaultInjectingPCM?>(nil)
 
         func open() throws(AudioDeviceError) -> FaultInjectingPCM {
             opens.add(1, ordering: .relaxed)

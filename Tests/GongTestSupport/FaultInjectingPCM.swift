@@ -1,6 +1,6 @@
 import Glibc
 import GongAudio
-import Synchronization
+import GongCore
 
 /// A real device (ALSA's `null`) with faults injected on chosen calls: mocks are for fault
 /// injection only. Each fault fires once, on the numbered call of `writeInterleaved` or `wait`.
@@ -25,7 +25,7 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
     private var stuck = false
     /// A fault the test asks for at a moment of its choosing (while paused, during the ring-out),
     /// fired by the next write; and whether it has fired. Set from the test's thread.
-    private let requested = Mutex<(fault: Fault?, fired: Bool)>((nil, false))
+    private let requested = Locked<(fault: Fault?, fired: Bool)>((nil, false))
     /// Pace writes like a sound card would (sleeping), so time passes as in a real session.
     public let realTime: Bool
 

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import GongCore
 
 /// Why a benchmark cannot run here, in one line a person can act on.
 public struct BenchError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -72,7 +72,7 @@ struct SoundServerTools {
         try launch(process, tool)
         // Read while it runs, so a full pipe never stalls it, and off this thread, so a child
         // that hangs with the pipe open cannot hang the benchmark.
-        let text = Mutex(Data())
+        let text = Locked(Data())
         let read = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             let data = output.fileHandleForReading.readDataToEndOfFile()

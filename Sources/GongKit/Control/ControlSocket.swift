@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import GongAudio
+import GongCore
 import Synchronization
 
 /// Where control sockets live: `$XDG_RUNTIME_DIR/gong/<pid>.sock` (without XDG_RUNTIME_DIR,
@@ -120,7 +121,7 @@ public final class ControlServer: Sendable {
     private let wake = Doorbell()
     /// Event lines for subscribed connections, by connection, handed from their tasks to the
     /// serving thread; `nil` marks a stream that has ended.
-    private let pending = Mutex<[Int: [String?]]>([:])
+    private let pending = Locked<[Int: [String?]]>([:])
     private let closing = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
 

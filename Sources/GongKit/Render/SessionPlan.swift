@@ -1,7 +1,6 @@
 import Dispatch
 import GongAudio
 import GongCore
-import Synchronization
 
 /// A pattern made ready to play at one rate and channel count: its timeline, and every sound it
 /// uses loaded, converted and resampled. Live sessions and offline renders both start here, so
@@ -65,7 +64,7 @@ public struct SessionPlan: Sendable {
         _ files: [String], sampleRate: Int, channels: Int,
         cache: PreparedSoundCache?
     ) -> [Result<PreparedSound, SoundFileError>] {
-        let results = Mutex([Result<PreparedSound, SoundFileError>?](repeating: nil, count: files.count))
+        let results = Locked([Result<PreparedSound, SoundFileError>?](repeating: nil, count: files.count))
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             let result = Result { () throws(SoundFileError) in
                 try prepareSound(path: files[index], outputRate: sampleRate, outputChannels: channels, cache: cache)

@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import GongAudio
 import GongCore
-import Synchronization
 
 /// A session playing live on an audio device: what the `gong` command, the control channel and
 /// the C ABI are built on, and what a Swift program embedding gong uses.
@@ -172,7 +171,7 @@ public final class GongSession: Sendable {
     /// `report()` for a thread that may block (a C caller's).
     public func waitForReport() -> SessionReport {
         let done = DispatchSemaphore(value: 0)
-        let result = Mutex<SessionReport?>(nil)
+        let result = Locked<SessionReport?>(nil)
         core.whenOver { report in
             result.withLock { $0 = report }
             done.signal()
@@ -258,14 +257,14 @@ private final class SessionCore: Sendable {
         var pauseWaiters: [DispatchSemaphore] = []
     }
 
-    private let shared: Mutex<Shared>
+    private let shared: Locked<Shared>
     private let eventsReadyDescriptor: Int32
     private let pattern: String
 
     init(_ live: sending any LiveSessionDriving, gainDB: Double) {
         eventsReadyDescriptor = live.eventsReadyDescriptor
         pattern = live.plan.timeline.pattern.name
-        shared = Mutex(Shared(live: live, gainDB: gainDB))
+        shared = Locked(Shared(live: live, gainDB: gainDB))
     }
 
     func subscribe() -> AsyncStream<SessionEvent> {

@@ -1,6 +1,5 @@
 import Foundation
 import GongCore
-import Synchronization
 
 /// Keeps a live session safe from its process dying: its record in the history and its snapshot
 /// to resume from, written when it starts, again at every pause, resume, skip and phase, and at
@@ -59,7 +58,7 @@ public final class SessionRecorder: Sendable {
     /// The snapshot this session carries on from, removed once this session's is on disk.
     private let resumedID: String?
     private let writes = DispatchQueue(label: "gong session recorder")
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let failed: @Sendable (Failure) -> Void
     private let written = DispatchGroup()
     /// Signalled once the session's end has been taken in (and its last writes queued).
@@ -105,7 +104,7 @@ public final class SessionRecorder: Sendable {
             day: DayBoundary.text(ofDay: boundary.dayNumber(localTime: now.addingTimeInterval(Double(offset)))),
             plannedSeconds: status.plannedSeconds, plannedCycles: status.cycles, ending: .playing,
             processID: getpid(), resumedFrom: resuming?.recordID)
-        state = Mutex(State(record: record))
+        state = Locked(State(record: record))
         let events = session.events()
         Task.detached { [weak session, self] in
             for await event in events {
