@@ -33,7 +33,8 @@ demo: build
 
 # The source's layout first (lint, below); then the test sound servers with their null sinks
 # (PulseAudio, and PipeWire in a private runtime directory) and a JACK server on its dummy
-# driver, which is stopped again when the tests end, passed or failed; everything but the
+# driver, all stopped again when the tests end, passed or failed (a PulseAudio that was running
+# before keeps running; only the keeper stream put on it ends); everything but the
 # real-time tests, side by side; then the real-time tests alone (they measure timing to the frame
 # through a sound server, which a CPU-bound test suite beside them would disturb as it would a
 # sound card); then the embedding examples (C, Python, Swift; pushed to a device and pulled by
@@ -45,7 +46,8 @@ test: lint
 	@scripts/test-pulse.sh
 	@scripts/test-pipewire.sh >/dev/null
 	@scripts/test-jack.sh >/dev/null
-	@trap 'scripts/test-jack.sh stop 2>/dev/null || true' EXIT; trap 'exit 130' INT TERM; \
+	@trap 'scripts/test-jack.sh stop; scripts/test-pipewire.sh stop; scripts/test-pulse.sh stop' EXIT; \
+	  trap 'exit 130' INT TERM; \
 	  $(MAKE) --no-print-directory test-suites
 
 # What `make test` runs once the servers are up (by itself it starts none).

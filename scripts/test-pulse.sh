@@ -3,6 +3,9 @@
 # tests: it is paced by a real clock like a sound card, and `parec -d gong_test.monitor` records
 # exactly what was played. Idempotent. On a machine that already runs PulseAudio it only loads
 # the null sink into it. (PipeWire has scripts/test-pipewire.sh.)
+# `test-pulse.sh stop` ends the keeper stream on the environment's own server, and the server
+# too if this script started it (known by the null sink on its command line); a server that was
+# already running is left running.
 set -euo pipefail
 SINK=gong_test
 here=$(dirname "$0")
@@ -10,6 +13,29 @@ here=$(dirname "$0")
 
 if ! command -v pulseaudio >/dev/null || ! command -v pactl >/dev/null || [ ! -e /usr/share/alsa/alsa.conf.d/pulse.conf ]; then
   "$here/install-deps.sh" test
+fi
+
+# The keepers playing on the environment's own server: pacat with the keeper's client name, and
+# no PULSE_SERVER of its own (the PipeWire rig's keeper has one).
+own_keeper_pids() {
+  local pid
+  for pid in $(pgrep -u "$(id -u)" -f "^pacat .*--client-name=$KEEPER_CLIENT" || true); do
+    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep '^PULSE_SERVER=' >/dev/null || echo "$pid"
+  done
+}
+
+if [ "${1:-}" = stop ]; then
+  stopped=0
+  for pid in $(own_keeper_pids) $(pgrep -u "$(id -u)" -f "^pulseaudio .* sink_name=$SINK " || true); do
+    kill -TERM "$pid" 2>/dev/null && stopped=1
+    for _ in $(seq 1 50); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  [ "$stopped" = 1 ] || echo "test-pulse: no keeper or PulseAudio of this script's own runs: nothing stopped" >&2
+  exit 0
 fi
 
 started=0

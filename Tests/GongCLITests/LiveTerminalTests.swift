@@ -118,9 +118,10 @@ final class TerminalRun {
         try process.run()
     }
 
-    /// Whatever happened, gong does not outlive the test.
+    /// Whatever happened, neither gong nor the recorder outlives the test.
     func end() {
         if process.isRunning { process.terminate() }
+        recorder.end()
     }
 }
 
