@@ -69,6 +69,7 @@ let package = Package(
         .testTarget(name: "GongKitTests", dependencies: ["GongKit", "GongTestSupport"]),
         .testTarget(name: "GongBenchTests", dependencies: ["GongBench", "GongCore"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
+        .testTarget(name: "GongABITests", dependencies: ["GongABI"]),
         .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit"])
     ],
     swiftLanguageModes: [.v6]

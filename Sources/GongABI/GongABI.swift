@@ -147,8 +147,36 @@ private enum Destination {
     case pull(PullFormat)
 }
 
+/// Where a session's pattern comes from: a pattern's name or a .toml path, or TOML text.
+private enum PatternSource {
+    case name(UnsafePointer<CChar>?)
+    case toml(UnsafePointer<CChar>?)
+
+    /// The pattern, or the status and the line that say why there is none.
+    func load() -> Result<Pattern, Failure> {
+        switch self {
+        case .name(nil): .failure(Failure(.argument, "pattern: NULL; give a pattern's name or a .toml path"))
+        case .toml(nil): .failure(Failure(.argument, "toml: NULL; give the pattern's TOML text"))
+        case .name(let name?):
+            Result { () throws(PatternError) in try PatternCatalog().pattern(named: String(cString: name)) }
+                .mapError { Failure(.pattern, $0.description) }
+        case .toml(let text?):
+            Result { () throws(PatternError) in try PatternCatalog.pattern(toml: String(cString: text)) }
+                .mapError { Failure(.pattern, $0.description) }
+        }
+    }
+
+    struct Failure: Error {
+        let status: Status
+        let message: String
+        init(_ status: Status, _ message: String) { (self.status, self.message) = (status, message) }
+    }
+}
+
+/// What every `gong_session_create*` call does: the pattern, the options its destination
+/// takes, the session; or a status and the line saying what is wrong.
 private func create(
-    _ pattern: () throws(PatternError) -> Pattern, options text: UnsafePointer<CChar>?, to destination: Destination,
+    _ source: PatternSource, options text: UnsafePointer<CChar>?, to destination: Destination,
     out: UnsafeMutablePointer<OpaquePointer?>?, errorOut: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
     report(nil, to: errorOut)
@@ -158,11 +186,11 @@ private func create(
     }
     out.pointee = nil
     let resolved: Pattern
-    do {
-        resolved = try pattern()
-    } catch {
-        report(error.description, to: errorOut)
-        return Status.pattern.rawValue
+    switch source.load() {
+    case .success(let pattern): resolved = pattern
+    case .failure(let failure):
+        report(failure.message, to: errorOut)
+        return failure.status.rawValue
     }
     let chosen: SessionOptions
     let parsed =
@@ -199,15 +227,7 @@ public func gong_session_create(
     _ out: UnsafeMutablePointer<OpaquePointer?>?,
     _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
-    guard let pattern else {
-        report("pattern: NULL; give a pattern's name or a .toml path", to: error)
-        out?.pointee = nil
-        return Status.argument.rawValue
-    }
-    let name = String(cString: pattern)
-    return create(
-        { () throws(PatternError) -> Pattern in try PatternCatalog().pattern(named: name) }, options: options,
-        to: .device(device), out: out, errorOut: error)
+    create(.name(pattern), options: options, to: .device(device), out: out, errorOut: error)
 }
 
 @_cdecl("gong_session_create_toml")
@@ -216,15 +236,7 @@ public func gong_session_create_toml(
     _ out: UnsafeMutablePointer<OpaquePointer?>?,
     _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
-    guard let toml else {
-        report("toml: NULL; give the pattern's TOML text", to: error)
-        out?.pointee = nil
-        return Status.argument.rawValue
-    }
-    let text = String(cString: toml)
-    return create(
-        { () throws(PatternError) -> Pattern in try PatternCatalog.pattern(toml: text) }, options: options,
-        to: .device(device), out: out, errorOut: error)
+    create(.toml(toml), options: options, to: .device(device), out: out, errorOut: error)
 }
 
 @_cdecl("gong_session_create_pull")
@@ -233,15 +245,9 @@ public func gong_session_create_pull(
     _ out: UnsafeMutablePointer<OpaquePointer?>?,
     _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
-    guard let pattern else {
-        report("pattern: NULL; give a pattern's name or a .toml path", to: error)
-        out?.pointee = nil
-        return Status.argument.rawValue
-    }
-    let name = String(cString: pattern)
-    return create(
-        { () throws(PatternError) -> Pattern in try PatternCatalog().pattern(named: name) }, options: options,
-        to: .pull(PullFormat(rate: Int(rate), channels: Int(channels))), out: out, errorOut: error)
+    create(
+        .name(pattern), options: options, to: .pull(PullFormat(rate: Int(rate), channels: Int(channels))), out: out,
+        errorOut: error)
 }
 
 @_cdecl("gong_session_create_pull_toml")
@@ -250,15 +256,9 @@ public func gong_session_create_pull_toml(
     _ out: UnsafeMutablePointer<OpaquePointer?>?,
     _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
-    guard let toml else {
-        report("toml: NULL; give the pattern's TOML text", to: error)
-        out?.pointee = nil
-        return Status.argument.rawValue
-    }
-    let text = String(cString: toml)
-    return create(
-        { () throws(PatternError) -> Pattern in try PatternCatalog.pattern(toml: text) }, options: options,
-        to: .pull(PullFormat(rate: Int(rate), channels: Int(channels))), out: out, errorOut: error)
+    create(
+        .toml(toml), options: options, to: .pull(PullFormat(rate: Int(rate), channels: Int(channels))), out: out,
+        errorOut: error)
 }
 
 /// The host's real-time call: the next `frames` frames of a pulled session into `out`.
