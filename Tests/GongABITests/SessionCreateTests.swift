@@ -23,7 +23,7 @@ struct SessionCreateTests {
             ("create", attempt { gong_session_create(nil, nil, nil, $0, $1) }),
             ("create_toml", attempt { gong_session_create_toml(nil, nil, nil, $0, $1) }),
             ("create_pull", attempt { gong_session_create_pull(nil, nil, 48000, 2, $0, $1) }),
-            ("create_pull_toml", attempt { gong_session_create_pull_toml(nil, nil, 48000, 2, $0, $1) }),
+            ("create_pull_toml", attempt { gong_session_create_pull_toml(nil, nil, 48000, 2, $0, $1) })
         ].map { ($0.0, $0.1.status, $0.1.session, $0.1.error) }
         for (name, status, session, error) in calls {
             #expect(status == 1 && session == nil, "\(name): \(status)")
