@@ -5,12 +5,6 @@
 #include <sys/eventfd.h>
 #include <time.h>
 
-static int64_t monotonic_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
 int gong_handoff_init(struct gong_handoff *handoff, uint32_t buffer_frames, uint32_t frame_bytes) {
     handoff->buffer_frames = buffer_frames;
     handoff->room_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -51,7 +45,7 @@ void gong_handoff_drain_begins(gong_handoff *handoff) { atomic_store(&handoff->d
 int gong_handoff_state(gong_handoff *handoff) { return atomic_load(&handoff->state) < 0 ? -ENODEV : 0; }
 
 int gong_handoff_wait(gong_handoff *handoff, uint32_t frames, int wake_fd, int timeout_ms) {
-    int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
+    int64_t deadline = gong_monotonic_ns() + (int64_t)timeout_ms * 1000000;
     for (;;) {
         if (atomic_load(&handoff->state) < 0) return -ENODEV;
         // Ask to be woken first, then look: room freed in between still rings.
@@ -60,7 +54,7 @@ int gong_handoff_wait(gong_handoff *handoff, uint32_t frames, int wake_fd, int t
             atomic_store_explicit(&handoff->wake_frames, 0, memory_order_relaxed);
             return 1;
         }
-        int64_t left = deadline - monotonic_ns();
+        int64_t left = deadline - gong_monotonic_ns();
         if (left <= 0) {
             atomic_store_explicit(&handoff->wake_frames, 0, memory_order_relaxed);
             return 0;

@@ -8,7 +8,21 @@
 #include "gong_handoff.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
 #include <unistd.h>
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock every time gong reports is on.
+static inline int64_t gong_monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+/// Puts a sentence in the caller's error buffer, when it gave one.
+static inline void gong_say(char *error, size_t size, const char *sentence) {
+    if (error && size) snprintf(error, size, "%s", sentence);
+}
 
 struct gong_handoff {
     gong_frame_ring ring;

@@ -52,16 +52,6 @@ struct gong_jack_stream {
     _Atomic uint32_t latency_frames;
 };
 
-static int64_t monotonic_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
-static void say(char *error, size_t size, const char *sentence) {
-    if (error && size) snprintf(error, size, "%s", sentence);
-}
-
 // libjack prints to standard error when no server runs ("Cannot connect to server socket…"):
 // gong says what went wrong in its own words.
 static void quiet(const char *message) { (void)message; }
@@ -80,9 +70,9 @@ static void quiet_jack(void) {
 static void jack_clock_now(int64_t *monotonic, int64_t *jack_ns) {
     int64_t best_width = INT64_MAX;
     for (int attempt = 0; attempt < 3; attempt++) {
-        int64_t before = monotonic_ns();
+        int64_t before = gong_monotonic_ns();
         int64_t jack = (int64_t)jack_get_time() * 1000;
-        int64_t after = monotonic_ns();
+        int64_t after = gong_monotonic_ns();
         if (after - before < best_width) {
             best_width = after - before;
             *monotonic = before + (after - before) / 2;
@@ -201,7 +191,7 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
                    uint32_t buffer_frames, gong_jack_stream **out, char *error, size_t error_size) {
     *out = NULL;
     if (channels == 0 || channels > GONG_JACK_MAX_CHANNELS || buffer_frames == 0 || port_count < 0) {
-        say(error, error_size, "the stream's shape is out of range");
+        gong_say(error, error_size, "the stream's shape is out of range");
         return -EINVAL;
     }
     struct gong_jack_stream *self = calloc(1, sizeof *self);
@@ -213,13 +203,13 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
     if (result < 0) {
         free(self->scratch);
         free(self);
-        say(error, error_size, "out of memory");
+        gong_say(error, error_size, "out of memory");
         return result;
     }
 
     self->client = open_client(client_name);
     if (!self->client) {
-        say(error, error_size, "no JACK server answers");
+        gong_say(error, error_size, "no JACK server answers");
         gong_jack_close(self);
         return -EHOSTDOWN;
     }
@@ -252,7 +242,7 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
     jack_set_latency_callback(self->client, on_latency, self);
     jack_on_info_shutdown(self->client, on_shutdown, self);
     if (jack_activate(self->client) != 0) {
-        say(error, error_size, "JACK would not activate the client");
+        gong_say(error, error_size, "JACK would not activate the client");
         gong_jack_close(self);
         return -EIO;
     }
@@ -268,7 +258,7 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
         while (physical && physical[available]) available++;
         if (available == 0) {
             if (physical) jack_free(physical);
-            say(error, error_size, "the JACK server has no physical playback ports; name ports with jack:PORT,PORT");
+            gong_say(error, error_size, "the JACK server has no physical playback ports; name ports with jack:PORT,PORT");
             gong_jack_close(self);
             return -ENODEV;
         }

@@ -48,16 +48,6 @@ struct gong_pw_stream {
 static pthread_once_t pw_ready = PTHREAD_ONCE_INIT;
 static void initialise_pipewire(void) { pw_init(NULL, NULL); }
 
-static int64_t monotonic_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
-static void say(char *error, size_t size, const char *sentence) {
-    if (error && size) snprintf(error, size, "%s", sentence);
-}
-
 // MARK: The data thread
 
 static void on_process(void *data) {
@@ -216,7 +206,7 @@ static int wait_until(struct pw_thread_loop *loop, const int *flag, const _Atomi
     for (;;) {
         if (flag && *flag) return 0;
         if (state && atomic_load(state) != 0) return 0;
-        int64_t left = deadline_ns - monotonic_ns();
+        int64_t left = deadline_ns - gong_monotonic_ns();
         if (left <= 0) return -ETIMEDOUT;
         struct timespec when;
         pw_thread_loop_get_time(loop, &when, left);
@@ -288,7 +278,7 @@ int gong_pw_list_sinks(gong_pw_sink *sinks, int capacity, int timeout_ms) {
     struct pw_core *core = connect_core(&loop, &context, 0);
     if (!core) return -EHOSTDOWN;
     pw_thread_loop_lock(loop);
-    int count = census_of_sinks(loop, core, sinks, capacity, monotonic_ns() + (int64_t)timeout_ms * 1000000);
+    int count = census_of_sinks(loop, core, sinks, capacity, gong_monotonic_ns() + (int64_t)timeout_ms * 1000000);
     pw_thread_loop_unlock(loop);
     disconnect_core(loop, context, core);
     return count;
@@ -306,7 +296,7 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
                  size_t error_size) {
     *out = NULL;
     if (rate == 0 || channels == 0 || channels > SPA_AUDIO_MAX_CHANNELS || buffer_frames == 0) {
-        say(error, error_size, "the stream's shape is out of range");
+        gong_say(error, error_size, "the stream's shape is out of range");
         return -EINVAL;
     }
     struct gong_pw_stream *self = calloc(1, sizeof *self);
@@ -317,14 +307,14 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
     int result = gong_handoff_init(&self->handoff, buffer_frames, self->frame_bytes);
     if (result < 0) {
         free(self);
-        say(error, error_size, "out of memory");
+        gong_say(error, error_size, "out of memory");
         return result;
     }
-    int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
+    int64_t deadline = gong_monotonic_ns() + (int64_t)timeout_ms * 1000000;
 
     self->core = connect_core(&self->loop, &self->context, 1);
     if (!self->core) {
-        say(error, error_size, "no PipeWire server answers");
+        gong_say(error, error_size, "no PipeWire server answers");
         gong_handoff_destroy(&self->handoff);
         free(self);
         return -EHOSTDOWN;
@@ -345,7 +335,7 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
         }
         if (!found) {
             pw_thread_loop_unlock(self->loop);
-            say(error, error_size, count < 0 ? "the server did not list its sinks in time" : "no such sink");
+            gong_say(error, error_size, count < 0 ? "the server did not list its sinks in time" : "no such sink");
             gong_pw_close(self);
             return count < 0 ? -ETIMEDOUT : -ENOENT;
         }
@@ -362,7 +352,7 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
     self->stream = pw_stream_new(self->core, client_name, props);
     if (!self->stream) {
         pw_thread_loop_unlock(self->loop);
-        say(error, error_size, "PipeWire refused a new stream");
+        gong_say(error, error_size, "PipeWire refused a new stream");
         gong_pw_close(self);
         return -ENOMEM;
     }
@@ -396,9 +386,9 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
     pw_thread_loop_unlock(self->loop);
     if (waited < 0 || atomic_load(&self->linked) < 0) {
         if (waited < 0)
-            say(error, error_size, "nothing linked the stream to a sink in time (is the session manager running?)");
+            gong_say(error, error_size, "nothing linked the stream to a sink in time (is the session manager running?)");
         else
-            say(error, error_size, self->error);
+            gong_say(error, error_size, self->error);
         gong_pw_close(self);
         return waited < 0 ? -ETIMEDOUT : -ENODEV;
     }

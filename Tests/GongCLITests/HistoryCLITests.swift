@@ -274,17 +274,8 @@ import Testing
         let place = try Place()
         _ = try killWhilePaused(place)
         func resume(typing keys: String) throws -> (status: Int32, types: [String]) {
-            let terminal = try PseudoTerminal()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: gongExecutable)
-            process.arguments = ["resume", "--json"]
-            process.environment = environment(with: place.environment)
-            process.standardInput = terminal.slave
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = Pipe()
-            let events = EventReader(out)
-            try process.run()
+            let gong = try GongOnTerminal(["resume", "--json"], environment: place.environment)
+            let (process, terminal, events) = (gong.process, gong.terminal, gong.events)
             usleep(500_000)
             terminal.type(keys)
             let deadline = Date().addingTimeInterval(120)

@@ -297,18 +297,11 @@ final class JackRecorder {
         cue = "woodblock"
         """.write(toFile: pattern, atomically: true, encoding: .utf8)
         let recorder = try JackRecorder(path: scratch.file("heard.wav"), seconds: 14)
-        let terminal = try PseudoTerminal()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: gongExecutable)
-        process.environment = environment(with: JackServer.environment)
-        process.arguments = ["run", pattern, "--device", "jack:\(recorder.port)", "--channels", "1", "--json"]
-        process.standardInput = terminal.slave
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = Pipe()
-        let events = EventReader(out)
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let gong = try GongOnTerminal(
+            ["run", pattern, "--device", "jack:\(recorder.port)", "--channels", "1", "--json"],
+            environment: JackServer.environment)
+        let (process, terminal, events) = (gong.process, gong.terminal, gong.events)
+        defer { gong.end() }
 
         #expect(events.wait(for: "cue", count: 3))
         let started = try #require(events.last("started"))
@@ -539,17 +532,6 @@ final class JackRecorder {
         }
         usleep(1_500_000)
         #expect(try runTool("/bin/bash", [JackServer.scriptPath]) == 0, "the test's server started again")
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(output)")
-        let events = GongEvents(output)
-        let lost = events.all("deviceLost").compactMap { $0["message"] as? String }
-        #expect(lost.count == 1 && lost.allSatisfy { $0.hasPrefix("jack: ") }, "\(output)")
-        #expect(events.all("deviceBack").map { $0["resumed"] as? Bool } == [true], "\(output)")
-        let finished = try #require(events.finished, "\(output)")
-        #expect(
-            finished["cycles"] as? Int == 4 && finished["deviceLosses"] as? Int == 1
-                && finished["stoppedEarly"] as? Bool == false,
-            "\(finished)")
+        try expectOneLossAndReturn(of: process, output: out, device: "jack")
     }
 }

@@ -187,6 +187,28 @@ func runTool(_ path: String, _ arguments: [String], environment extra: [String: 
     return process.terminationStatus
 }
 
+/// Reads a headless `--json` session of four 3 s ticks (`LivePulseTests.pattern`, 12 s) to its
+/// end, whose device went away once and came back: it said so once, naming the device, came
+/// back and resumed by itself, completed every cycle and exited 0.
+func expectOneLossAndReturn(
+    of process: Process, output out: Pipe, device: String, sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(output)", sourceLocation: sourceLocation)
+    let events = GongEvents(output)
+    let lost = events.all("deviceLost").compactMap { $0["message"] as? String }
+    #expect(
+        lost.count == 1 && lost.allSatisfy { $0.hasPrefix("\(device): ") }, "\(output)", sourceLocation: sourceLocation)
+    #expect(
+        events.all("deviceBack").map { $0["resumed"] as? Bool } == [true], "\(output)", sourceLocation: sourceLocation)
+    let finished = try #require(events.finished, "\(output)", sourceLocation: sourceLocation)
+    #expect(
+        finished["cycles"] as? Int == 4 && finished["deviceLosses"] as? Int == 1
+            && finished["stoppedEarly"] as? Bool == false,
+        "\(finished)", sourceLocation: sourceLocation)
+}
+
 /// gong's `--json` output, read once it has ended: one event per line.
 struct GongEvents {
     let all: [[String: Any]]
@@ -443,18 +465,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         }
         usleep(1_500_000)
         #expect(try runTool("/bin/bash", [server.scriptPath]) == 0, "the test's server started again")
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(output)")
-        let events = GongEvents(output)
-        let lost = events.all("deviceLost").compactMap { $0["message"] as? String }
-        #expect(lost.count == 1 && lost.allSatisfy { $0.hasPrefix("\(route.device): ") }, "\(output)")
-        #expect(events.all("deviceBack").map { $0["resumed"] as? Bool } == [true], "\(output)")
-        let finished = try #require(events.finished, "\(output)")
-        #expect(
-            finished["cycles"] as? Int == 4 && finished["deviceLosses"] as? Int == 1
-                && finished["stoppedEarly"] as? Bool == false,
-            "\(finished)")
+        try expectOneLossAndReturn(of: process, output: out, device: route.device)
     }
 
     /// A PipeWire sink named with `pipewire:NODE` is removed mid-session and made again: the
@@ -484,16 +495,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         #expect(try runTool("/usr/bin/pw-cli", ["destroy", sink], environment: tools) == 0, "the sink removed")
         usleep(2_000_000)
         #expect(try runTool("/usr/bin/pw-cli", ["create-node", "adapter", node], environment: tools) == 0)
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(output)")
-        let events = GongEvents(output)
-        #expect(events.all("deviceLost").count == 1 && events.all("deviceBack").count == 1, "\(output)")
-        let finished = try #require(events.finished, "\(output)")
-        #expect(
-            finished["cycles"] as? Int == 4 && finished["deviceLosses"] as? Int == 1
-                && finished["stoppedEarly"] as? Bool == false,
-            "\(finished)")
+        try expectOneLossAndReturn(of: process, output: out, device: "pipewire:\(sink)")
     }
 
     /// Through a sound server the audio thread runs at a raised nice value, not SCHED_FIFO (see

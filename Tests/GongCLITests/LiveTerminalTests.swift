@@ -33,6 +33,32 @@ final class PseudoTerminal {
     deinit { hangUp() }
 }
 
+/// gong as a person runs it: keys typed on a pseudo-terminal, its `--json` events read as they
+/// come (standard error dropped).
+final class GongOnTerminal {
+    let terminal: PseudoTerminal
+    let process = Process()
+    let events: EventReader
+
+    init(_ arguments: [String], environment extra: [String: String] = [:]) throws {
+        terminal = try PseudoTerminal()
+        process.executableURL = URL(fileURLWithPath: gongExecutable)
+        process.arguments = arguments
+        process.environment = environment(with: extra)
+        process.standardInput = terminal.slave
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        events = EventReader(out)
+        try process.run()
+    }
+
+    /// Whatever happened, gong does not outlive the test.
+    func end() {
+        if process.isRunning { process.terminate() }
+    }
+}
+
 /// Reads gong's JSON lines as they come.
 final class EventReader: @unchecked Sendable {
     private let lock = NSLock()
@@ -88,10 +114,11 @@ final class EventReader: @unchecked Sendable {
 /// pseudo-terminal and writing JSON lines to a pipe, while the sink's monitor is recorded.
 final class TerminalRun {
     let scratch: ScratchDirectory
-    let terminal: PseudoTerminal
     let recorder: MonitorRecorder
-    let process = Process()
-    let events: EventReader
+    let gong: GongOnTerminal
+    var terminal: PseudoTerminal { gong.terminal }
+    var process: Process { gong.process }
+    var events: EventReader { gong.events }
 
     init(cycles: Int, server: SoundServer = .pulseAudio, device: String = "pulse") throws {
         scratch = try ScratchDirectory()
@@ -105,22 +132,14 @@ final class TerminalRun {
         length = "1s"
         cue = "woodblock"
         """.write(toFile: pattern, atomically: true, encoding: .utf8)
-        terminal = try PseudoTerminal()
         recorder = try MonitorRecorder(path: scratch.file("monitor.raw"), server: server)
-        process.executableURL = URL(fileURLWithPath: gongExecutable)
-        process.environment = environment(with: server.environment)
-        process.arguments = ["run", pattern, "--device", device, "--channels", "1", "--json"]
-        process.standardInput = terminal.slave
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = Pipe()
-        events = EventReader(out)
-        try process.run()
+        gong = try GongOnTerminal(
+            ["run", pattern, "--device", device, "--channels", "1", "--json"], environment: server.environment)
     }
 
     /// Whatever happened, neither gong nor the recorder outlives the test.
     func end() {
-        if process.isRunning { process.terminate() }
+        gong.end()
         recorder.end()
     }
 }
