@@ -59,11 +59,11 @@ import Testing
         let least = 3 - pcm.configuration.latencySeconds - 0.02
         #expect(elapsed > least && elapsed < 3.2, "3 s of frames took \(elapsed) s (at least \(least) s)")
         #expect(origins.count >= 8)
-        // PulseAudio's reports agree within a millisecond; PipeWire's vary by a few (2.5 ms
-        // seen): `PulsePCM.reportJitterNanoseconds` stands above both.
+        // PulseAudio's reports agree within a millisecond; pipewire-pulse's are up to a quantum
+        // stale (5 ms beside the keeper): the client's bound there stands above that.
         let spread = Double((origins.max() ?? 0) - (origins.min() ?? 0)) / 1e6
         #expect(
-            spread < (server == .pulseAudio ? 1.0 : Double(PulsePCM.reportJitterNanoseconds) / 1e6),
+            spread < (server == .pulseAudio ? 1.0 : Double(pcm.configuration.reportJitterNanoseconds) / 1e6),
             "frame 0 placed within \(spread) ms")
         #expect(pcm.drain() == 0)
     }

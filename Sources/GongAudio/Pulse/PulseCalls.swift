@@ -116,6 +116,67 @@ func pulseHasSink(named name: String, context: OpaquePointer, loop: OpaquePointe
     return answer.found ? true : answer.missing ? false : nil
 }
 
+/// The server's own name for itself (`pa_server_info.server_name`: "pulseaudio", or
+/// "PulseAudio (on PipeWire 0.3.65)" from PipeWire's PulseAudio server); nil when it did not say
+/// in time.
+func pulseServerSoftware(context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> String? {
+    /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
+    final class Answer {
+        var name: String?
+        var complete = false
+    }
+    let answer = Answer()
+    let userdata = Unmanaged.passRetained(answer)
+    defer { userdata.release() }
+    guard
+        let operation = pa_context_get_server_info(
+            context,
+            { _, info, userdata in
+                guard let userdata else { return }
+                let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
+                answer.name = info?.pointee.server_name.map { String(cString: $0) }
+                answer.complete = true
+            }, userdata.toOpaque())
+    else { return nil }
+    defer { pa_operation_unref(operation) }
+    guard pulseIterate(loop, timeoutMs: timeoutMs, until: { answer.complete }) else { return nil }
+    return answer.name
+}
+
+/// The properties the server gives the stream's sink input, for the keys asked (those it does
+/// not have are left out); empty when it did not say in time.
+func pulseStreamProperties(
+    _ stream: OpaquePointer, keys: [String], context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64
+) -> [String: String] {
+    /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
+    final class Answer {
+        let keys: [String]
+        var found: [String: String] = [:]
+        var complete = false
+        init(keys: [String]) { self.keys = keys }
+    }
+    let answer = Answer(keys: keys)
+    let userdata = Unmanaged.passRetained(answer)
+    defer { userdata.release() }
+    guard
+        let operation = pa_context_get_sink_input_info(
+            context, pa_stream_get_index(stream),
+            { _, info, last, userdata in
+                guard let userdata else { return }
+                let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
+                if let properties = info?.pointee.proplist {
+                    for key in answer.keys {
+                        if let value = pa_proplist_gets(properties, key) { answer.found[key] = String(cString: value) }
+                    }
+                }
+                if last != 0 { answer.complete = true }
+            }, userdata.toOpaque())
+    else { return [:] }
+    defer { pa_operation_unref(operation) }
+    guard pulseIterate(loop, timeoutMs: timeoutMs, until: { answer.complete }) else { return [:] }
+    return answer.found
+}
+
 /// The server's sinks, name and description, as far as the listing got within the timeout.
 func pulseSinks(context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> [(name: String, description: String)]
 {

@@ -51,15 +51,38 @@ public final class PulsePCM: PCM {
     private var wakeDescriptor: Int32 = -1
 
     static let bufferDefaults = BufferDefaults.takingBack
-    /// What is kept out of reach of a take-back: the time the new frames take to reach the
-    /// server, and how far ahead of its reported read index the server may already have read
-    /// (PipeWire reads a quantum at a time: up to 2048 frames, 43 ms at 48 kHz).
+    /// What is kept out of reach of a take-back on PulseAudio: the time the new frames take to
+    /// reach the server, with room to spare (its reports are measured when stamped, and it
+    /// rewinds what it had read ahead).
     static let takeBackMarginNanoseconds: Int64 = 50_000_000
-    /// The server's raw timing reports place frame 0 within 1 ms of each other on PulseAudio and
-    /// within about 2.5 ms on PipeWire (PulseClientTests): a frame heard more than 8 ms later
-    /// than they allow is audio lost, such as the 16 ms PipeWire once played without a word to
-    /// its client.
+    /// On pipewire-pulse, beyond the oldest a report may be (`PulseReportAge`): the time the
+    /// new frames take to reach the server. It has no rewind, and reads a whole quantum at the
+    /// start of a cycle: from a report up to a quantum stale, its read index can be a quantum
+    /// ahead of the time since, and what a take-back writes behind it is dropped unreported.
+    static let pipeWireTakeBackTransitNanoseconds: Int64 = 10_000_000
+    /// The server's raw timing reports place frame 0 within 1 ms of each other on PulseAudio
+    /// (PulseClientTests): a frame heard more than 8 ms later than they allow is audio lost.
+    /// On pipewire-pulse reports are up to a quantum stale, and the bound is that and
+    /// `pipeWireReportJitterNanoseconds` (see `PulseReportAge`).
     public static let reportJitterNanoseconds: Int64 = 8_000_000
+    /// On pipewire-pulse, beyond the oldest a report may be: how late its answer may be stamped
+    /// after the cycle it speaks of, less a quantum (a busy server thread, the round trip).
+    static let pipeWireReportJitterNanoseconds: Int64 = 3_000_000
+    /// How far apart this server's reports may place a frame (`PCMConfiguration`), given the
+    /// oldest one of its reports may be (`PulseReportAge`; nil on PulseAudio).
+    public static func reportJitterNanoseconds(reportAge: Int64?) -> Int64 {
+        reportAge.map { max(reportJitterNanoseconds, $0 + pipeWireReportJitterNanoseconds) } ?? reportJitterNanoseconds
+    }
+
+    /// What a take-back leaves alone, given the oldest one of the server's reports may be.
+    static func takeBackMarginNanoseconds(reportAge: Int64?) -> Int64 {
+        reportAge.map { max(takeBackMarginNanoseconds, $0 + pipeWireTakeBackTransitNanoseconds) }
+            ?? takeBackMarginNanoseconds
+    }
+
+    /// The longest a report of this server may lag behind its stamp: nil on PulseAudio.
+    public let reportAgeNanoseconds: Int64?
+    private let takeBackMargin: Int64
     /// How long opening may wait for the server (a stuck server must not hang the command).
     static let openTimeoutMs: Int64 = 5000
 
@@ -138,6 +161,15 @@ public final class PulsePCM: PCM {
             throw failure(
                 error.code == 0 ? -ETIMEDOUT : -pulseErrnoValue(error.code), "pa_stream_connect_playback", message)
         }
+        // Asked once, here, of the server: whether it is PipeWire's, whose reports are stale.
+        let software = pulseServerSoftware(context: client, loop: loop, timeoutMs: PulsePCM.openTimeoutMs)
+        let reportAge = PulseReportAge.maximumNanoseconds(
+            serverName: software,
+            properties: PulseReportAge.isPipeWire(serverName: software)
+                ? pulseStreamProperties(
+                    playback, keys: ["node.latency", "clock.quantum-limit"], context: client, loop: loop,
+                    timeoutMs: PulsePCM.openTimeoutMs) : [:],
+            rate: request.rate)
         underflows = .allocate(capacity: 1)
         underflows.initialize(to: 0)
         rung = .allocate(capacity: 1)
@@ -150,10 +182,13 @@ public final class PulsePCM: PCM {
         self.frameBytes = frameBytes
         periodBytes = max(frameBytes, granted.periodBytes / frameBytes * frameBytes)
         napSlackFrames = min(Int64(periodBytes / frameBytes / 2), Int64(granted.rate) / 20)
+        reportAgeNanoseconds = reportAge
+        takeBackMargin = PulsePCM.takeBackMarginNanoseconds(reportAge: reportAge)
         configuration = PCMConfiguration(
             device: name, rate: granted.rate, channels: granted.channels, format: format,
             periodFrames: periodBytes / frameBytes, bufferFrames: granted.bufferBytes / frameBytes,
-            soundServer: true, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds, takesBack: true)
+            soundServer: true, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds(reportAge: reportAge),
+            takesBack: true)
         opened = true
     }
 
@@ -314,7 +349,7 @@ public final class PulsePCM: PCM {
                 inNanoseconds: max(0, PulsePCM.systemClockNanoseconds() - report.measuredWallNanoseconds), rate: rate)
         }
         queued -=
-            FrameTime.frames(inNanoseconds: PulsePCM.takeBackMarginNanoseconds, rate: rate)
+            FrameTime.frames(inNanoseconds: takeBackMargin, rate: rate)
             + Int64(takenBackBytes / frameBytes)
         return Int(clamping: max(0, queued))
     }
