@@ -75,10 +75,13 @@ public class RingFedPCM: PCM {
         guard let handoff else { return -ENODEV }
         let deadline = MonotonicTime.now().nanoseconds + Int64(configuration.latencySeconds * 1e9) + 1_000_000_000
         gong_handoff_drain_begins(handoff)
-        while gong_handoff_filled(handoff) > 0 {
+        while case let filled = gong_handoff_filled(handoff), filled > 0 {
             guard gong_handoff_state(handoff) == 0 else { return -ENODEV }
             guard MonotonicTime.now().nanoseconds < deadline else { return -ETIMEDOUT }
-            usleep(5000)
+            // As long as the server takes to play what is left (5–100 ms): a few wake-ups, not
+            // one every 5 ms for the whole ring.
+            let playing = FrameTime.nanoseconds(ofFrames: Int64(filled), rate: Int64(configuration.rate)) / 1000
+            usleep(UInt32(min(100_000, max(5000, playing))))
         }
         if let status = status() {
             let last =
