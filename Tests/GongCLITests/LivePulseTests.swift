@@ -378,6 +378,20 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     /// gong confirms it (`onFrame`). Through pipewire-pulse this set-up ran dry every few
     /// seconds; the old rig, always playing a 20 ms stream, never saw it.
     @Test func aMinuteOnPipeWireAtRestIsExactAndConfirmed() throws {
+        let (intervals, events) = try Self.minuteOnPipeWireAtRest(device: "pipewire:gong_rest")
+        let finished = try #require(events.finished)
+        #expect(intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals)")
+        #expect(
+            finished["xruns"] as? Int == 0 && finished["heard"] as? String == "onFrame"
+                && finished["cues"] as? Int == 20,
+            "\(finished)")
+        print("PipeWire at rest, pipewire: heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
+    }
+
+    /// A minute of woodblocks 3 s apart played on the PipeWire rig's gong_rest (no keeper),
+    /// recorded from its monitor at a latency long enough not to set the graph's quantum: the
+    /// intervals between the onsets heard, and gong's events (it ran to its end, exit 0).
+    static func minuteOnPipeWireAtRest(device: String) throws -> (intervals: [Int], events: GongEvents) {
         let server = SoundServer.pipeWire
         try server.require()
         let scratch = try ScratchDirectory()
@@ -385,19 +399,15 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         let recorder = try MonitorRecorder(
             path: scratch.file("monitor.raw"), server: server, sink: "gong_rest", latencyMs: 200)
         let result = try runGong(
-            ["run", pattern, "--device", "pipewire:gong_rest", "--channels", "1", "--json"],
+            ["run", pattern, "--device", device, "--channels", "1", "--json"],
             home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
         let recording = recorder.stop()
         #expect(result.status == 0, "\(result.stderr)")
-        let finished = try #require(GongEvents(result.stdout).finished, "\(result.stdout)")
+        let events = GongEvents(result.stdout)
+        _ = try #require(events.finished, "\(result.stdout)")
         let heard = onsets(in: recording)
-        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
-        #expect(heard.count == 20 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals)")
-        #expect(
-            finished["xruns"] as? Int == 0 && finished["heard"] as? String == "onFrame"
-                && finished["cues"] as? Int == 20,
-            "\(finished)")
-        print("PipeWire at rest, pipewire: heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
+        #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count)")
+        return (zip(heard, heard.dropFirst()).map { $1 - $0 }, events)
     }
 
     /// gong's own PulseAudio client through pipewire-pulse at rest: nothing else on gong_rest, so
@@ -407,22 +417,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     /// `roughReports` — never `audioLost`. (It used to take the stale reports for audio lost:
     /// about 9 xruns in 30 s, the session moved on by each, 8 of 9 intervals ~1400 frames short.)
     @Test func aMinuteThroughPipeWirePulseAtRestLosesNothing() throws {
-        let server = SoundServer.pipeWire
-        try server.require()
-        let scratch = try ScratchDirectory()
-        let pattern = try Self.pattern(in: scratch, duration: "60s")
-        let recorder = try MonitorRecorder(
-            path: scratch.file("monitor.raw"), server: server, sink: "gong_rest", latencyMs: 200)
-        let result = try runGong(
-            ["run", pattern, "--device", "pulse:gong_rest", "--channels", "1", "--json"],
-            home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
-        let recording = recorder.stop()
-        #expect(result.status == 0, "\(result.stderr)")
-        let events = GongEvents(result.stdout)
-        let finished = try #require(events.finished, "\(result.stdout)")
-        let heard = onsets(in: recording)
-        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
-        #expect(heard.count == 20 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals)")
+        let (intervals, events) = try Self.minuteOnPipeWireAtRest(device: "pulse:gong_rest")
+        let finished = try #require(events.finished)
+        #expect(intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals)")
         #expect(finished["xruns"] as? Int == 0 && events.all("xrun").isEmpty, "\(finished)")
         #expect(finished["cues"] as? Int == 20 && finished["maxCueLatenessFrames"] as? Int == 0, "\(finished)")
         let verdict = finished["heard"] as? String

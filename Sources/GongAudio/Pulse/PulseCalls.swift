@@ -84,23 +84,45 @@ func pulseServerName(_ context: OpaquePointer) -> String {
     return "the default address"
 }
 
-/// Whether the server has a sink of this name; nil when it did not say in time.
-func pulseHasSink(named name: String, context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> Bool? {
-    /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
-    final class Answer {
-        var found = false
-        var missing = false
-        var complete = false
+/// What an introspection query's callback fills. The library's callbacks can capture nothing,
+/// so each query hands its answer object over as userdata.
+class PulseAnswer {
+    var complete = false
+
+    /// The answer a callback was handed.
+    static func from(_ userdata: UnsafeMutableRawPointer?) -> Self? {
+        userdata.map { Unmanaged<Self>.fromOpaque($0).takeUnretainedValue() }
     }
-    let answer = Answer()
+}
+
+/// Starts a query with `answer` as its userdata and runs the loop until the answer is complete
+/// or `timeoutMs` passes: whether it completed (not when the query could not start). A query
+/// that did not complete is cancelled, so it never calls back into an answer that is gone.
+func pulseAsk(
+    _ answer: PulseAnswer, loop: OpaquePointer, timeoutMs: Int64,
+    _ start: (UnsafeMutableRawPointer) -> OpaquePointer?
+) -> Bool {
     let userdata = Unmanaged.passRetained(answer)
     defer { userdata.release() }
-    guard
-        let operation = pa_context_get_sink_info_by_name(
+    guard let operation = start(userdata.toOpaque()) else { return false }
+    defer { pa_operation_unref(operation) }
+    let completed = pulseIterate(loop, timeoutMs: timeoutMs, until: { answer.complete })
+    if !completed { pa_operation_cancel(operation) }
+    return completed
+}
+
+/// Whether the server has a sink of this name; nil when it did not say in time.
+func pulseHasSink(named name: String, context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> Bool? {
+    final class Answer: PulseAnswer {
+        var found = false
+        var missing = false
+    }
+    let answer = Answer()
+    let completed = pulseAsk(answer, loop: loop, timeoutMs: timeoutMs) { userdata in
+        pa_context_get_sink_info_by_name(
             context, name,
             { context, info, last, userdata in
-                guard let userdata else { return }
-                let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
+                guard let answer = Answer.from(userdata) else { return }
                 if info != nil {
                     answer.found = true
                 } else if last < 0 {
@@ -109,10 +131,9 @@ func pulseHasSink(named name: String, context: OpaquePointer, loop: OpaquePointe
                 } else if last > 0 {
                     answer.complete = true
                 }
-            }, userdata.toOpaque())
-    else { return nil }
-    defer { pa_operation_unref(operation) }
-    guard pulseIterate(loop, timeoutMs: timeoutMs, until: { answer.complete }) else { return nil }
+            }, userdata)
+    }
+    guard completed else { return nil }
     return answer.found ? true : answer.missing ? false : nil
 }
 
@@ -120,27 +141,20 @@ func pulseHasSink(named name: String, context: OpaquePointer, loop: OpaquePointe
 /// "PulseAudio (on PipeWire 0.3.65)" from PipeWire's PulseAudio server); nil when it did not say
 /// in time.
 func pulseServerSoftware(context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> String? {
-    /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
-    final class Answer {
+    final class Answer: PulseAnswer {
         var name: String?
-        var complete = false
     }
     let answer = Answer()
-    let userdata = Unmanaged.passRetained(answer)
-    defer { userdata.release() }
-    guard
-        let operation = pa_context_get_server_info(
+    let completed = pulseAsk(answer, loop: loop, timeoutMs: timeoutMs) { userdata in
+        pa_context_get_server_info(
             context,
             { _, info, userdata in
-                guard let userdata else { return }
-                let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
+                guard let answer = Answer.from(userdata) else { return }
                 answer.name = info?.pointee.server_name.map { String(cString: $0) }
                 answer.complete = true
-            }, userdata.toOpaque())
-    else { return nil }
-    defer { pa_operation_unref(operation) }
-    guard pulseIterate(loop, timeoutMs: timeoutMs, until: { answer.complete }) else { return nil }
-    return answer.name
+            }, userdata)
+    }
+    return completed ? answer.name : nil
 }
 
 /// The properties the server gives the stream's sink input, for the keys asked (those it does
@@ -148,61 +162,47 @@ func pulseServerSoftware(context: OpaquePointer, loop: OpaquePointer, timeoutMs:
 func pulseStreamProperties(
     _ stream: OpaquePointer, keys: [String], context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64
 ) -> [String: String] {
-    /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
-    final class Answer {
+    final class Answer: PulseAnswer {
         let keys: [String]
         var found: [String: String] = [:]
-        var complete = false
         init(keys: [String]) { self.keys = keys }
     }
     let answer = Answer(keys: keys)
-    let userdata = Unmanaged.passRetained(answer)
-    defer { userdata.release() }
-    guard
-        let operation = pa_context_get_sink_input_info(
+    let completed = pulseAsk(answer, loop: loop, timeoutMs: timeoutMs) { userdata in
+        pa_context_get_sink_input_info(
             context, pa_stream_get_index(stream),
             { _, info, last, userdata in
-                guard let userdata else { return }
-                let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
+                guard let answer = Answer.from(userdata) else { return }
                 if let properties = info?.pointee.proplist {
                     for key in answer.keys {
                         if let value = pa_proplist_gets(properties, key) { answer.found[key] = String(cString: value) }
                     }
                 }
                 if last != 0 { answer.complete = true }
-            }, userdata.toOpaque())
-    else { return [:] }
-    defer { pa_operation_unref(operation) }
-    guard pulseIterate(loop, timeoutMs: timeoutMs, until: { answer.complete }) else { return [:] }
-    return answer.found
+            }, userdata)
+    }
+    return completed ? answer.found : [:]
 }
 
 /// The server's sinks, name and description, as far as the listing got within the timeout.
 func pulseSinks(context: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) -> [(name: String, description: String)]
 {
-    /// Filled by the library's callback, which can capture nothing: it gets this as userdata.
-    final class Listing {
+    final class Listing: PulseAnswer {
         var sinks: [(name: String, description: String)] = []
-        var complete = false
     }
     let listing = Listing()
-    let userdata = Unmanaged.passRetained(listing)
-    defer { userdata.release() }
-    guard
-        let operation = pa_context_get_sink_info_list(
+    _ = pulseAsk(listing, loop: loop, timeoutMs: timeoutMs) { userdata in
+        pa_context_get_sink_info_list(
             context,
             { _, info, last, userdata in
-                guard let userdata else { return }
-                let listing = Unmanaged<Listing>.fromOpaque(userdata).takeUnretainedValue()
+                guard let listing = Listing.from(userdata) else { return }
                 if last != 0 {
                     listing.complete = true
                 } else if let sink = info?.pointee, let name = sink.name {
                     listing.sinks.append((String(cString: name), sink.description.map { String(cString: $0) } ?? ""))
                 }
-            }, userdata.toOpaque())
-    else { return [] }
-    defer { pa_operation_unref(operation) }
-    _ = pulseIterate(loop, timeoutMs: timeoutMs, until: { listing.complete })
+            }, userdata)
+    }
     return listing.sinks
 }
 
