@@ -32,6 +32,32 @@ import Testing
         #expect(clock.audibleNanoseconds(ofDeviceFrame: 48000) == origin + 1_000_000_000)
     }
 
+    /// A device that counts what it lost: reports 40 ms late for a while (jack2's dummy clock
+    /// after a late wake-up) are not lost audio, and what the device counted moves every frame
+    /// on by exactly that, at once, and stays so as the reports confirm it.
+    @Test func aDeviceThatCountsItsLossesIsMovedOnByWhatItCountedAndNeverByALateReport() {
+        var clock = DeviceClock(rate: 48000, reportJitterNanoseconds: 30_000_000, measuresGaps: false)
+        var written: Int64 = 0
+        for report in 0..<100 {
+            written += Self.step
+            let wobble: Int64 = (40..<45).contains(report) ? 40_000_000 : 0
+            let lost = clock.observe(
+                writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + wobble)
+            #expect(lost == nil, "report \(report)")
+        }
+        #expect(clock.originNanoseconds == Self.start)
+        clock.lost(frames: 1000)
+        let later = Self.start + 1000 * 1_000_000_000 / Self.rate
+        #expect(clock.originNanoseconds == later)
+        for _ in 0..<100 {
+            written += Self.step
+            let lost = clock.observe(
+                writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: later))
+            #expect(lost == nil)
+        }
+        #expect(clock.originNanoseconds == later)
+    }
+
     @Test func aGapSeenTwiceInARowIsLostAudioOfItsLength() {
         var clock = DeviceClock(rate: 48000, reportJitterNanoseconds: 30_000_000)
         var written: Int64 = 0

@@ -152,6 +152,33 @@ import Testing
         #expect(Self.renderKinds(events).last == .finished)
     }
 
+    /// A device that counts the silence it played (PipeWire's and JACK's callbacks do) tells
+    /// what an underrun cost to the frame: the session moves on by exactly that, not a period
+    /// and not a measurement.
+    @Test func anUnderrunCountedByTheDeviceMovesTheSessionOnByWhatItCounted() throws {
+        let timeline = try Self.timeline()
+        let device = try FaultInjectingPCM(
+            writeFaults: [40: .countedUnderrun(1000), 60: .countedUnderrun(1)], countsSilence: true)
+        let events = Self.play(device, renderer: Self.renderer(timeline))
+        #expect(device.recoveries == [-EPIPE, -EPIPE])
+        let underruns = events.compactMap { if case .underrun(let lost, _, let at) = $0 { (lost, at) } else { nil } }
+        #expect(underruns.map(\.0) == [1000, 1], "\(underruns)")
+        // The 40th write failed (its period was written after the recovery), and the 60th wrote
+        // the 59th period.
+        let jumps: [Int64] = [40 * 256 + 1000, 59 * 256 + 1001]
+        #expect(underruns.map(\.1.sessionFrame) == jumps)
+        let renders = events.compactMap {
+            if case .render(let event, _) = $0, case .cueStarted = event.kind { event } else { nil }
+        }
+        #expect(renders.contains { $0.sessionFrame > jumps[1] })
+        let shifts: Set<Int64> = [0, 1000, 1001]
+        #expect(
+            renders.allSatisfy { shifts.contains($0.sessionFrame - $0.outputFrame) },
+            "\(renders.map { ($0.sessionFrame, $0.outputFrame) })")
+        #expect(Self.cueFrames(events).allSatisfy { $0.session == $0.scheduled })
+        #expect(Self.renderKinds(events).last == .finished)
+    }
+
     @Test func aSuspendIsRecovered() throws {
         let renderer = Self.renderer(try Self.timeline())
         let device = try FaultInjectingPCM(writeFaults: [30: .error(-ESTRPIPE)])

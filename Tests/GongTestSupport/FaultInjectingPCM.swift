@@ -13,6 +13,9 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
         case shortWrite(Int)
         /// Return -EAGAIN from now on (a device that stopped taking data).
         case endlessAgain
+        /// Return -EPIPE, having heard this many frames of silence in place of gong's (counted
+        /// by a device made with `countsSilence`, as a sound server's callback counts them).
+        case countedUnderrun(Int)
     }
 
     public let real: AlsaPCM
@@ -23,6 +26,8 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
     public private(set) var framesWritten = 0
     public private(set) var recoveries: [Int32] = []
     private var stuck = false
+    /// Nil for a device that does not count the silence it plays (as ALSA's).
+    private var silenceHeard: Int64?
     /// A fault the test asks for at a moment of its choosing (while paused, during the ring-out),
     /// fired by the next write; and whether it has fired. Set from the test's thread.
     private let requested = Locked<(fault: Fault?, fired: Bool)>((nil, false))
@@ -31,8 +36,9 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
 
     public init(
         writeFaults: [Int: Fault] = [:], waitFaults: [Int: Fault] = [:], rate: Int = 48000, channels: Int = 2,
-        periodFrames: Int = 256, realTime: Bool = false
+        periodFrames: Int = 256, realTime: Bool = false, countsSilence: Bool = false
     ) throws {
+        silenceHeard = countsSilence ? 0 : nil
         real = try AlsaPCM(
             PCMRequest(device: "null", rate: rate, channels: channels, format: .float32, periodFrames: periodFrames))
         self.writeFaults = writeFaults
@@ -68,6 +74,9 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
             case .endlessAgain:
                 stuck = true
                 return Int(-EAGAIN)
+            case .countedUnderrun(let frames):
+                silenceHeard = silenceHeard.map { $0 + Int64(frames) }
+                return Int(-EPIPE)
             }
         }
         let written = real.writeInterleaved(bytes, frames: frames)
@@ -99,4 +108,5 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
     public func drop() -> Int32 { real.drop() }
     public func status() -> PCMStatus? { stuck ? nil : real.status() }
     public func close() { real.close() }
+    public func silenceHeardFrames() -> Int64? { silenceHeard }
 }

@@ -227,6 +227,12 @@ public protocol PCM: AnyObject, SendableMetatype {
     /// readable, having read it: how the control side gets a key press to the audio thread
     /// without waiting out a long period. A device that cannot watch it wakes a period later.
     func wakeWhenReadable(_ descriptor: Int32)
+    /// The frames heard as silence in place of gong's since the device opened, to the frame,
+    /// when the device knows them: a sound server's callback fed from gong's ring counts every
+    /// frame it could not fill and every cycle the server ran without it. Nil when the device
+    /// cannot say (ALSA, a sound server's own buffer); the device clock then measures what an
+    /// underrun cost from the reports that follow it, which a wobbling clock can get wrong.
+    func silenceHeardFrames() -> Int64?
 }
 
 /// What `PCM.wait` returns besides 1 (a period of room), 0 (timeout) and a negative errno.
@@ -239,4 +245,5 @@ extension PCM {
     public func rewindableFrames() -> Int { 0 }
     public func rewind(frames: Int) -> Int { 0 }
     public func wakeWhenReadable(_ descriptor: Int32) {}
+    public func silenceHeardFrames() -> Int64? { nil }
 }

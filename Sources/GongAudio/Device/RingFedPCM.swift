@@ -11,8 +11,8 @@ import GongCore
 /// - the status is the last cycle's: when the ring's next frame is heard, and every frame written
 ///   since follows it;
 /// - a cycle the ring could not fill, or one the server ran without the callback, is an underrun
-///   (`-EPIPE`, once each), whose cost the device clock measures; a stream that is gone is
-///   `-ENODEV`.
+///   (`-EPIPE`, once each), whose cost the callback counted to the frame; a stream that is gone
+///   is `-ENODEV`.
 /// A subclass opens its server's stream, hands over the stream's hand-off, and closes the stream.
 public class RingFedPCM: PCM {
     public let configuration: PCMConfiguration
@@ -128,6 +128,15 @@ public class RingFedPCM: PCM {
     }
 
     public func wakeWhenReadable(_ descriptor: Int32) { wakeDescriptor = descriptor }
+
+    /// What the callback played as silence for want of frames, and the frames of the cycles
+    /// the server ran without it: both counted there, each to the frame.
+    public func silenceHeardFrames() -> Int64? {
+        guard let handoff else { return nil }
+        var counters = gong_handoff_counters()
+        gong_handoff_counters_read(handoff, &counters)
+        return Int64(clamping: counters.ring_silent_frames &+ counters.missed_frames)
+    }
 
     public func close() {
         guard handoff != nil else { return }

@@ -11,12 +11,19 @@ import GongCore
 /// origin allows, by more than the jitter and in two reports in a row, mean audio was lost — an
 /// underrun a sound server hid, or a stopped process — and how much.
 ///
+/// A device that counts what it lost to the frame (`PCM.silenceHeardFrames`) says so itself:
+/// the clock then only places frames in time, measures no gap (a late report there is the
+/// server's clock wobbling, as jack2's dummy driver's does when it wakes late, not lost audio),
+/// and is moved on by what the device counted.
+///
 /// Plain arithmetic on integers: the real-time loop calls it and tests drive it with made-up
 /// reports.
 struct DeviceClock {
     let rate: Int64
     /// The smallest lateness taken for lost audio: above the status reports' jitter.
     let gapThresholdNanoseconds: Int64
+    /// False when the device counts its lost frames itself.
+    let measuresGaps: Bool
     /// When device frame 0 is heard, in CLOCK_MONOTONIC nanoseconds; nil until the first report.
     private(set) var originNanoseconds: Int64?
     private var pendingGap: Int64 = 0
@@ -30,9 +37,21 @@ struct DeviceClock {
     ///   (`PCMConfiguration.reportJitterNanoseconds`). A gap must stand clear of that and of the
     ///   drift the origin's one-to-two-second window lags behind: 2 ms, a thousand ppm, more than
     ///   any device has shown here.
-    init(rate: Int, reportJitterNanoseconds: Int64) {
+    ///   - measuresGaps: false for a device that counts the frames it lost (`lost(frames:)`).
+    init(rate: Int, reportJitterNanoseconds: Int64, measuresGaps: Bool = true) {
         self.rate = Int64(rate)
         gapThresholdNanoseconds = reportJitterNanoseconds + 2_000_000
+        self.measuresGaps = measuresGaps
+    }
+
+    /// The device counted `frames` heard as silence in place of ours: every frame written since
+    /// is heard that much later.
+    mutating func lost(frames: Int64) {
+        let nanoseconds = FrameTime.nanoseconds(ofFrames: frames, rate: rate)
+        pendingGap = 0
+        originNanoseconds = originNanoseconds.map { $0 + nanoseconds }
+        if currentWindowMinimum != .max { currentWindowMinimum += nanoseconds }
+        if previousWindowMinimum != .max { previousWindowMinimum += nanoseconds }
     }
 
     /// The device reported an underrun (`-EPIPE`) and was recovered: the next report measures
@@ -58,7 +77,7 @@ struct DeviceClock {
             windowEndFrame = writtenFrames + rate
         }
         var lost: Int64?
-        if let expected = originNanoseconds, origin - expected > gapThresholdNanoseconds {
+        if measuresGaps, let expected = originNanoseconds, origin - expected > gapThresholdNanoseconds {
             // It must show in two reports in a row, so one odd report cannot skip part of the
             // session; the smaller of the two is what was lost.
             if pendingGap > 0 {

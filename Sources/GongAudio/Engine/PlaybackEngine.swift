@@ -235,7 +235,12 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         var announcedStart = false
         var convertedSilence = false  // the converter's bytes hold a silent period
         let configuration = device.configuration
-        var clock = DeviceClock(rate: rate, reportJitterNanoseconds: configuration.reportJitterNanoseconds)
+        // A device that counts the silence it played in place of ours tells each underrun's cost
+        // to the frame; for any other the clock measures it.
+        var silenceCounted = device.silenceHeardFrames()
+        var clock = DeviceClock(
+            rate: rate, reportJitterNanoseconds: configuration.reportJitterNanoseconds,
+            measuresGaps: silenceCounted == nil)
         let frameBytes = channels * configuration.format.bytesPerSample
         let bufferNanoseconds = FrameTime.nanoseconds(ofFrames: Int64(configuration.bufferFrames), rate: Int64(rate))
         let playStart = MonotonicTime.now()
@@ -251,11 +256,18 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         checkpoints.removeAll()
         device.wakeWhenReadable(commandBell.descriptor)
 
-        /// How much audio an underrun lost shows once the device plays again: its frames are then
-        /// heard later than the clock expected. Devices without timestamps (unpaced ones) lose a
-        /// period by convention.
+        /// What an underrun lost: counted by the device, or shown once it plays again, its frames
+        /// then heard later than the clock expected. Devices without timestamps (unpaced ones)
+        /// lose a period by convention.
         func noteRecoveredUnderrun(_ renderEvents: inout RenderEventBuffer) {
-            if clock.originNanoseconds == nil {
+            if let counted = silenceCounted, let silence = device.silenceHeardFrames() {
+                silenceCounted = silence
+                guard silence > counted else { return }
+                clock.lost(frames: silence - counted)
+                reportUnderrun(
+                    lostFrames: silence - counted, heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0,
+                    renderEvents: &renderEvents)
+            } else if clock.originNanoseconds == nil {
                 reportUnderrun(lostFrames: Int64(periodFrames), heard: 0, renderEvents: &renderEvents)
             } else {
                 clock.noteReportedUnderrun()
