@@ -142,7 +142,7 @@ gong_status gong_session_report(gong_session *session, char **report_json);
 void gong_free(char *string);
 
 /*
- * Frees the session. One still playing halts (fades out within 10 ms, cutting tails) and its
+ * Frees the session. One still playing halts (fades out over 15 ms, cutting tails) and its
  * device is closed once its audio thread has ended; this call does not wait for that.
  */
 void gong_session_free(gong_session *session);

@@ -105,7 +105,8 @@ private let pullOptionKeys = ["gainDB"]
 private func options(
     _ text: UnsafePointer<CChar>?, device: UnsafePointer<CChar>?, known: [String] = deviceOptionKeys
 ) -> Result<SessionOptions, OptionsError> {
-    var options = SessionOptions(device: device.map { String(cString: $0) } ?? "auto")
+    var options = SessionOptions()
+    if let device { options.device = String(cString: device) }
     guard let text else { return .success(options) }
     let data = Data(String(cString: text).utf8)
     guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {

@@ -244,6 +244,26 @@ import Testing
         #expect(host.isFinished)
     }
 
+    /// A control side that stops taking events loses them once the ring is full, and hears how
+    /// many, ahead of the first event there is room for again (never silently, never a guess).
+    @Test func eventsLostToAFullRingAreCountedAndToldWhenThereIsRoom() {
+        let link = EngineLink()
+        let capacity = link.events.capacity
+        let moment = SessionMoment(sessionFrame: 0, audible: MonotonicTime(nanoseconds: 0))
+        for frame in 0..<(capacity + 5) {
+            link.audioSide.report(.underrun(lostFrames: Int64(frame), silent: false, at: moment))
+        }
+        for _ in 0..<10 { _ = link.events.tryPop() }
+        link.audioSide.report(.finished(lastFrameAudible: MonotonicTime(nanoseconds: 1)))
+        var rest: [EngineEvent] = []
+        while let event = link.events.tryPop() { rest.append(event) }
+        #expect(rest.count == capacity - 10 + 2)
+        #expect(
+            Array(rest.suffix(2)) == [
+                .eventsDropped(count: 5), .finished(lastFrameAudible: MonotonicTime(nanoseconds: 1))
+            ])
+    }
+
     @Test func aPullEngineLetGoBeforeItsEndReportsFinished() throws {
         let engine = PullEngine(renderer: Self.renderer(try Self.timeline()))
         engine.abandon()

@@ -62,7 +62,8 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         let scratch = try ScratchDirectory()
         let run = try ControlledRun(control: "stdin", runtime: scratch.path)
         #expect(run.events.wait(for: "started", seconds: 60))
-        run.send(#"{"command": "pause", "id": 1}"#)
+        // toggle pauses a session that plays (and below resumes it): decided by the session.
+        run.send(#"{"command": "toggle", "id": 1}"#)
         #expect(run.reply(1)?["ok"] as? Bool == true)
         #expect(run.events.wait(for: "paused", seconds: 60), "the fade-out is done")
         run.send(#"{"command": "status", "id": 2}"#)
@@ -85,13 +86,15 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         #expect(anonymous.sorted() == ["malformed", "tooLong"], "\(run.events.all("reply"))")
         run.send(#"{"command": "gain", "decibels": -6, "id": 9}"#)
         #expect(run.reply(9)?["ok"] as? Bool == true)
-        run.send(#"{"command": "resume", "id": 10}"#)
+        run.send(#"{"command": "toggle", "id": 10}"#)
         #expect(run.reply(10)?["ok"] as? Bool == true)
         #expect(run.events.wait(for: "resumed", seconds: 60))
         run.send(#"{"command": "stop", "id": 11}"#)
         #expect(run.reply(11)?["ok"] as? Bool == true)
         #expect(run.waitForExit())
         #expect(run.process.terminationStatus == 0)
+        #expect(
+            run.events.all("reply").allSatisfy { $0["schema"] as? Int == 1 }, "every line carries its schema")
         let types = run.events.types.filter { $0 != "reply" }
         #expect(types.first == "started" && types.last == "finished", "\(types)")
         #expect(types.filter { $0 == "paused" }.count == 1 && types.filter { $0 == "resumed" }.count == 1)

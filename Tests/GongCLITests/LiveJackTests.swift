@@ -166,9 +166,14 @@ final class JackRecorder {
 
     /// 60 s through JACK, recorded by jack_rec from gong's own port: every interval between
     /// heard onsets is the scheduled 3 s = 144 000 frames, to the frame, and gong's account
-    /// agrees — no xrun, every cue on its frame, and its timing reports (JACK's clock each
-    /// cycle) good enough to say so. gong plays into the recorder and the dummy driver's
-    /// playback port at once, so the port latency it reads is the driver's (512 frames).
+    /// agrees — every cue on its frame, and its timing reports (JACK's clock each cycle) good
+    /// enough to say so. gong plays into the recorder and the dummy driver's playback port at
+    /// once, so the port latency it reads is the driver's (512 frames).
+    ///
+    /// A busy machine may make JACK run a cycle without gong (seen with two busy loops: four
+    /// in a minute). gong must then have counted it to the frame: the recorder, fed by gong's
+    /// port, skips the same cycles, so the interval it falls in is the schedule less exactly
+    /// what gong told it lost, and gong says `audioLost`, never that every cue was on its frame.
     @Test func aMinuteThroughJackHasEveryIntervalExactToTheFrame() throws {
         try JackServer.require()
         let scratch = try ScratchDirectory()
@@ -186,24 +191,27 @@ final class JackRecorder {
         let events = GongEvents(result.stdout)
         let finished = try #require(events.finished, "\(result.stdout)")
         #expect(finished["cycles"] as? Int == 20 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
-        #expect(finished["xruns"] as? Int == 0 && events.all("xrun").isEmpty, "\(finished)")
-        #expect(finished["cues"] as? Int == 20 && finished["maxCueLatenessFrames"] as? Int == 0, "\(finished)")
-        #expect(
-            events.all("cue").compactMap { $0["frame"] as? Int } == (0..<20).map { 48000 + $0 * 144_000 },
-            "\(events.all("cue"))")
+        #expect(finished["xruns"] as? Int == events.losses.count, "\(finished)")
+        #expect(finished["cues"] as? Int == 20, "\(finished)")
+        let cueFrames = (0..<20).map { 48000 + $0 * 144_000 }
+        #expect(events.all("cue").compactMap { $0["frame"] as? Int } == cueFrames, "\(events.all("cue"))")
         let heard = onsets(in: recording)
         #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count) (jack_rec: \(said))")
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
         #expect(
-            intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 },
-            "intervals \(intervals); gong's account: \(finished)")
+            intervals == events.intervalsSkippingLosses(cueFrames: cueFrames),
+            "intervals \(intervals), gong lost \(events.losses); gong's account: \(finished)")
         // Exact, and gong says so — as `onFrame`, or as `roughReports` when jack2's dummy driver
         // woke late and its clock wobbled by more than a millisecond (seen once in an idle clean
         // run on 2026-11-25): reports that rough cannot confirm the frame, and gong says that
         // rather than claim it.
         let verdict = finished["heard"] as? String
-        #expect(verdict == "onFrame" || verdict == "roughReports", "\(finished)")
-        print("JACK: heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
+        if events.losses.isEmpty {
+            #expect(verdict == "onFrame" || verdict == "roughReports", "\(finished)")
+        } else {
+            #expect(verdict == "audioLost", "\(finished)")
+        }
+        print("JACK: heard intervals \(Set(intervals).sorted()), lost \(events.losses), gong's account \(finished)")
     }
 
     /// gong is stopped (SIGSTOP) for 300 ms between two cues, its JACK thread with it: the server
@@ -213,9 +221,8 @@ final class JackRecorder {
     ///
     /// What shows it: the recorder is fed by gong's port, so jack2 skips it in the same cycles
     /// (the recording closes the gap). Its interval across the gap is then the schedule less the
-    /// frames JACK ran without gong — which gong must have measured: that interval plus the frames
-    /// gong says it lost is 3 s to the frame (a frame of slack: the clock reads the gap in
-    /// nanoseconds and rounds down). The intervals after the gap are exact. And when gong says the
+    /// frames JACK ran without gong — which gong must have counted: that interval plus the
+    /// frames gong says it lost is 3 s to the frame. The intervals after the gap are exact. And when gong says the
     /// cues on either side of the gap were heard (JACK's own clock, which ran on through the gap)
     /// they are 3 s apart within a millisecond.
     @Test func aStoppedProcessMissesCyclesCountsTheLossAndLaterCuesKeepTheirFrames() throws {
@@ -263,13 +270,11 @@ final class JackRecorder {
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
         // The gap falls between the second and the third cue heard.
         let across = intervals.count == 5 ? intervals[1] : 0
+        // Each interval is the schedule less what gong counted lost within it: across the gap,
+        // the stop; elsewhere nothing (or what a busy machine cost, counted as well).
         #expect(
-            intervals.count == 5 && intervals.enumerated().allSatisfy { $0.offset == 1 || $0.element == 144_000 },
-            "intervals \(intervals); gong's account \(finished)")
-        let lostInAll = lost.reduce(0, +)
-        #expect(
-            (0...1).contains(144_000 - (across + lostInAll)),
-            "across the gap the recorder heard \(across) frames, gong lost \(lost)")
+            intervals == events.intervalsSkippingLosses(cueFrames: (0..<6).map { 48000 + $0 * 144_000 }),
+            "intervals \(intervals), gong lost \(events.losses); gong's account \(finished)")
         let audible = events.all("cue").compactMap { $0["audible"] as? Double }
         let audibleAcross = audible.count == 6 ? audible[2] - audible[1] : 0
         #expect(abs(audibleAcross - 3) < 0.001, "cues heard \(audibleAcross) s apart across the gap: \(audible)")

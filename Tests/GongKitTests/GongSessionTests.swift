@@ -169,6 +169,37 @@ import Testing
         #expect(frames == frames.sorted(), "events come in the order they happened")
     }
 
+    /// Two tasks pressing the one pause button at once: each toggle is decided by the session on
+    /// the state it is in, so none is refused for that state (as a pause read as playing and
+    /// sent after the other task's pause would be), and the session is told paused, resumed,
+    /// paused… never twice the same in a row.
+    @Test func togglesFromTwoTasksAtOnceAreDecidedByTheSessionAndAlternate() async throws {
+        let session = try Self.openPaced(Self.long)
+        var iterator = session.events().makeAsyncIterator()
+        let all = session.events()
+        session.start()
+        _ = try #require(await Self.first(&iterator) { $0.type == "cue" })
+        let refusals = await withTaskGroup(of: [CommandRefusal].self) { group in
+            for _ in 0..<2 {
+                group.addTask { (0..<20).compactMap { _ in Self.refusal(of: .togglePause, by: session) } }
+            }
+            var all: [CommandRefusal] = []
+            for await refused in group { all += refused }
+            return all
+        }
+        while let refusal = Self.refusal(of: .stop, by: session), refusal.reason == .busy {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let report = await session.report()
+        let events = await Self.collect(all)
+        #expect(refusals.allSatisfy { $0.reason == .busy }, "\(refusals)")
+        let changes = events.map(\.type).filter { $0 == "paused" || $0 == "resumed" }
+        #expect(changes.first == "paused" && zip(changes, changes.dropFirst()).allSatisfy { $0 != $1 }, "\(changes)")
+        let taken = 40 - refusals.count
+        #expect(report.pauses == (taken + 1) / 2 && changes.count == taken, "\(taken) taken: \(changes)")
+        #expect(!events.contains { $0.type == "ignored" })
+    }
+
     @Test func pauseAndWaitReturnsOnceTheFadeIsDone() async throws {
         let session = try Self.openPaced(Self.long)
         var iterator = session.events().makeAsyncIterator()

@@ -103,9 +103,7 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
         return real.recover(error)
     }
 
-    public func prepare() -> Int32 { real.prepare() }
     public func drain() -> Int32 { real.drain() }
-    public func drop() -> Int32 { real.drop() }
     public func status() -> PCMStatus? { stuck ? nil : real.status() }
     public func close() { real.close() }
     public func silenceHeardFrames() -> Int64? { silenceHeard }

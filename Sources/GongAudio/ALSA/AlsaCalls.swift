@@ -105,11 +105,7 @@ func alsaWriteInterleaved(_ pcm: OpaquePointer, _ bytes: UnsafeRawPointer, frame
 }
 func alsaWait(_ pcm: OpaquePointer, timeoutMs: Int32) -> Int32 { snd_pcm_wait(pcm, timeoutMs) }
 func alsaRecover(_ pcm: OpaquePointer, _ error: Int32) -> Int32 { snd_pcm_recover(pcm, error, 1) }
-func alsaPrepare(_ pcm: OpaquePointer) -> Int32 { snd_pcm_prepare(pcm) }
-func alsaStart(_ pcm: OpaquePointer) -> Int32 { snd_pcm_start(pcm) }
 func alsaDrain(_ pcm: OpaquePointer) -> Int32 { snd_pcm_drain(pcm) }
-func alsaDrop(_ pcm: OpaquePointer) -> Int32 { snd_pcm_drop(pcm) }
-func alsaAvailableFrames(_ pcm: OpaquePointer) -> Int { snd_pcm_avail_update(pcm) }
 
 func alsaStatusAllocate() -> OpaquePointer? {
     var status: OpaquePointer?
@@ -119,15 +115,9 @@ func alsaStatusFree(_ status: OpaquePointer) { snd_pcm_status_free(status) }
 func alsaStatus(_ pcm: OpaquePointer, _ status: OpaquePointer) -> Int32 { snd_pcm_status(pcm, status) }
 func alsaStatusState(_ status: OpaquePointer) -> snd_pcm_state_t { snd_pcm_status_get_state(status) }
 func alsaStatusDelay(_ status: OpaquePointer) -> Int { snd_pcm_status_get_delay(status) }
-func alsaStatusAvailable(_ status: OpaquePointer) -> Int { Int(snd_pcm_status_get_avail(status)) }
 func alsaStatusTimestamp(_ status: OpaquePointer) -> timespec {
     var stamp = timespec()
     snd_pcm_status_get_htstamp(status, &stamp)
-    return stamp
-}
-func alsaStatusTriggerTimestamp(_ status: OpaquePointer) -> timespec {
-    var stamp = timespec()
-    snd_pcm_status_get_trigger_htstamp(status, &stamp)
     return stamp
 }
 

@@ -148,19 +148,9 @@ public final class AlsaPCM: PCM {
         return alsaRecover(handle, error)
     }
 
-    public func prepare() -> Int32 {
-        guard let handle else { return -EBADFD }
-        return alsaPrepare(handle)
-    }
-
     public func drain() -> Int32 {
         guard let handle else { return -EBADFD }
         return alsaDrain(handle)
-    }
-
-    public func drop() -> Int32 {
-        guard let handle else { return -EBADFD }
-        return alsaDrop(handle)
     }
 
     public func status() -> PCMStatus? {
@@ -183,11 +173,7 @@ public final class AlsaPCM: PCM {
         let stamped = MonotonicTime(alsaStatusTimestamp(statusBuffer))
         let measured =
             stamped.nanoseconds == 0 || abs(now.nanoseconds - stamped.nanoseconds) < 2_000_000 ? stamped : now
-        return PCMStatus(
-            state: state, delayFrames: alsaStatusDelay(statusBuffer),
-            availableFrames: alsaStatusAvailable(statusBuffer),
-            timestamp: measured,
-            triggerTimestamp: MonotonicTime(alsaStatusTriggerTimestamp(statusBuffer)))
+        return PCMStatus(state: state, delayFrames: alsaStatusDelay(statusBuffer), timestamp: measured)
     }
 
     public func close() {

@@ -51,7 +51,8 @@ public struct PCMRequest: Sendable, Equatable {
     public var latencyMs: Double?
 
     public init(
-        device: String = "default", rate: Int = 48000, channels: Int = 2, format: SampleFormat? = nil,
+        device: String = "default", rate: Int = Timeline.defaultSampleRate, channels: Int = 2,
+        format: SampleFormat? = nil,
         periodFrames: Int? = nil, latencyMs: Double? = nil
     ) {
         self.device = device
@@ -180,19 +181,12 @@ public struct PCMStatus: Sendable, Equatable, BitwiseCopyable {
     public var state: State
     /// Frames written but not yet heard: the next frame written is heard `delay` frames from `timestamp`.
     public var delayFrames: Int
-    public var availableFrames: Int
     public var timestamp: MonotonicTime
-    /// When the stream last started or stopped (for an underrun: when it ran dry).
-    public var triggerTimestamp: MonotonicTime
 
-    public init(
-        state: State, delayFrames: Int, availableFrames: Int, timestamp: MonotonicTime, triggerTimestamp: MonotonicTime
-    ) {
+    public init(state: State, delayFrames: Int, timestamp: MonotonicTime) {
         self.state = state
         self.delayFrames = delayFrames
-        self.availableFrames = availableFrames
         self.timestamp = timestamp
-        self.triggerTimestamp = triggerTimestamp
     }
 }
 
@@ -210,9 +204,8 @@ public protocol PCM: AnyObject, SendableMetatype {
     func wait(timeoutMs: Int32) -> Int32
     /// `snd_pcm_recover`: re-prepares after an underrun or a suspend; <0 if it cannot.
     func recover(_ error: Int32) -> Int32
-    func prepare() -> Int32
+    /// Plays out what was written, then returns: within about the buffer's length.
     func drain() -> Int32
-    func drop() -> Int32
     /// Nil when the status cannot be read (the device is gone).
     func status() -> PCMStatus?
     func close()

@@ -67,8 +67,6 @@ public class RingFedPCM: PCM {
         return 0
     }
 
-    public func prepare() -> Int32 { 0 }
-
     /// Waits until the callback has claimed everything written, then until the last frame is
     /// heard (at most the buffer's length and a second).
     public func drain() -> Int32 {
@@ -93,24 +91,19 @@ public class RingFedPCM: PCM {
         return 0
     }
 
-    public func drop() -> Int32 { 0 }
-
     public func status() -> PCMStatus? {
         guard let handoff, gong_handoff_state(handoff) == 0 else { return nil }
         var timing = gong_handoff_timing()
         gong_handoff_timing_read(handoff, &timing)
         guard timing.cycles > 0 else {
             let now = MonotonicTime.now()
-            return PCMStatus(
-                state: .prepared, delayFrames: 0, availableFrames: 0, timestamp: now, triggerTimestamp: now)
+            return PCMStatus(state: .prepared, delayFrames: 0, timestamp: now)
         }
         let ahead = writtenFrames - Int64(timing.next_frame)
         let delay =
             ahead + FrameTime.frames(inNanoseconds: timing.heard_ns - timing.now_ns, rate: Int64(configuration.rate))
         let measured = MonotonicTime(nanoseconds: timing.now_ns)
-        return PCMStatus(
-            state: .running, delayFrames: Int(delay), availableFrames: Int(gong_handoff_writable(handoff)),
-            timestamp: measured, triggerTimestamp: measured)
+        return PCMStatus(state: .running, delayFrames: Int(delay), timestamp: measured)
     }
 
     /// Everything the callback has not yet claimed: the server holds nothing of gong's but the

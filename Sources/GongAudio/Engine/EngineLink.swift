@@ -25,11 +25,17 @@ final class EngineLink: @unchecked Sendable {
     let eventBell = Doorbell()
     /// The same rings and bell for the audio side, valid as long as this link.
     let audioSide: AudioSide
+    /// Events the audio side found no room for and has not yet told of (audio side only).
+    private let undelivered = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
 
     init() {
+        undelivered.initialize(to: 0)
         audioSide = AudioSide(
-            commands: .passUnretained(commands), events: .passUnretained(events), eventBell: .passUnretained(eventBell))
+            commands: .passUnretained(commands), events: .passUnretained(events), eventBell: .passUnretained(eventBell),
+            undelivered: undelivered)
     }
+
+    deinit { undelivered.deallocate() }
 
     /// Queues a command and wakes the audio side (control side only). False when the ring is
     /// full (the audio side is not taking commands).
@@ -47,6 +53,7 @@ final class EngineLink: @unchecked Sendable {
         let commands: Unmanaged<SPSCRing<RenderCommand>>
         let events: Unmanaged<SPSCRing<EngineEvent>>
         let eventBell: Unmanaged<Doorbell>
+        let undelivered: UnsafeMutablePointer<Int32>
 
         /// The next command the control side sent, if any.
         @_noAllocation @_noLocks
@@ -95,12 +102,19 @@ final class EngineLink: @unchecked Sendable {
         }
 
         /// Tells the control side, and rings for it. A full ring loses the event (the control
-        /// side stopped taking them) and says so when there is room again.
+        /// side stopped taking them): they are counted, and the count is told, as
+        /// `eventsDropped`, ahead of the first event there is room for again.
         @_noAllocation @_noLocks
         func report(_ event: EngineEvent) {
-            let posted = events._withUnsafeGuaranteedRef { postFromAudioThread(event, to: $0) }
-            if !posted {
-                _ = events._withUnsafeGuaranteedRef { postFromAudioThread(.eventsDropped(count: 1), to: $0) }
+            events._withUnsafeGuaranteedRef { ring in
+                if undelivered.pointee > 0 {
+                    guard postFromAudioThread(.eventsDropped(count: undelivered.pointee), to: ring) else {
+                        if undelivered.pointee < .max { undelivered.pointee += 1 }
+                        return
+                    }
+                    undelivered.pointee = 0
+                }
+                if !postFromAudioThread(event, to: ring) { undelivered.pointee = 1 }
             }
             ringEventBell()
         }

@@ -256,22 +256,34 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         checkpoints.removeAll()
         device.wakeWhenReadable(commandBell.descriptor)
 
-        /// What an underrun lost: counted by the device, or shown once it plays again, its frames
-        /// then heard later than the clock expected. Devices without timestamps (unpaced ones)
-        /// lose a period by convention.
+        /// What an underrun lost: counted by the device (taken in between periods, by
+        /// `takeInCountedLoss`), or shown once it plays again, its frames then heard later than
+        /// the clock expected. Devices without timestamps (unpaced ones) lose a period by
+        /// convention.
         func noteRecoveredUnderrun(_ renderEvents: inout RenderEventBuffer) {
-            if let counted = silenceCounted, let silence = device.silenceHeardFrames() {
-                silenceCounted = silence
-                guard silence > counted else { return }
-                clock.lost(frames: silence - counted)
-                reportUnderrun(
-                    lostFrames: silence - counted, heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0,
-                    renderEvents: &renderEvents)
+            if silenceCounted != nil {
+                return
             } else if clock.originNanoseconds == nil {
                 reportUnderrun(lostFrames: Int64(periodFrames), heard: 0, renderEvents: &renderEvents)
             } else {
                 clock.noteReportedUnderrun()
             }
+        }
+        /// The silence a counting device played in place of ours since the last look: the
+        /// session moves on by exactly that. Known at once, while what was written after it is
+        /// still in gong's hands: that is taken back and rendered again further on, so a cue
+        /// already written is heard on its time too, not late by the loss. Between periods only,
+        /// where what the renderer made is all written.
+        func takeInCountedLoss(_ renderEvents: inout RenderEventBuffer) {
+            guard let counted = silenceCounted, let silence = device.silenceHeardFrames(), silence > counted else {
+                return
+            }
+            silenceCounted = silence
+            takeBack()
+            clock.lost(frames: silence - counted)
+            reportUnderrun(
+                lostFrames: silence - counted, heard: clock.audibleNanoseconds(ofDeviceFrame: writtenFrames) ?? 0,
+                renderEvents: &renderEvents)
         }
         /// Moves the block's events behind those held, handing the oldest on if there is no room.
         func hold(_ renderEvents: inout RenderEventBuffer) {
@@ -327,6 +339,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         }
 
         while true {
+            takeInCountedLoss(&renderEvents)
             // A halt fades out over a few milliseconds and finishes like any session: the
             // renderer ends, the device drains, `finished` is reported.
             if let command = audio.takeCommand() {

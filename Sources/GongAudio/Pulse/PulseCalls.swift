@@ -310,13 +310,6 @@ func pulseDrain(_ stream: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) 
         ? 0 : -ETIMEDOUT
 }
 
-/// Drops what the server has not played yet.
-func pulseFlush(_ stream: OpaquePointer) -> Bool {
-    guard let operation = pa_stream_flush(stream, nil, nil) else { return false }
-    pa_operation_unref(operation)
-    return true
-}
-
 /// Asks the server for a new timing report; the operation to watch, or nil.
 func pulseRequestTiming(_ stream: OpaquePointer) -> OpaquePointer? { pa_stream_update_timing_info(stream, nil, nil) }
 

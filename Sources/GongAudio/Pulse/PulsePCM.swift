@@ -364,17 +364,10 @@ public final class PulsePCM: PCM {
     /// buffer again), so there is nothing to re-prepare: the `-EPIPE` only told the loop.
     public func recover(_ error: Int32) -> Int32 { error == -EPIPE || error == -ESTRPIPE ? broken : error }
 
-    public func prepare() -> Int32 { broken }
-
     /// Plays out what was written, at most the buffer's length and a second.
     public func drain() -> Int32 {
         guard broken == 0, let stream, let loop = mainLoop else { return -ENODEV }
         return pulseDrain(stream, loop: loop, timeoutMs: Int64(configuration.latencySeconds * 1000) + 1000)
-    }
-
-    public func drop() -> Int32 {
-        guard broken == 0, let stream, pulseFlush(stream) else { return -ENODEV }
-        return 0
     }
 
     /// From the server's last timing report, untouched: at the moment it was measured, the
@@ -400,18 +393,15 @@ public final class PulsePCM: PCM {
         // CLOCK_MONOTONIC by the two clocks' present offset.
         let now = MonotonicTime.now()
         guard let report = validReport(stream) else {
-            return PCMStatus(
-                state: .prepared, delayFrames: 0, availableFrames: 0, timestamp: now, triggerTimestamp: now)
+            return PCMStatus(state: .prepared, delayFrames: 0, timestamp: now)
         }
         let measured = MonotonicTime(nanoseconds: report.measuredWallNanoseconds - (wallNanoseconds - now.nanoseconds))
         let queuedFrames = Int(report.writeIndex - report.readIndex) / frameBytes
         // An unknown sink latency comes as PA_USEC_INVALID: a report that says more than ten
         // seconds is out of bounds for the loop anyway, and must not overflow here.
         let sinkFrames = Int(min(report.sinkMicroseconds, 10_000_000) * UInt64(configuration.rate) / 1_000_000)
-        let writable = max(0, pulseWritableBytes(stream))
         return PCMStatus(
-            state: report.playing ? .running : .prepared, delayFrames: queuedFrames + sinkFrames,
-            availableFrames: writable / frameBytes, timestamp: measured, triggerTimestamp: measured)
+            state: report.playing ? .running : .prepared, delayFrames: queuedFrames + sinkFrames, timestamp: measured)
     }
 
     /// The server's last timing report, if its indices are whole and it was measured after the

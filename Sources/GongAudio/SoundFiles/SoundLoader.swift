@@ -1,5 +1,6 @@
 import CSndFile
 import Foundation
+import GongCore
 
 /// A sound file's samples as found on disk, decoded to floats.
 public struct DecodedSound: Sendable {
@@ -19,9 +20,6 @@ public struct PreparedSound: Sendable {
     public var channels: Int
     public var path: String
 }
-
-/// Sample rates a sound file may have.
-public let soundFileRates: ClosedRange<Int> = 8000...384_000
 
 /// Reads a WAV, FLAC, OGG/Vorbis or AIFF file (anything libsndfile reads) into floats.
 public func loadSound(path: String) throws(SoundFileError) -> DecodedSound {
@@ -48,8 +46,9 @@ public func loadSound(path: String) throws(SoundFileError) -> DecodedSound {
     guard (1...2).contains(channels) else {
         throw SoundFileError(.unusable, path: path, message: "has \(channels) channels; 1 or 2 are supported")
     }
-    guard soundFileRates.contains(rate) else {
-        throw SoundFileError(.unusable, path: path, message: "sample rate \(rate) Hz is outside 8000 to 384000 Hz")
+    guard Timeline.sampleRates.contains(rate) else {
+        throw SoundFileError(
+            .unusable, path: path, message: "sample rate \(rate) Hz is outside \(Timeline.sampleRatesAllowed)")
     }
     if let promised = truncatedAudioChunk(sndfileLog(file)) {
         throw SoundFileError(

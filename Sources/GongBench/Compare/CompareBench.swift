@@ -16,7 +16,7 @@ public struct CompareBench: Sendable {
     /// An existing sink to play on; nil: a null sink of the benchmark's own, removed after.
     public var sink: String?
     public var sound = "woodblock"
-    public var rate = 48000
+    public var rate = Timeline.defaultSampleRate
     /// Silence recorded before each method starts and after it ends.
     public var marginSeconds = 0.5
 

@@ -14,7 +14,9 @@ public enum PatternLimits {
     public static let gainRangeDB: ClosedRange<Double> = -60...12
     public static let maxNameLength = 64
 
-    public static let sessionAllowed = "a total length up to 24h"
+    /// `maxSessionSeconds` as a duration is written ("24h"), for the sentences that name it.
+    public static let maxSessionText = "\(Int(maxSessionSeconds.doubleValue) / 3600)h"
+    public static let sessionAllowed = "a total length up to \(maxSessionText)"
     public static let cyclesAllowed = "a whole number of cycles from 1 to 100000"
     public static let phaseAllowed = "a duration of at least 0.25s"
     public static let bpmAllowed = "a rate from 0.5 to 60 breaths per minute"
@@ -88,7 +90,7 @@ extension Pattern {
                 guard bell.every >= PatternLimits.minBellSeconds, bell.every <= PatternLimits.maxSessionSeconds else {
                     throw PatternError(
                         key: "\(key).bell.every", value: DurationText.format(bell.every), problem: "is out of range",
-                        allowed: "a duration from 1s to 24h")
+                        allowed: "a duration from 1s to \(PatternLimits.maxSessionText)")
                 }
                 try Pattern.validate(bell.cue, key: "\(key).bell.cue")
             }
@@ -101,7 +103,7 @@ extension Pattern {
             guard pace.rampSeconds >= .zero, pace.rampSeconds <= PatternLimits.maxSessionSeconds else {
                 throw PatternError(
                     key: "pace.over", value: DurationText.format(pace.rampSeconds), problem: "is out of range",
-                    allowed: "a ramp up to 24h")
+                    allowed: "a ramp up to \(PatternLimits.maxSessionText)")
             }
         }
         switch length {

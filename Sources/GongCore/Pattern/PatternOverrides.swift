@@ -95,7 +95,7 @@ extension Pattern {
         do {
             try pattern.validate()
             // Lengths that only the schedule can check (a duration shorter than one breath).
-            _ = try Timeline(pattern: pattern, sampleRate: 48000)
+            _ = try Timeline(pattern: pattern, sampleRate: Timeline.defaultSampleRate)
         } catch {
             // The pattern itself was valid, so an override made it invalid: name which.
             throw overrides.isEmpty ? error : error.caused(by: .setting(key: error.key))
@@ -117,7 +117,7 @@ extension Pattern {
         guard seconds >= PatternLimits.minPhaseSeconds, seconds <= PatternLimits.maxSessionSeconds else {
             throw PatternError(
                 override: .phaseLength, key: phaseName, value: DurationText.format(seconds), problem: "is out of range",
-                allowed: "a duration from 0.25s to 24h")
+                allowed: "a duration from 0.25s to \(PatternLimits.maxSessionText)")
         }
         if let pace {
             guard !pace.isRamp else {

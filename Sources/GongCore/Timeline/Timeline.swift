@@ -58,12 +58,18 @@ public struct Timeline: Sendable {
     /// begins part way through still has its whole length).
     private let phaseStarts: [Int64]
 
+    /// The rates a session (and a sound file) may have, and the one used unless another is asked
+    /// for: what devices and sound servers run at by default.
     public static let sampleRates: ClosedRange<Int> = 8000...384_000
+    public static let defaultSampleRate = 48000
+    /// `sampleRates` in words, for errors and help.
+    public static let sampleRatesAllowed = "\(sampleRates.lowerBound) to \(sampleRates.upperBound) Hz"
 
     public init(pattern: Pattern, sampleRate: Int) throws(PatternError) {
         guard Timeline.sampleRates.contains(sampleRate) else {
             throw PatternError(
-                key: "rate", value: "\(sampleRate)", problem: "unsupported sample rate", allowed: "8000 to 384000 Hz")
+                key: "rate", value: "\(sampleRate)", problem: "unsupported sample rate",
+                allowed: Timeline.sampleRatesAllowed)
         }
         try pattern.validate()
         let clock = try BoundaryClock(pattern)

@@ -1,4 +1,5 @@
 import Foundation
+import GongAudio
 import GongCore
 import TOMLKit
 
@@ -49,7 +50,7 @@ public struct GongConfig: Sendable {
         }
     }
 
-    public var device = Setting(value: "auto", source: .standard)
+    public var device = Setting(value: OutputRoute.automatic, source: .standard)
     /// Nil: the route's own default.
     public var latencyMs = Setting<Double?>(value: nil, source: .standard)
     public var volumeDB = Setting(value: 0.0, source: .standard)
@@ -142,8 +143,12 @@ public struct GongConfig: Sendable {
                 }
                 dayStartsAt.override(boundary, from: source)
             case "streak-minimum":
-                guard let seconds = value.string.flatMap(DurationText.seconds), seconds <= Rational(86400) else {
-                    throw fail(key, value, "not a duration up to 24h", DurationText.allowed + ", or \"0s\"")
+                guard let seconds = value.string.flatMap(DurationText.seconds),
+                    seconds <= PatternLimits.maxSessionSeconds
+                else {
+                    throw fail(
+                        key, value, "not a duration up to \(PatternLimits.maxSessionText)",
+                        DurationText.allowed + ", or \"0s\"")
                 }
                 streakMinimumSeconds.override(seconds.doubleValue, from: source)
             case "streaks":

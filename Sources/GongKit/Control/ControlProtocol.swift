@@ -11,7 +11,8 @@ import Foundation
 ///     → {"command": "resume"}                        (an id is optional, and echoed when given)
 ///     ← {"type": "reply", "ok": false, "error": {"code": "notNow", "message": "…"}}
 ///
-/// Commands: `status`, `pause`, `resume`, `skip`, `stop`, `gain` (`decibels`), and on a socket
+/// Commands: `status`, `pause`, `resume`, `toggle` (pause if playing, resume if paused: what a
+/// single button sends), `skip`, `stop`, `gain` (`decibels`), and on a socket
 /// `subscribe` (the session's events follow on that connection, as `--json` prints them). A
 /// line that is not a JSON object, names no known command, has a field of the wrong type or
 /// is longer than `maxLineBytes` gets an error reply and changes nothing.
@@ -20,7 +21,7 @@ public enum ControlProtocol {
     public static let maxLineBytes = 4096
 
     public enum Command: String, Sendable, CaseIterable {
-        case status, pause, resume, skip, stop, gain, subscribe
+        case status, pause, resume, toggle, skip, stop, gain, subscribe
     }
 
     /// Why a line changed nothing, as data (`code`) and in words (`message`).
@@ -134,6 +135,7 @@ public enum ControlProtocol {
                     code: .unsupported, message: "subscribe works on the control socket (gong run --control socket)"))
         case .pause: command = .pause
         case .resume: command = .resume
+        case .toggle: command = .togglePause
         case .skip: command = .skip
         case .stop: command = .stop
         case .gain: command = .setGain(decibels: request.decibels ?? .nan)
@@ -167,6 +169,8 @@ public enum ControlProtocol {
 
     /// One reply, as written.
     public struct Reply: Codable, Sendable, Equatable {
+        /// As on every line gong writes as JSON (`SessionEvent.schemaVersion`).
+        public var schema = SessionEvent.schemaVersion
         public var type = "reply"
         public var id: JSONValue?
         public var ok: Bool
@@ -189,7 +193,9 @@ public enum ControlProtocol {
     private static func line(_ reply: Reply) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(reply) else { return #"{"ok":false,"type":"reply"}"# }
+        guard let data = try? encoder.encode(reply) else {
+            return #"{"ok":false,"schema":\#(SessionEvent.schemaVersion),"type":"reply"}"#
+        }
         return String(decoding: data, as: UTF8.self)
     }
 }

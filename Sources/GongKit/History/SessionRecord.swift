@@ -137,6 +137,9 @@ public struct SessionRecord: Sendable, Equatable, Codable {
 /// Where a day begins for the history: a sit just after midnight counts for the day before
 /// until this time (4:00 by default).
 public struct DayBoundary: Sendable, Equatable, CustomStringConvertible {
+    /// A calendar day on the clock the history keeps (local time as written, no leap seconds).
+    public static let secondsPerDay = 86400
+
     public var secondsAfterMidnight: Int
 
     public static let standard = DayBoundary(secondsAfterMidnight: 4 * 3600)
@@ -159,7 +162,8 @@ public struct DayBoundary: Sendable, Equatable, CustomStringConvertible {
     /// The local day a moment counts for, as days since 1970-01-01.
     public func dayNumber(localTime: Date) -> Int {
         let seconds = Int(localTime.timeIntervalSince1970.rounded(.down)) - secondsAfterMidnight
-        return seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let day = DayBoundary.secondsPerDay
+        return seconds >= 0 ? seconds / day : (seconds - day + 1) / day
     }
 
     /// The day a record counts for, as days since 1970-01-01.
@@ -168,7 +172,7 @@ public struct DayBoundary: Sendable, Equatable, CustomStringConvertible {
     /// `YYYY-MM-DD` of a day number.
     public static func text(ofDay day: Int) -> String {
         let components = Calendar.utc.dateComponents(
-            [.year, .month, .day], from: Date(timeIntervalSince1970: Double(day) * 86400))
+            [.year, .month, .day], from: Date(timeIntervalSince1970: Double(day * DayBoundary.secondsPerDay)))
         return String(format: "%04d-%02d-%02d", components.year ?? 0, components.month ?? 0, components.day ?? 0)
     }
 }

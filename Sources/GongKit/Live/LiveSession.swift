@@ -195,7 +195,7 @@ final class LiveSession<Engine: SessionEngine> {
         return notices
     }
 
-    /// Sets the master gain; the renderer fades there within 10 ms (a device that takes back
+    /// Sets the master gain; the renderer fades there over `SessionRenderer.rampSeconds` (a device that takes back
     /// plays it at once, any other after what it holds).
     @discardableResult
     func setGain(decibels: Double) -> Bool {

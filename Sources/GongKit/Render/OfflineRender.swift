@@ -6,7 +6,7 @@ import GongCore
 public struct RenderRequest: Sendable {
     public var pattern: Pattern
     public var outputPath: String
-    public var sampleRate = 48000
+    public var sampleRate = Timeline.defaultSampleRate
     public var channels = 2
     public var format: AudioFileFormat = .wav
     public var encoding: SampleEncoding = .pcm16

@@ -16,7 +16,7 @@ import GongCore
 ///   stream ends early); the session never waits for anyone.
 /// - Commands: `send` from any thread or task; each is taken or refused at once.
 /// - The last reference: when it goes away while the session plays, the session halts (fades out
-///   within 10 ms, cutting tails), its device is closed once the audio thread has ended, and
+///   over `SessionRenderer.rampSeconds`, cutting tails), its device is closed once the audio thread has ended, and
 ///   every event stream ends with `finished`. Dropping it never blocks.
 /// - Pulled by a host (`init(pattern:options:pulling:bank:)`): no device and no audio thread;
 ///   the host's own audio callback calls `render(into:frames:heardAt:)` for each buffer, and
@@ -211,7 +211,7 @@ public struct PullFormat: Sendable, Equatable {
     /// Frames one `render` call may ask for.
     public static var maximumFrames: Int { PullEngine.maximumFrames }
 
-    public init(rate: Int = 48000, channels: Int = 2) {
+    public init(rate: Int = Timeline.defaultSampleRate, channels: Int = 2) {
         self.rate = rate
         self.channels = channels
     }
@@ -230,6 +230,7 @@ protocol LiveSessionDriving: AnyObject {
     var eventsReadyDescriptor: Int32 { get }
     func start() -> [LiveNotice]
     func send(_ input: SessionInput) -> [LiveNotice]
+    func togglePause() -> [LiveNotice]
     func halt() -> [LiveNotice]
     func setGain(decibels: Double) -> Bool
     func poll(now: MonotonicTime) -> [LiveNotice]
@@ -299,7 +300,7 @@ private final class SessionCore: Sendable {
     func send(_ command: SessionCommand) -> Result<Void, CommandRefusal> {
         shared.withLock { shared in
             guard shared.report == nil else { return .failure(CommandRefusal(command: command.name, reason: .over)) }
-            let input: SessionInput
+            let notices: [LiveNotice]
             switch command {
             case .setGain(let decibels):
                 guard (try? SessionLimits.check(gainDB: decibels)) != nil else {
@@ -314,16 +315,17 @@ private final class SessionCore: Sendable {
             case .halt:
                 emit(shared.live.halt(), to: &shared)
                 return .success(())
-            case .pause: input = .pause
-            case .resume: input = .resume
-            case .skip: input = .skip
-            case .stop: input = .stop
+            case .pause: notices = shared.live.send(.pause)
+            case .resume: notices = shared.live.send(.resume)
+            case .togglePause: notices = shared.live.togglePause()
+            case .skip: notices = shared.live.send(.skip)
+            case .stop: notices = shared.live.send(.stop)
             }
-            let notices = shared.live.send(input)
             emit(notices, to: &shared)
             for notice in notices {
                 if case .ignored(let refusal) = notice {
-                    return .failure(CommandRefusal(command: command.name, reason: .notNow(refusal.from)))
+                    let name = SessionCommand.Name(refusal.input) ?? command.name
+                    return .failure(CommandRefusal(command: name, reason: .notNow(refusal.from)))
                 }
                 if case .busy = notice { return .failure(CommandRefusal(command: command.name, reason: .busy)) }
             }

@@ -7,18 +7,22 @@ public enum SessionCommand: Sendable, Equatable {
     case pause
     /// Fade back in where the pause began.
     case resume
+    /// Pause if the session plays, resume if it is paused (what a space bar or a single button
+    /// sends): decided under the session's own lock, never on a state read a moment before and
+    /// changed since. A refusal names the one it became.
+    case togglePause
     /// Jump to the next phase; its cue plays, bells in between do not.
     case skip
     /// End early, gracefully: the end cue plays and every tail rings out.
     case stop
-    /// End now: fade out within 10 ms, cutting tails (a second Ctrl-C).
+    /// End now: fade out over `SessionRenderer.rampSeconds`, cutting tails (a second Ctrl-C).
     case halt
     /// Set the master gain, in dB (`SessionLimits.gainDB`); it fades there smoothly.
     case setGain(decibels: Double)
 
     /// A command's name, as the control channel and the `ignored` event spell it.
     public enum Name: String, Sendable, Codable, CaseIterable {
-        case pause, resume, skip, stop, halt, gain
+        case pause, resume, toggle, skip, stop, halt, gain
 
         /// The person's command a refused state-machine input was.
         init?(_ input: SessionInput.Kind) {
@@ -36,6 +40,7 @@ public enum SessionCommand: Sendable, Equatable {
         switch self {
         case .pause: .pause
         case .resume: .resume
+        case .togglePause: .toggle
         case .skip: .skip
         case .stop: .stop
         case .halt: .halt

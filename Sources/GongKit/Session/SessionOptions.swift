@@ -6,7 +6,7 @@ import GongCore
 public enum SessionLimits {
     /// Any rate in between works; 44100, 48000 and 96000 are what devices and files commonly use.
     public static let rates = Timeline.sampleRates
-    public static let ratesAllowed = "44100, 48000 or 96000 (8000 to 384000 Hz)"
+    public static let ratesAllowed = "44100, 48000 or 96000 (\(Timeline.sampleRatesAllowed))"
     public static let channels = 1...2
     public static let channelsAllowed = "1 or 2"
     public static let latencyMs: ClosedRange<Double> = 1...2000
@@ -65,7 +65,8 @@ public struct SessionOptions: Sendable, Equatable {
     public var startSeconds: Double
 
     public init(
-        device: String = "auto", rate: Int = 48000, channels: Int = 2, format: SampleFormat? = nil,
+        device: String = OutputRoute.automatic, rate: Int = Timeline.defaultSampleRate, channels: Int = 2,
+        format: SampleFormat? = nil,
         latencyMs: Double? = nil, periodFrames: Int? = nil, gainDB: Double = 0, interactive: Bool = false,
         startSeconds: Double = 0
     ) {
@@ -95,7 +96,8 @@ public struct SessionOptions: Sendable, Equatable {
         try SessionLimits.check(gainDB: gainDB)
         guard startSeconds.isFinite, startSeconds >= 0, startSeconds <= PatternLimits.maxSessionSeconds.doubleValue
         else {
-            throw SettingError(.start, value: String(format: "%g", startSeconds), allowed: "0 to 86400 seconds")
+            throw SettingError(
+                .start, value: String(format: "%g", startSeconds), allowed: "0 to \(PatternLimits.maxSessionText)")
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GongAudio
 import GongCore
 
 /// Keeps a live session safe from its process dying: its record in the history and its snapshot
@@ -84,7 +85,7 @@ public final class SessionRecorder: Sendable {
     ///   - resuming: the snapshot this session carries on from, if it does.
     ///   - failed: told once per kind, on a background thread, when something cannot be kept.
     public init(
-        of session: GongSession, keeping: Keeping, parameters: String = "", device: String = "auto",
+        of session: GongSession, keeping: Keeping, parameters: String = "", device: String = OutputRoute.automatic,
         resuming: SessionSnapshot? = nil, boundary: DayBoundary = .standard,
         failed: @escaping @Sendable (Failure) -> Void
     ) {

@@ -38,7 +38,9 @@ struct BenchOutputOptions: ParsableArguments {
         guard let seconds = DurationText.seconds(duration), seconds >= Rational(1),
             seconds <= PatternLimits.maxSessionSeconds
         else {
-            throw UsageError("--duration \(duration): not a duration from 1s to 24h; use \(DurationText.allowed)")
+            throw UsageError(
+                "--duration \(duration): not a duration from 1s to \(PatternLimits.maxSessionText); use \(DurationText.allowed)"
+            )
         }
         return seconds
     }
@@ -140,7 +142,7 @@ struct JitterCommand: ParsableCommand {
     var device: String?
 
     @Option(help: "Sample rate in Hz.")
-    var rate = 48000
+    var rate = Timeline.defaultSampleRate
 
     @Option(help: ArgumentHelp("Output latency in milliseconds (default: the route's, as gong run).", valueName: "MS"))
     var latency: Double?

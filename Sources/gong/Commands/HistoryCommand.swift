@@ -102,8 +102,12 @@ struct HistoryCommand: ParsableCommand {
 
         func run() throws {
             do {
-                guard let seconds = DurationText.seconds(length), seconds.isPositive, seconds <= Rational(86400) else {
-                    throw UsageError("--length \(length): not a duration from 1s to 24h; use \(DurationText.allowed)")
+                guard let seconds = DurationText.seconds(length), seconds.isPositive,
+                    seconds <= PatternLimits.maxSessionSeconds
+                else {
+                    throw UsageError(
+                        "--length \(length): not a duration from 1s to \(PatternLimits.maxSessionText); use \(DurationText.allowed)"
+                    )
                 }
                 let (start, offset) = try HistoryTime.localTime(at, flag: "--at")
                 let played = seconds.doubleValue
@@ -142,7 +146,9 @@ enum HistoryTime {
         var day: DateComponents
         switch pieces[0] {
         case "today": day = calendar.dateComponents([.year, .month, .day], from: now)
-        case "yesterday": day = calendar.dateComponents([.year, .month, .day], from: now.addingTimeInterval(-86400))
+        case "yesterday":
+            day = calendar.dateComponents(
+                [.year, .month, .day], from: now.addingTimeInterval(-Double(DayBoundary.secondsPerDay)))
         default:
             let numbers = pieces[0].split(separator: "-").compactMap { Int($0) }
             guard numbers.count == 3 else { throw UsageError("\(flag) \"\(text)\": not a date; use \(allowed)") }
@@ -169,7 +175,7 @@ enum HistoryTime {
         if let unit = text.last, unit == "d" || unit == "w", let count = Int(text.dropLast()), count >= 0,
             count <= 100_000
         {
-            return now.addingTimeInterval(-Double(count * (unit == "w" ? 7 : 1)) * 86400)
+            return now.addingTimeInterval(-Double(count * (unit == "w" ? 7 : 1) * DayBoundary.secondsPerDay))
         }
         let numbers = text.split(separator: "-").compactMap { Int($0) }
         var calendar = Calendar(identifier: .gregorian)

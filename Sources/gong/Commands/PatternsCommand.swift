@@ -54,7 +54,7 @@ struct PatternsCommand: ParsableCommand {
             let resolved = try options.resolvePattern(pattern, config: try loadConfig())
             do {
                 return PatternDescription.describe(
-                    resolved, timeline: try Timeline(pattern: resolved, sampleRate: 48000))
+                    resolved, timeline: try Timeline(pattern: resolved, sampleRate: Timeline.defaultSampleRate))
             } catch {
                 throw GongError.pattern(error)
             }

@@ -24,8 +24,8 @@ struct RenderCommand: ParsableCommand {
         help: ArgumentHelp("The file to write (.wav or .flac).", valueName: "FILE"))
     var output: String
 
-    @Option(help: "Sample rate in Hz: 44100, 48000, 96000 (any of 8000-192000).")
-    var rate: Int = 48000
+    @Option(help: "Sample rate in Hz: \(SessionLimits.ratesAllowed).")
+    var rate: Int = Timeline.defaultSampleRate
 
     @Option(help: "File format: wav or flac (default: from the file name).")
     var format: String?

@@ -45,9 +45,10 @@ struct StatsCommand: ParsableCommand {
                 config.dayStartsAt.override(boundary, from: .flag("--day-starts"))
             }
             if let minimum {
-                guard let least = DurationText.seconds(minimum), least <= Rational(86400) else {
+                guard let least = DurationText.seconds(minimum), least <= PatternLimits.maxSessionSeconds else {
                     throw UsageError(
-                        "--minimum \(minimum): not a duration up to 24h; use \(DurationText.allowed), or 0s")
+                        "--minimum \(minimum): not a duration up to \(PatternLimits.maxSessionText); use \(DurationText.allowed), or 0s"
+                    )
                 }
                 config.streakMinimumSeconds.override(least.doubleValue, from: .flag("--minimum"))
             }

@@ -14,7 +14,7 @@ struct LiveOptions: ParsableArguments {
 
     /// The device to play on: the flag's, else (after `adopt`) the config's, else `auto`.
     var device: String {
-        get { deviceFlag ?? "auto" }
+        get { deviceFlag ?? SessionOptions().device }
         set { deviceFlag = newValue }
     }
 
@@ -28,7 +28,7 @@ struct LiveOptions: ParsableArguments {
     }
 
     @Option(help: "Sample rate in Hz (the device may grant a nearby one).")
-    var rate = 48000
+    var rate = Timeline.defaultSampleRate
 
     @Option(help: "Channels: 1 or 2.")
     var channels = 2

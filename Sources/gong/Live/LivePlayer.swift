@@ -175,7 +175,7 @@ enum LivePlayer {
             case .keys(let keys):
                 for key in keys {
                     switch key {
-                    case .togglePause: command(session.status.state == .paused ? .resume : .pause)
+                    case .togglePause: command(.togglePause)
                     case .skip: command(.skip)
                     case .stop: command(.stop)
                     }

@@ -217,14 +217,11 @@ final class PacedNullDevice: PCM, @unchecked Sendable {
         let delay = Int(written - played(at: time))
         return PCMStatus(
             state: startNanoseconds == 0 ? .prepared : .running, delayFrames: delay,
-            availableFrames: configuration.bufferFrames - delay, timestamp: MonotonicTime(nanoseconds: time),
-            triggerTimestamp: MonotonicTime(nanoseconds: startNanoseconds))
+            timestamp: MonotonicTime(nanoseconds: time))
     }
 
     func recover(_ error: Int32) -> Int32 { real.recover(error) }
-    func prepare() -> Int32 { real.prepare() }
     func drain() -> Int32 { 0 }
-    func drop() -> Int32 { real.drop() }
     func close() { real.close() }
 }
 
