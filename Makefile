@@ -13,7 +13,7 @@ deps:
 build: deps
 	$(SWIFT) build -c release --product gong
 
-# libgong.so and its header include/gong.h, the C interface (see README, Embedding). SwiftPM
+# libgong.so and its header include/gong.h, the C interface (see docs/embedding.md). SwiftPM
 # names the product libGongABI.so (a product cannot share the executable's name gong); it has no
 # SONAME, so the copy under the documented name is what programs link against.
 CONFIGURATION ?= release

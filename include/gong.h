@@ -4,7 +4,7 @@
  * A session plays a pattern live on an audio device, or into a host's own audio callback that
  * pulls its frames (gong_session_create_pull, gong_render): every cue on the exact audio frame
  * its phase begins on. Events come as JSON lines, the same objects `gong run --json` prints (schema
- * in README, "Embedding"); so do the report and the errors' messages.
+ * in docs/embedding.md); so do the report and the errors' messages.
  *
  * Versioning: gong_abi_version() returns GONG_ABI_VERSION of the library actually loaded. A
  * program built against version N runs with any library whose version is N. Within a version,

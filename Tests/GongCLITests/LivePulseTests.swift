@@ -191,9 +191,10 @@ func runTool(_ path: String, _ arguments: [String], environment extra: [String: 
 /// end, whose device went away once and came back: it said so once, naming the device, came
 /// back and resumed by itself, completed every cycle and exited 0.
 func expectOneLossAndReturn(
-    of process: Process, output out: Pipe, device: String, sourceLocation: SourceLocation = #_sourceLocation
+    of process: Process, output out: Pipe, read: String = "", device: String,
+    sourceLocation: SourceLocation = #_sourceLocation
 ) throws {
-    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let output = read + String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     #expect(process.terminationStatus == 0, "\(output)", sourceLocation: sourceLocation)
     let events = GongEvents(output)
@@ -207,6 +208,19 @@ func expectOneLossAndReturn(
         finished["cycles"] as? Int == 4 && finished["deviceLosses"] as? Int == 1
             && finished["stoppedEarly"] as? Bool == false,
         "\(finished)", sourceLocation: sourceLocation)
+}
+
+/// Reads gong's `--json` output until a line of `type` has come `count` times (or the output
+/// ends): what was read, for whoever reads the rest. How a test waits for gong to get somewhere,
+/// rather than for a guessed time.
+func readEvents(from out: Pipe, until type: String, count: Int = 1) -> String {
+    var output = ""
+    while GongEvents(output).all(type).count < count {
+        let data = out.fileHandleForReading.availableData
+        if data.isEmpty { break }
+        output += String(decoding: data, as: UTF8.self)
+    }
+    return output
 }
 
 /// gong's `--json` output, read once it has ended: one event per line.
@@ -349,9 +363,9 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         let finished = try #require(events.finished, "\(result.stdout)")
         #expect(finished["cycles"] as? Int == 20 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
         // PipeWire's own stream counts every cycle the graph ran without it, to the frame (two
-        // busy loops made one in a minute), and takes back what it had written after and renders
-        // it again: the recording stays exact, and gong says audio was lost. Every other route
-        // must lose nothing.
+        // busy loops made one in a minute; an idle clean run once three, 1 280 frames), moves on
+        // by exactly that and renders again what it had written after, and says audio was lost.
+        // Every other route must lose nothing.
         let losesCounted = route == .pipeWireStream && !events.losses.isEmpty
         #expect(
             finished["xruns"] as? Int == events.losses.count && (losesCounted || events.losses.isEmpty), "\(finished)")
@@ -362,7 +376,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         let heard = onsets(in: recording)
         #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count)")
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
-        let slips = intervals.filter { $0 != 144_000 }
+        let slips = Self.unexplained(intervals, events: events)
         #expect(
             intervals.count == 19 && slips.count <= 1
                 && slips.allSatisfy { server.isServersOwnSlip(frames: $0 - 144_000) },
@@ -394,8 +408,19 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         }
         #expect(events.all("cue").allSatisfy { $0["offFrames"] == nil } || verdict != "onFrame", "\(events.all("cue"))")
         print(
-            "\(server.testDescription) \(route.device): heard intervals \(Set(intervals).sorted()), gong's account \(finished)"
+            "\(server.testDescription) \(route.device): heard intervals \(Set(intervals).sorted()),"
+                + " lost \(events.losses.map(\.frames)), gong's account \(finished)"
         )
+    }
+
+    /// The recorded intervals between cues 3 s apart that neither are the schedule nor show the
+    /// audio gong counted lost: when the graph skipped cycles (its driver woke late), the
+    /// monitor recorded none of them either, and an interval is then the schedule less exactly
+    /// what gong told it lost within it (`GongEvents.intervalsSkippingLosses`); when gong's
+    /// stream alone missed them, the recording went on and the interval is the schedule.
+    static func unexplained(_ intervals: [Int], events: GongEvents) -> [Int] {
+        let skipping = events.intervalsSkippingLosses(cueFrames: (0..<20).map { 48000 + $0 * 144_000 })
+        return zip(intervals, skipping).filter { $0 != 144_000 && $0 != $1 }.map(\.0)
     }
 
     /// PipeWire at rest, as a desktop is when nothing else plays: the sink gong_rest has no
@@ -406,10 +431,12 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     @Test func aMinuteOnPipeWireAtRestIsExactAndConfirmed() throws {
         let (intervals, events) = try Self.minuteOnPipeWireAtRest(device: "pipewire:gong_rest")
         let finished = try #require(events.finished)
-        #expect(intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals)")
+        #expect(
+            intervals.count == 19 && Self.unexplained(intervals, events: events).isEmpty,
+            "intervals \(intervals), gong lost \(events.losses)")
         // A cycle the graph ran without gong (a busy machine) is counted to the frame and what
-        // followed it rendered again on its time, as on the rig's keeper sink: still exact, and
-        // gong then says audio was lost.
+        // followed it rendered again on its time, as on the rig's keeper sink, and gong then
+        // says audio was lost.
         #expect(
             finished["xruns"] as? Int == events.losses.count
                 && finished["heard"] as? String == (events.losses.isEmpty ? "onFrame" : "audioLost")
@@ -508,7 +535,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         let (process, out) = try startGong(
             ["run", pattern, "--device", route.device, "--channels", "1", "--json"],
             environment: server.environment)
-        usleep(4_000_000)
+        let read = readEvents(from: out, until: "cue", count: 2)
         switch server {
         case .pulseAudio:
             _ = try runTool("/usr/bin/pulseaudio", ["-k"])
@@ -522,7 +549,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         }
         usleep(1_500_000)
         #expect(try runTool("/bin/bash", [server.scriptPath]) == 0, "the test's server started again")
-        try expectOneLossAndReturn(of: process, output: out, device: route.device)
+        try expectOneLossAndReturn(of: process, output: out, read: read, device: route.device)
     }
 
     /// A PipeWire sink named with `pipewire:NODE` is removed mid-session and made again: the
@@ -548,11 +575,13 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         let (process, out) = try startGong(
             ["run", pattern, "--device", "pipewire:\(sink)", "--channels", "1", "--json"],
             environment: server.environment)
-        usleep(4_000_000)
+        let read = readEvents(from: out, until: "cue", count: 2)
         #expect(try runTool("/usr/bin/pw-cli", ["destroy", sink], environment: tools) == 0, "the sink removed")
-        usleep(2_000_000)
+        // Gone long enough for gong to find it gone and try again without it.
+        let lost = readEvents(from: out, until: "deviceLost")
+        usleep(1_000_000)
         #expect(try runTool("/usr/bin/pw-cli", ["create-node", "adapter", node], environment: tools) == 0)
-        try expectOneLossAndReturn(of: process, output: out, device: "pipewire:\(sink)")
+        try expectOneLossAndReturn(of: process, output: out, read: read + lost, device: "pipewire:\(sink)")
     }
 
     /// Through a sound server the audio thread runs at a raised nice value, not SCHED_FIFO (see

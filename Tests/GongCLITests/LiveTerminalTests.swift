@@ -181,12 +181,13 @@ extension LivePulseTests {
         // Counted once the pause is heard: a cue rendered just before it (the skipped-to phase's,
         // say) is reported ahead of the pause, never after.
         let cuesBeforeStop = events.types.filter { $0 == "cue" }.count
-        usleep(500_000)
-        #expect(processState(process.processIdentifier) == "T", "gong stopped itself after pausing")
-        // fg: it carries on, still paused, until the person resumes.
+        #expect(
+            waitForProcessState(process.processIdentifier) { $0 == "T" }, "gong stopped itself after pausing")
+        // fg: it carries on, still paused, until the person resumes (given two seconds to show
+        // that it does not resume by itself).
         kill(process.processIdentifier, SIGCONT)
+        #expect(waitForProcessState(process.processIdentifier) { $0 != "T" })
         usleep(2_000_000)
-        #expect(processState(process.processIdentifier) != "T")
         #expect(events.types.filter { $0 == "resumed" }.count == 1, "never resumes by itself")
         #expect(events.types.filter { $0 == "cue" }.count == cuesBeforeStop)
         terminal.type(" ")
@@ -428,4 +429,14 @@ func cpuTicks(_ pid: Int32) -> Int {
 /// The one-letter state of a process from /proc (R, S, T, …).
 func processState(_ pid: Int32) -> String {
     procStat("/proc/\(pid)")?.fields.first.map(String.init) ?? "?"
+}
+
+/// Waits (at most `seconds`) until the process's state (`processState`) is one `wanted` takes.
+func waitForProcessState(_ pid: Int32, seconds: Double = 10, _ wanted: (String) -> Bool) -> Bool {
+    let deadline = MonotonicTime.now().seconds + seconds
+    while !wanted(processState(pid)) {
+        guard MonotonicTime.now().seconds < deadline else { return false }
+        usleep(10_000)
+    }
+    return true
 }

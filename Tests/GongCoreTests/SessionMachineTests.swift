@@ -120,7 +120,7 @@ import Testing
         try machine.handle(.underrun(lostFrames: 480))
         try machine.handle(.sessionEnded)
         let effects = try machine.handle(.finished(playedFrames: 48000 * 40))
-        #expect(effects.contains(.persist))
+        #expect(effects.contains(.closeDevice))
         guard case .completed(let summary) = machine.state else { Issue.record("not completed"); return }
         #expect(summary.phasesCompleted == 8)
         #expect(summary.cyclesCompleted == 2)

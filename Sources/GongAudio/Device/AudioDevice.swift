@@ -86,6 +86,13 @@ public struct BufferDefaults: Sendable, Equatable {
     /// buffered, so the buffer stays short enough for one to be heard within 250 ms: 150 ms in
     /// three periods (a sound server's ALSA plugin takes no fewer), at most 200 ms in all.
     public static let fixed = BufferDefaults(latencyMs: 150, periodsPerBuffer: 3)
+
+    /// Both defaults in words, for help texts: built from them, so it cannot disagree.
+    public static var described: String {
+        "\(Int(takingBack.latencyMs)) in \(takingBack.periodsPerBuffer) periods where gong takes back what a key"
+            + " press changes (its PulseAudio client, PipeWire, JACK); \(Int(fixed.latencyMs)) in"
+            + " \(fixed.periodsPerBuffer) through ALSA, where a key press waits for the buffer"
+    }
 }
 
 extension PCMRequest {

@@ -10,7 +10,7 @@ import Synchronization
 /// commands from a lock-free ring, renders one period into a buffer allocated up front, converts
 /// it to the device's format, writes it, and reports what happened — with the CLOCK_MONOTONIC
 /// time each event is heard, from the device's status — through a second ring. In steady state
-/// it allocates nothing and takes no locks; the only system calls are the device's.
+/// it allocates nothing and takes no locks; its system calls are the device's and the doorbells'.
 ///
 /// Faults: an underrun (`-EPIPE`, or a gap seen in the device's timestamps) is recovered and the
 /// session clock moved on by the frames lost, so later cues stay on schedule; a suspend is

@@ -40,9 +40,8 @@ public final class PulsePCM: PCM {
     /// How much longer than a period a wait that must sleep sleeps: half a period, at most
     /// 50 ms. The server gives room in lumps, as its graph plays (PipeWire a period at a time,
     /// up to a 43 ms quantum after it was played): a thread that slept only until the room it
-    /// lacked was due often found none yet and woke again when the lump came. At 500 ms in four
-    /// periods on PipeWire: 988 wake-ups a minute sleeping exactly that long, 678 with this
-    /// slack, 342 sleeping a whole period and this (PulseAudio: 344).
+    /// lacked was due often found none yet and woke again when the lump came (the wake-ups each
+    /// way are in docs/benchmarks.md, "Live, against aplay").
     private let napSlackFrames: Int64
     /// Bytes taken back and not yet written over: the next write goes that far back.
     private var takenBackBytes = 0

@@ -477,6 +477,19 @@ public struct RenderEvent: BitwiseCopyable, Equatable, Sendable {
         self.sessionFrame = sessionFrame
         self.outputFrame = outputFrame
     }
+
+    /// What the session's state machine hears of this event, if anything: the one mapping a
+    /// live session and a render to a file share. `skippedFrames`: the session clock's frames
+    /// jumped over by skips so far, which a finished session did not play.
+    public func sessionInput(skippedFrames: Int64 = 0) -> SessionInput? {
+        switch kind {
+        case .phaseBegan(let phase, let cycle): .phaseBegan(phase: Int(phase), cycle: Int(cycle))
+        case .cueStarted(_, let scheduled): .cuePlayed(lateFrames: sessionFrame - scheduled)
+        case .sessionEnded: .sessionEnded
+        case .finished: .finished(playedFrames: sessionFrame - skippedFrames)
+        case .paused, .resumed, .skipped, .voiceStolen: nil
+        }
+    }
 }
 
 /// What the control side may ask of a playing session.
@@ -506,9 +519,6 @@ public struct RenderEventBuffer: ~Copyable {
     private let storage: UnsafeMutablePointer<RenderEvent>
     public let capacity: Int
     public private(set) var count = 0
-    /// Events that did not fit since the buffer was created. Far more than any block produces
-    /// fit (phases are at least 0.25 s apart), so a non-zero count means a caller never drained.
-    public private(set) var dropped = 0
 
     public init(capacity: Int = 1024) {
         precondition(capacity > 0)
@@ -518,9 +528,12 @@ public struct RenderEventBuffer: ~Copyable {
 
     deinit { storage.deallocate() }
 
+    /// An event past `capacity` is not kept. Far more fit than any block makes (phases are at
+    /// least 0.25 s apart, and a block is at most 65 536 frames), for a caller that
+    /// drains after each block as it must.
     @_noAllocation @_noLocks
     public mutating func append(_ event: RenderEvent) {
-        guard count < capacity else { dropped += 1; return }
+        guard count < capacity else { return }
         (storage + count).initialize(to: event)
         count += 1
     }

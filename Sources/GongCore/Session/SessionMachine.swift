@@ -144,7 +144,6 @@ public struct SessionMachine: Sendable {
             summary.playedFrames = played
             state = .completed(summary)
             effects.append(.closeDevice)
-            effects.append(.persist)
 
         case (_, .underrun(let lost)):
             // The audio thread has already moved the session clock on by `lost` (it cannot wait
@@ -181,7 +180,6 @@ public struct SessionMachine: Sendable {
                 effects.append(.closeDevice)
             }
             state = .failed(failure, interrupted: state)
-            effects.append(.persist)
 
         case (.failed(let failure, let interrupted), .deviceReturned(let resume)):
             guard failure.reason == .deviceLost else {

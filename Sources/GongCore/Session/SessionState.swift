@@ -115,8 +115,6 @@ public enum SessionEffect: Equatable, Sendable {
     case reopenDevice
     /// Tell whoever listens (terminal, JSON lines) that the state changed.
     case announce(SessionState)
-    /// Write the snapshot / history now.
-    case persist
 }
 
 /// An invalid input for the current state: a typed error, never a crash.

@@ -276,8 +276,8 @@ final class LiveSession<Engine: SessionEngine> {
                     finishedNotified = true
                     notices.append(.finished(summary, timing))
                 }
-            case .closeDevice, .reopenDevice, .persist:
-                // The audio thread closes and reopens its own device; history is a later issue.
+            case .closeDevice, .reopenDevice:
+                // The audio thread closes and reopens its own device.
                 break
             }
         }
@@ -375,7 +375,7 @@ final class LiveSession<Engine: SessionEngine> {
         case .phaseBegan(let phase, let cycle):
             // Resumed part way through, the phase began before the session's frame 0.
             phaseStartFrame = timeline.phaseSpan(containing: event.sessionFrame)?.lowerBound ?? event.sessionFrame
-            let notices = feed(.phaseBegan(phase: Int(phase), cycle: Int(cycle)), from: .audio)
+            let notices = feed(event)
             let length = phaseLength(at: event.sessionFrame)
             position.phase = Int(phase)
             position.cycle = Int(cycle)
@@ -388,13 +388,9 @@ final class LiveSession<Engine: SessionEngine> {
         case .cueStarted(let sound, let scheduled):
             let late = event.sessionFrame - scheduled
             let off = measureTiming(sessionFrame: event.sessionFrame, audible: audible)
-            return feed(.cuePlayed(lateFrames: late), from: .audio)
-                + [.cue(sound: timeline.sounds[Int(sound)], lateFrames: late, offFrames: off, at: at)]
-        case .sessionEnded:
-            return feed(.sessionEnded, from: .audio)
-        case .finished:
-            // Played time is the session clock less the stretches skipped over.
-            return feed(.finished(playedFrames: event.sessionFrame - skippedFrames), from: .audio)
+            return feed(event) + [.cue(sound: timeline.sounds[Int(sound)], lateFrames: late, offFrames: off, at: at)]
+        case .sessionEnded, .finished:
+            return feed(event)
         case .paused:
             clockRunning = false
             breakTimingChain()
@@ -414,6 +410,12 @@ final class LiveSession<Engine: SessionEngine> {
         case .voiceStolen:
             return []
         }
+    }
+
+    /// Feeds the state machine what a renderer's event means to it (`RenderEvent.sessionInput`;
+    /// played time is the session clock less the stretches skipped over).
+    private func feed(_ event: RenderEvent) -> [LiveNotice] {
+        event.sessionInput(skippedFrames: skippedFrames).map { feed($0, from: .audio) } ?? []
     }
 
     /// Audio was lost, paused or skipped: the next cue starts a new chain of intervals.

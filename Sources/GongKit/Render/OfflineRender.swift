@@ -101,18 +101,9 @@ public enum OfflineRender {
             written += Int64(produced)
             for index in 0..<events.count {
                 let event = events[index]
-                switch event.kind {
-                case .phaseBegan(let phase, let cycle):
-                    try feed(.phaseBegan(phase: Int(phase), cycle: Int(cycle)))
-                case .cueStarted(let sound, let scheduled):
-                    try feed(.cuePlayed(lateFrames: event.sessionFrame - scheduled))
+                if let input = event.sessionInput() { try feed(input) }
+                if case .cueStarted(let sound, let scheduled) = event.kind {
                     cues.append((event.sessionFrame, scheduled, plan.timeline.sounds[Int(sound)]))
-                case .sessionEnded:
-                    try feed(.sessionEnded)
-                case .finished:
-                    try feed(.finished(playedFrames: event.sessionFrame))
-                default:
-                    break
                 }
             }
             events.removeAll()

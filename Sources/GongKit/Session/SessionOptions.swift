@@ -11,6 +11,8 @@ public enum SessionLimits {
     public static let channelsAllowed = "1 or 2"
     public static let latencyMs: ClosedRange<Double> = 1...2000
     public static let latencyAllowed = "1 to 2000 ms"
+    /// Each route's default latency, in words (`BufferDefaults`).
+    public static let latencyDefaults = BufferDefaults.described
     public static let periodFrames = 16...65536
     public static let periodAllowed = "16 to 65536 frames"
     /// Frames rendered at a time into a file; the result is the same for any size.

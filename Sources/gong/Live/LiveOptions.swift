@@ -35,7 +35,7 @@ struct LiveOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Output latency in milliseconds (default: 500 in four periods through gong's PulseAudio client, which takes back what a key press changes; 150 in three through ALSA, where a key press waits for the buffer). Cues land on their frame at any latency; a longer buffer costs fewer wake-ups and survives a busier machine.",
+            "Output latency in milliseconds (default: \(SessionLimits.latencyDefaults)). Cues land on their frame at any latency; a longer buffer costs fewer wake-ups and survives a busier machine.",
             valueName: "MS"))
     var latency: Double?
 
@@ -59,7 +59,7 @@ struct LiveOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Take commands as JSON lines: stdin (replies on stdout; keys then come from the terminal, if there is one), or socket (at $XDG_RUNTIME_DIR/gong/PID.sock, for gong ctl). See README, Embedding.",
+            "Take commands as JSON lines: stdin (replies on stdout; keys then come from the terminal, if there is one), or socket (at $XDG_RUNTIME_DIR/gong/PID.sock, for gong ctl). See docs/embedding.md.",
             valueName: "stdin|socket"))
     var control: ControlMode?
 
