@@ -298,6 +298,7 @@ import Testing
         SessionEvent(.priorityRefused(priority: .realtime, message: "Operation not permitted")),
         SessionEvent(.ignored(command: .resume, state: .active)),
         SessionEvent(.internalError(input: .finished, state: .paused)),
+        SessionEvent(.eventsLost(count: 5)),
         SessionEvent(.failed(message: "the audio stopped")),
         SessionEvent(.finished(report))
     ]

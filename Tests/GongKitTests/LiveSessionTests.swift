@@ -424,6 +424,22 @@ import Testing
 
     // MARK: Commands that do not apply
 
+    /// Events the audio side had no room for are told, with their count, as a line of their
+    /// own: the reader learns that what it was told is incomplete.
+    @Test func eventsTheAudioSideLostAreToldWithTheirCount() throws {
+        // Pulled by nobody: the test is the audio side, the event ring's one producer.
+        let session = try LiveSession<PullEngine>(
+            pattern: Self.pattern, bank: shippedBank, masterGainDB: 0, interactive: false, pullingAt: 48000,
+            channels: 2)
+        _ = session.start()
+        #expect(session.engine.events.tryPush(.eventsDropped(count: 7)))
+        let notices = session.poll()
+        #expect(notices == [.eventsLost(count: 7)], "\(notices)")
+        let line = try #require(notices.first.flatMap { SessionEvent($0, pattern: "p") }).jsonLine()
+        #expect(line.contains(#""type":"eventsLost""#) && line.contains(#""count":7"#), "\(line)")
+        session.abandon()
+    }
+
     @Test func aCommandTheSessionDoesNotTakeIsReportedNotDropped() throws {
         let devices = Devices()
         let session = try DeviceSession<FaultInjectingPCM>(

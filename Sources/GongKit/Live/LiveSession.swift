@@ -41,6 +41,9 @@ enum LiveNotice: Equatable, Sendable {
     /// The audio side reported something the state machine does not accept in its state: a
     /// bug, said rather than dropped.
     case internalError(InvalidTransition)
+    /// The audio side found its event ring full (this side fell behind taking them) and lost
+    /// `count` events just before the next one it could hand over.
+    case eventsLost(count: Int)
 
     /// True for `paused`, whatever its moment.
     var isPaused: Bool { if case .paused = self { true } else { false } }
@@ -363,8 +366,8 @@ final class LiveSession<Engine: SessionEngine> {
             return [.internalError(stranded)] + feed(.fail(SessionFailure(.fatal, message)), from: .audio) + [
                 .failed(message: message)
             ]
-        case .eventsDropped:
-            return []
+        case .eventsDropped(let count):
+            return [.eventsLost(count: Int(count))]
         }
     }
 

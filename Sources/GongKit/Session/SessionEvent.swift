@@ -61,6 +61,9 @@ public struct SessionEvent: Sendable, Equatable {
         /// The audio side reported something the session does not accept in its state: a bug,
         /// said rather than dropped.
         case internalError(input: SessionInput.Kind, state: SessionState.Kind)
+        /// The audio side had no room to hand over `count` events (this side fell behind
+        /// taking them), just before the next one: what was said of the session is incomplete.
+        case eventsLost(count: Int)
         /// The session cannot go on.
         case failed(message: String)
         /// The session is over; always the last event.
@@ -93,6 +96,7 @@ public struct SessionEvent: Sendable, Equatable {
         case .priorityRefused: "priorityRefused"
         case .ignored: "ignored"
         case .internalError: "internalError"
+        case .eventsLost: "eventsLost"
         case .failed: "failed"
         case .finished: "finished"
         }
@@ -102,8 +106,8 @@ public struct SessionEvent: Sendable, Equatable {
     public static let allTypes = [
         "started", "firstFrameAudible", "phaseBegan", "cue", "paused", "resumed", "skipped", "stopping", "gainChanged",
         "xrun",
-        "suspendRecovered", "deviceLost", "deviceBack", "priorityRefused", "ignored", "internalError", "failed",
-        "finished"
+        "suspendRecovered", "deviceLost", "deviceBack", "priorityRefused", "ignored", "internalError", "eventsLost",
+        "failed", "finished"
     ]
 
     public var isFinished: Bool { if case .finished = kind { true } else { false } }
@@ -123,7 +127,7 @@ extension SessionEvent: Codable {
         case schema, type, frame, audible
         case pattern, device, rate, channels, format, latencyMs
         case phase, cycle, cycles, seconds, sound, lateFrames, offFrames
-        case decibels, lostFrames, paused, resumed, message, priority, command, state, input
+        case decibels, lostFrames, paused, resumed, message, priority, command, state, input, count
     }
 
     /// A line whose `schema` this build does not read.
@@ -164,6 +168,7 @@ extension SessionEvent: Codable {
             try c.encode(command.rawValue, forKey: .command); try c.encode(state.rawValue, forKey: .state)
         case .internalError(let input, let state):
             try c.encode(input.rawValue, forKey: .input); try c.encode(state.rawValue, forKey: .state)
+        case .eventsLost(let count): try c.encode(count, forKey: .count)
         case .finished(let report):
             try report.encode(to: encoder)
         }
@@ -211,6 +216,7 @@ extension SessionEvent: Codable {
         case "priorityRefused": kind = .priorityRefused(priority: try named(.priority), message: try string(.message))
         case "ignored": kind = .ignored(command: try named(.command), state: try named(.state))
         case "internalError": kind = .internalError(input: try named(.input), state: try named(.state))
+        case "eventsLost": kind = .eventsLost(count: try c.decode(Int.self, forKey: .count))
         case "failed": kind = .failed(message: try string(.message))
         case "finished": kind = .finished(try SessionReport(from: decoder))
         default:
@@ -257,6 +263,7 @@ extension SessionEvent {
             guard let command = SessionCommand.Name(refusal.input) else { return nil }
             self.init(.ignored(command: command, state: refusal.from))
         case .internalError(let refusal): self.init(.internalError(input: refusal.input, state: refusal.from))
+        case .eventsLost(let count): self.init(.eventsLost(count: count))
         }
     }
 }

@@ -42,6 +42,9 @@ enum NoticeFormat {
         case .internalError(let input, let state):
             text =
                 "internal error: the audio reported \(input.rawValue) while the session was \(state.rawValue), which it does not accept (please report this)"
+        case .eventsLost(let count):
+            text =
+                "\(count) events from the audio were lost (this side fell behind taking them); what is shown is incomplete"
         }
         return "\(time) \(pattern): \(text)"
     }
