@@ -198,8 +198,8 @@ final class LiveSession<Engine: SessionEngine> {
         return notices
     }
 
-    /// Sets the master gain; the renderer fades there over `SessionRenderer.rampSeconds` (a device that takes back
-    /// plays it at once, any other after what it holds).
+    /// Sets the master gain; the renderer fades there over `SessionRenderer.rampSeconds` (a
+    /// device that takes back plays it at once, any other after what it holds).
     @discardableResult
     func setGain(decibels: Double) -> Bool {
         guard hasRoomForCommand else { return false }

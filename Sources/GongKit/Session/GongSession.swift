@@ -16,8 +16,8 @@ import GongCore
 ///   stream ends early); the session never waits for anyone.
 /// - Commands: `send` from any thread or task; each is taken or refused at once.
 /// - The last reference: when it goes away while the session plays, the session halts (fades out
-///   over `SessionRenderer.rampSeconds`, cutting tails), its device is closed once the audio thread has ended, and
-///   every event stream ends with `finished`. Dropping it never blocks.
+///   over `SessionRenderer.rampSeconds`, cutting tails), its device is closed once the audio
+///   thread has ended, and every event stream ends with `finished`. Dropping it never blocks.
 /// - Pulled by a host (`init(pattern:options:pulling:bank:)`): no device and no audio thread;
 ///   the host's own audio callback calls `render(into:frames:heardAt:)` for each buffer, and
 ///   events, commands, status and report work as above.
