@@ -383,8 +383,10 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
             "intervals \(intervals); gong's account: \(finished)")
         // gong never claims more than was heard: a recording off its frames is never "onFrame".
         // Of an exact recording gong's own client says what its reports can confirm: on
-        // PulseAudio, whose reports agree within a millisecond, every cue on its frame; on
-        // PipeWire, whose reports vary by a few, that they are too rough to confirm the frame.
+        // PulseAudio, whose reports agree within a millisecond on a calm machine, every cue on its
+        // frame — or, when a busy one puts them further apart (two busy loops: 1.05 ms once),
+        // that they are too rough to confirm it, still well inside the 8 ms within which the
+        // client takes them as honest; on PipeWire, whose reports vary by a few, the latter.
         let verdict = finished["heard"] as? String
         // PipeWire's own stream is timed by the graph's clock, and gong must confirm it
         // (`onFrame`). The recorder, parec through pipewire-pulse, is itself no better than
@@ -400,10 +402,10 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
             #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)")
         }
         if route == .pulseClient {
+            let jitterMs = finished["jitterMs"] as? Double ?? .infinity
+            let rough = verdict == "roughReports" && (server == .pipeWire || jitterMs < 8)
             #expect(
-                verdict == "onFrame"
-                    || (server == .pipeWire
-                        && (verdict == "roughReports" || (verdict == "offFrame" && !slips.isEmpty))),
+                verdict == "onFrame" || rough || (server == .pipeWire && verdict == "offFrame" && !slips.isEmpty),
                 "\(finished)")
         }
         #expect(events.all("cue").allSatisfy { $0["offFrames"] == nil } || verdict != "onFrame", "\(events.all("cue"))")
