@@ -502,18 +502,21 @@ final class JackRecorder {
         #expect(result.status == 0, "\(result.stderr)")
         let events = GongEvents(result.stdout)
         let finished = try #require(events.finished, "\(result.stdout)")
-        // PipeWire's JACK lost a cycle once in three clean runs (2026-11-25): gong must then count
-        // it, and neither claim the frame nor hide the interval it moved; otherwise exact.
+        // PipeWire's JACK runs cycles without gong now and then (8 of 256 frames in 30 s of an
+        // idle clean run, 2026-11-25): gong counts each to the frame and says `audioLost`, and
+        // every recorded interval is still the schedule (or, where the graph skipped the cycles
+        // for the recorder too, the schedule less exactly what gong told it lost), never claimed
+        // as on its frame.
         let xruns = finished["xruns"] as? Int ?? -1
-        #expect(finished["cycles"] as? Int == 10 && (0...1).contains(xruns), "\(finished)")
+        #expect(finished["cycles"] as? Int == 10 && xruns == events.losses.count, "\(finished)")
         let heard = onsets(in: recording)
         #expect(heard.count == 10, "10 woodblocks heard, not \(heard.count)")
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
-        let slips = intervals.filter { $0 != 144_000 }
+        let slips = LivePulseTests.unexplained(intervals, events: events, cues: 10)
         #expect(
             intervals.count == 9 && slips.count <= 1
-                && (xruns == 1 || slips.allSatisfy { SoundServer.pipeWire.isServersOwnSlip(frames: $0 - 144_000) }),
-            "intervals \(intervals); gong's account: \(finished)")
+                && slips.allSatisfy { SoundServer.pipeWire.isServersOwnSlip(frames: $0 - 144_000) },
+            "intervals \(intervals), gong lost \(events.losses); gong's account: \(finished)")
         if !slips.isEmpty || xruns > 0 { #expect(finished["heard"] as? String != "onFrame", "\(finished)") }
         print("pw-jack: heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
     }

@@ -420,8 +420,8 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     /// monitor recorded none of them either, and an interval is then the schedule less exactly
     /// what gong told it lost within it (`GongEvents.intervalsSkippingLosses`); when gong's
     /// stream alone missed them, the recording went on and the interval is the schedule.
-    static func unexplained(_ intervals: [Int], events: GongEvents) -> [Int] {
-        let skipping = events.intervalsSkippingLosses(cueFrames: (0..<20).map { 48000 + $0 * 144_000 })
+    static func unexplained(_ intervals: [Int], events: GongEvents, cues: Int = 20) -> [Int] {
+        let skipping = events.intervalsSkippingLosses(cueFrames: (0..<cues).map { 48000 + $0 * 144_000 })
         return zip(intervals, skipping).filter { $0 != 144_000 && $0 != $1 }.map(\.0)
     }
 
