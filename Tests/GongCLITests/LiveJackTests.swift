@@ -193,7 +193,7 @@ final class JackRecorder {
         #expect(finished["cycles"] as? Int == 20 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
         #expect(finished["xruns"] as? Int == events.losses.count, "\(finished)")
         #expect(finished["cues"] as? Int == 20, "\(finished)")
-        let cueFrames = (0..<20).map { 48000 + $0 * 144_000 }
+        let cueFrames = LivePulseTests.cueFrames(20)
         #expect(events.all("cue").compactMap { $0["frame"] as? Int } == cueFrames, "\(events.all("cue"))")
         let heard = onsets(in: recording)
         #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count) (jack_rec: \(said))")
@@ -271,7 +271,7 @@ final class JackRecorder {
         // Each interval is the schedule less what gong counted lost within it: across the gap,
         // the stop; elsewhere nothing (or what a busy machine cost, counted as well).
         #expect(
-            intervals == events.intervalsSkippingLosses(cueFrames: (0..<6).map { 48000 + $0 * 144_000 }),
+            intervals == events.intervalsSkippingLosses(cueFrames: LivePulseTests.cueFrames(6)),
             "intervals \(intervals), gong lost \(events.losses); gong's account \(finished)")
         let audible = events.all("cue").compactMap { $0["audible"] as? Double }
         let audibleAcross = audible.count == 6 ? audible[2] - audible[1] : 0

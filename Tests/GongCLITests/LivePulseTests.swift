@@ -328,6 +328,10 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
 }
 
 @Suite(.serialized) struct LivePulseTests {
+    /// Where `pattern(in:duration:)` schedules its first `count` cues, in session frames at
+    /// 48 kHz: after the 1 s warm-up, every 3 s.
+    static func cueFrames(_ count: Int) -> [Int] { (0..<count).map { 48000 + $0 * 144_000 } }
+
     static func pattern(in scratch: ScratchDirectory, duration: String) throws -> String {
         let path = scratch.file("ticks.toml")
         try """
@@ -371,7 +375,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
             finished["xruns"] as? Int == events.losses.count && (losesCounted || events.losses.isEmpty), "\(finished)")
         #expect(finished["cues"] as? Int == 20 && finished["maxCueLatenessFrames"] as? Int == 0, "\(finished)")
         #expect(
-            events.all("cue").compactMap { $0["frame"] as? Int } == (0..<20).map { 48000 + $0 * 144_000 },
+            events.all("cue").compactMap { $0["frame"] as? Int } == Self.cueFrames(20),
             "\(events.all("cue"))")
         let heard = onsets(in: recording)
         #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count)")
@@ -421,7 +425,7 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
     /// what gong told it lost within it (`GongEvents.intervalsSkippingLosses`); when gong's
     /// stream alone missed them, the recording went on and the interval is the schedule.
     static func unexplained(_ intervals: [Int], events: GongEvents, cues: Int = 20) -> [Int] {
-        let skipping = events.intervalsSkippingLosses(cueFrames: (0..<cues).map { 48000 + $0 * 144_000 })
+        let skipping = events.intervalsSkippingLosses(cueFrames: cueFrames(cues))
         return zip(intervals, skipping).filter { $0 != 144_000 && $0 != $1 }.map(\.0)
     }
 
