@@ -261,9 +261,8 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         /// the clock expected. Devices without timestamps (unpaced ones) lose a period by
         /// convention.
         func noteRecoveredUnderrun(_ renderEvents: inout RenderEventBuffer) {
-            if silenceCounted != nil {
-                return
-            } else if clock.originNanoseconds == nil {
+            guard silenceCounted == nil else { return }
+            if clock.originNanoseconds == nil {
                 reportUnderrun(lostFrames: Int64(periodFrames), heard: 0, renderEvents: &renderEvents)
             } else {
                 clock.noteReportedUnderrun()
