@@ -77,7 +77,7 @@ import Testing
         let marker = [Float](repeating: 0.25, count: 1000)
         #expect(fixture.cache.store(marker, channels: 1, for: try fixture.key()))
         let prepared = try prepareSound(path: fixture.sound, outputRate: 44100, outputChannels: 2, cache: fixture.cache)
-        #expect(prepared.samples == marker && prepared.frames == 1000 && prepared.channels == 1)
+        #expect(Array(prepared.samples) == marker && prepared.frames == 1000 && prepared.channels == 1)
     }
 
     @Test func aChangedFileMissesAndIsConvertedAfresh() throws {
@@ -109,7 +109,9 @@ import Testing
         _ = try prepareSound(path: fixture.sound, outputRate: 48000, outputChannels: 2, cache: fixture.cache)
         let cached = try #require(fixture.cache.load(try fixture.key(rate: 48000)))
         let prepared = try prepareSound(path: fixture.sound, outputRate: 48000, outputChannels: 2, cache: fixture.cache)
-        #expect(cached.samples == decoded.samples && prepared.samples == decoded.samples && prepared.frames == 24000)
+        #expect(
+            Array(cached.samples) == decoded.samples && Array(prepared.samples) == decoded.samples
+                && prepared.frames == 24000)
     }
 
     /// Ways an entry on disk can be wrong, each applied to a good entry's bytes.

@@ -126,6 +126,42 @@ import Testing
         for (rendered, original) in zip(samples, sound) { #expect(abs(rendered - original * 0.1) < 1e-6) }
     }
 
+    /// The renderer plays from the sound's own memory, not a copy, and keeps it alive after the
+    /// caller has let go of it; the memory is given back when the renderer goes.
+    @Test func theRendererPlaysTheSoundsOwnSamplesAndHoldsThemWhileItLives() throws {
+        let pattern = Pattern(name: "held", phases: [Phase("a", length: 1, cue: Cue("x"))], length: .cycles(1))
+        let timeline = try Timeline(pattern: pattern, sampleRate: 8000)
+        let original = Self.tail(frames: 700, level: 0.5)
+        weak var held: SoundSamples?
+        var renderer: SessionRenderer
+        do {
+            let samples = SoundSamples(original)
+            held = samples
+            renderer = SessionRenderer(
+                timeline: timeline, sounds: [RenderSound(samples: samples, channels: 1)], channels: 1)
+        }
+        #expect(held != nil, "the renderer holds the sound")
+        var output: [Float] = []
+        renderSession(&renderer, blockFrames: 64) { block, _ in output.append(contentsOf: block) }
+        #expect(Array(output.prefix(original.count)) == original)
+        _ = consume renderer
+        #expect(held == nil, "and lets it go with itself")
+    }
+
+    @Test func aSoundWhoseFillFailsIsNoSound() {
+        var offered = 0
+        #expect(
+            SoundSamples(count: 10) {
+                offered = $0.count; return false
+            } == nil)
+        #expect(offered == 10)
+        let filled = SoundSamples(count: 3) { buffer in
+            for index in buffer.indices { buffer[index] = Float(index) }
+            return true
+        }
+        #expect(filled.map(Array.init) == [0, 1, 2])
+    }
+
     @Test func moreOverlappingSoundsThanVoicesStealsTheOldestAndSaysSo() throws {
         let pattern = Pattern(
             name: "crowd", phases: [Phase("a", length: Rational(1, 4)!, cue: Cue("x"))], length: .cycles(80))

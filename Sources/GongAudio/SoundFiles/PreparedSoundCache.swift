@@ -1,4 +1,5 @@
 import Foundation
+import GongCore
 
 #if canImport(Glibc)
     import Glibc
@@ -42,7 +43,7 @@ public struct PreparedSoundCache: Sendable {
 
     /// The samples stored for `key` (interleaved, `channels` per frame), or nil when there is no
     /// entry or it is not one this build of gong wrote for exactly this key.
-    public func load(_ key: Key) -> (samples: [Float], channels: Int)? {
+    public func load(_ key: Key) -> (samples: SoundSamples, channels: Int)? {
         guard Self.samplesAreLittleEndian else { return nil }
         let descriptor = open(entryPath(for: key), O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
@@ -57,14 +58,12 @@ public struct PreparedSoundCache: Sendable {
             Int(status.st_size) == EntryHeader.size + header.sampleCount * MemoryLayout<Float>.size
         else { return nil }
 
-        var complete = false
-        let samples = [Float](unsafeUninitializedCapacity: header.sampleCount) { buffer, initialized in
+        // Read straight into the memory the session will play from: no copy after this one.
+        let samples = SoundSamples(count: header.sampleCount) { buffer in
             let bytes = UnsafeMutableRawBufferPointer(buffer)
-            complete = readFully(descriptor, bytes) && XXHash64.hash(UnsafeRawBufferPointer(bytes)) == header.checksum
-            if !complete { bytes.initializeMemory(as: UInt8.self, repeating: 0) }
-            initialized = header.sampleCount
+            return readFully(descriptor, bytes) && XXHash64.hash(UnsafeRawBufferPointer(bytes)) == header.checksum
         }
-        return complete ? (samples, header.channels) : nil
+        return samples.map { ($0, header.channels) }
     }
 
     /// Stores `samples` for `key`, replacing any entry there. Returns whether it was written;

@@ -15,7 +15,7 @@ public struct DecodedSound: Sendable {
 /// mono (the mixer plays it on every channel, which halves the memory a bank of long gongs
 /// takes); a stereo one has the output's channel count.
 public struct PreparedSound: Sendable {
-    public var samples: [Float]
+    public var samples: SoundSamples
     public var frames: Int
     public var channels: Int
     public var path: String
@@ -115,7 +115,8 @@ public func prepareSound(
     if let cache, let key {
         cache.store(samples, channels: channels, for: key)
     }
-    return PreparedSound(samples: samples, frames: samples.count / channels, channels: channels, path: path)
+    return PreparedSound(
+        samples: SoundSamples(samples), frames: samples.count / channels, channels: channels, path: path)
 }
 
 /// Mono becomes both channels; stereo becomes mono by averaging, which keeps a sound panned

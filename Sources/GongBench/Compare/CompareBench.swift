@@ -69,7 +69,8 @@ public struct CompareBench: Sendable {
         // One cue and its ring-out, nothing more: paplay's time to play it is the cue's own.
         let oneCue = Pattern(
             name: "cue", phases: [Phase("cue", length: Rational(1, 4)!, cue: Cue(sound))], length: .cycles(1))
-        let template = try SessionPlan(pattern: oneCue, sampleRate: rate, channels: 1, bank: bank).sounds[0].samples
+        let template = Array(
+            try SessionPlan(pattern: oneCue, sampleRate: rate, channels: 1, bank: bank).sounds[0].samples)
         let cueFile = scratch.appendingPathComponent("cue.wav").path
         try render(oneCue, to: cueFile, bank: bank)
         let sessionFile = scratch.appendingPathComponent("session.wav").path

@@ -17,11 +17,12 @@ public struct SessionRenderer: ~Copyable {
     public let voiceCapacity: Int
 
     private let events: UnsafeMutableBufferPointer<TimelineEvent>
-    /// Every sound's samples in one allocation; sound `i` starts at `soundOffsets[i]` (in
-    /// samples) and lasts `soundFrames[i]` frames. Mono sounds stay mono here: a bank of gongs
-    /// is tens of megabytes, and doubling it for stereo would cost memory and start-up time.
-    private let samplePool: UnsafeMutablePointer<Float>
-    private let soundOffsets: UnsafeMutableBufferPointer<Int>
+    /// The sounds' samples, held so their memory lives as long as the renderer; it is read only
+    /// through `soundStarts`, so rendering touches no reference count. Sound `i` starts at
+    /// `soundStarts[i]` and lasts `soundFrames[i]` frames. Mono sounds stay mono here: a bank of
+    /// gongs is tens of megabytes, and doubling it for stereo would cost memory and start-up time.
+    private let soundSamples: [SoundSamples]
+    private let soundStarts: UnsafeMutableBufferPointer<UnsafePointer<Float>>
     private let soundFrames: UnsafeMutableBufferPointer<Int>
     /// 1 for a mono sound (played on every output channel), else the output's channel count.
     private let soundChannels: UnsafeMutableBufferPointer<Int>
@@ -103,25 +104,18 @@ public struct SessionRenderer: ~Copyable {
         _ = events.initialize(from: timeline.events)
         endEventIndex = timeline.events.firstIndex { $0.frame == timeline.plannedEndFrame } ?? timeline.events.count - 1
 
-        let totalSamples = soundData.reduce(0) { $0 + $1.samples.count }
-        let pool = UnsafeMutablePointer<Float>.allocate(capacity: max(1, totalSamples))
-        soundOffsets = .allocate(capacity: max(1, soundData.count))
+        soundSamples = soundData.map(\.samples)
+        soundStarts = .allocate(capacity: max(1, soundData.count))
         soundFrames = .allocate(capacity: max(1, soundData.count))
         soundChannels = .allocate(capacity: max(1, soundData.count))
-        var offset = 0
         for (index, sound) in soundData.enumerated() {
             precondition(
                 sound.channels == 1 || sound.channels == channels, "a sound is mono or has the output's channel count")
             precondition(sound.samples.count % sound.channels == 0, "sound buffers hold whole frames")
-            sound.samples.withUnsafeBufferPointer { source in
-                if let base = source.baseAddress { (pool + offset).initialize(from: base, count: source.count) }
-            }
-            soundOffsets.initializeElement(at: index, to: offset)
+            soundStarts.initializeElement(at: index, to: sound.samples.buffer.baseAddress.unsafelyUnwrapped)
             soundFrames.initializeElement(at: index, to: sound.frames)
             soundChannels.initializeElement(at: index, to: sound.channels)
-            offset += sound.samples.count
         }
-        samplePool = pool
         voices = .allocate(capacity: voiceCapacity)
         voices.initialize(repeating: Voice(sound: 0, position: 0, gain: 0))
 
@@ -140,8 +134,7 @@ public struct SessionRenderer: ~Copyable {
     }
 
     deinit {
-        samplePool.deallocate()
-        soundOffsets.deallocate()
+        soundStarts.deallocate()
         soundFrames.deallocate()
         soundChannels.deallocate()
         events.deallocate()
@@ -342,8 +335,7 @@ public struct SessionRenderer: ~Copyable {
     private mutating func mixVoices(into destination: UnsafeMutablePointer<Float>, frames: Int) {
         // Locals, not `self.` in the loop: plain pointers the optimiser keeps in registers.
         let voiceList = voices.baseAddress.unsafelyUnwrapped
-        let pool = samplePool
-        let offsets = soundOffsets.baseAddress.unsafelyUnwrapped
+        let starts = soundStarts.baseAddress.unsafelyUnwrapped
         let lengths = soundFrames.baseAddress.unsafelyUnwrapped
         let soundChannelCounts = soundChannels.baseAddress.unsafelyUnwrapped
         let channelCount = channels
@@ -354,20 +346,20 @@ public struct SessionRenderer: ~Copyable {
             let count = min(frames, lengths[sound] - voice.position)
             let voiceGain = voice.gain
             if soundChannelCounts[sound] == channelCount {
-                let source = pool + offsets[sound] + voice.position * channelCount
+                let source = starts[sound] + voice.position * channelCount
                 for sample in 0..<(count * channelCount) {
                     destination[sample] += source[sample] * voiceGain
                 }
             } else if channelCount == 2 {
                 // A mono sound on both channels: the same sum as mixing a duplicated buffer.
-                let source = pool + offsets[sound] + voice.position
+                let source = starts[sound] + voice.position
                 for frame in 0..<count {
                     let value = source[frame] * voiceGain
                     destination[2 * frame] += value
                     destination[2 * frame + 1] += value
                 }
             } else {
-                let source = pool + offsets[sound] + voice.position
+                let source = starts[sound] + voice.position
                 for frame in 0..<count {
                     let value = source[frame] * voiceGain
                     for channel in 0..<channelCount {
@@ -558,12 +550,17 @@ public struct RenderEventBuffer: ~Copyable {
 /// A sound as the renderer takes it: interleaved samples at the timeline's rate, mono or with
 /// the output's channel count.
 public struct RenderSound: Sendable {
-    public var samples: [Float]
+    public var samples: SoundSamples
     public var channels: Int
 
-    public init(samples: [Float], channels: Int) {
+    public init(samples: SoundSamples, channels: Int) {
         self.samples = samples
         self.channels = channels
+    }
+
+    /// A sound made from an array (a copy of it).
+    public init(samples: [Float], channels: Int) {
+        self.init(samples: SoundSamples(samples), channels: channels)
     }
 
     public var frames: Int { samples.count / channels }
