@@ -25,7 +25,8 @@ import json, os, resource, signal, subprocess, sys, tempfile, time
 from array import array
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GONG = os.path.join(ROOT, ".build/release/gong")
+# gong as `make build` makes it (the binary people run); run `make build` first.
+GONG = os.path.join(ROOT, subprocess.run(["make", "-s", "gong-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip())
 PIPEWIRE_RUNTIME = os.environ.get("GONG_PIPEWIRE_RUNTIME", "/tmp/gong-test-pipewire")
 
 

@@ -15,11 +15,12 @@ Usage: bench/first-frame.py [--runs N] [--pattern NAME]   (defaults: 5 runs, box
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GONG = os.path.join(ROOT, ".build/release/gong")
 runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 5
 pattern = sys.argv[sys.argv.index("--pattern") + 1] if "--pattern" in sys.argv else "box"
 
-subprocess.run(["swift", "build", "-c", "release", "--product", "gong"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+# gong as `make build` makes it: the binary people run.
+subprocess.run(["make", "--no-print-directory", "build"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+GONG = os.path.join(ROOT, subprocess.run(["make", "-s", "gong-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip())
 if subprocess.run(["pactl", "info"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
     subprocess.run([os.path.join(ROOT, "scripts/test-pulse.sh")], check=True)
 cache = tempfile.mkdtemp(prefix="gong-first-frame-cache-")

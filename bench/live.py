@@ -18,7 +18,6 @@ ratio is reported)
 import json, os, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GONG = os.path.join(ROOT, ".build/release/gong")
 def option(name, default):
     return float(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
 minutes = option("--minutes", 10.0)
@@ -32,7 +31,9 @@ if server == "pipewire":
     address = subprocess.run([os.path.join(ROOT, "scripts/test-pipewire.sh")], check=True, capture_output=True, text=True).stdout.strip()
     env["PULSE_SERVER"] = address.splitlines()[-1]
 
-subprocess.run(["swift", "build", "-c", "release", "--product", "gong"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+# gong as `make build` makes it: the binary people run.
+subprocess.run(["make", "--no-print-directory", "build"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+GONG = os.path.join(ROOT, subprocess.run(["make", "-s", "gong-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip())
 subprocess.run([os.path.join(ROOT, "scripts/test-pulse.sh")], check=True)
 scratch = tempfile.mkdtemp()
 

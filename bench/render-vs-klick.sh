@@ -7,8 +7,8 @@
 # a scratch cache: warm after hyperfine's warm-up run; one more run at 44.1 kHz empties it first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product gong >/dev/null
-GONG="$PWD/.build/release/gong"
+make --no-print-directory build >/dev/null
+GONG="$PWD/$(make -s gong-path)"
 DIR="$(mktemp -d)"
 trap 'rm -rf "$DIR"' EXIT
 export XDG_CACHE_HOME="$DIR/cache"
