@@ -150,10 +150,11 @@ import Testing
 
     @Test func aSoundWhoseFillFailsIsNoSound() {
         var offered = 0
-        #expect(
-            SoundSamples(count: 10) {
-                offered = $0.count; return false
-            } == nil)
+        let refused = SoundSamples(count: 10) { buffer in
+            offered = buffer.count
+            return false
+        }
+        #expect(refused == nil)
         #expect(offered == 10)
         let filled = SoundSamples(count: 3) { buffer in
             for index in buffer.indices { buffer[index] = Float(index) }
