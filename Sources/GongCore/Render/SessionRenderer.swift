@@ -7,8 +7,9 @@
 /// limiter advance one frame at a time.
 ///
 /// After `init`, `render` and `apply` allocate nothing, take no locks and touch no reference
-/// counts: all memory (events, sounds, voices) is owned here through unsafe pointers. That is
-/// also why the type is `~Copyable` — one owner, freed once.
+/// counts: events and voices are owned here through unsafe pointers, and the sounds are read
+/// through plain pointers into `SoundSamples` the renderer holds for its life. That is also why
+/// the type is `~Copyable` — one owner, freed once.
 public struct SessionRenderer: ~Copyable {
     public let channels: Int
     public let sampleRate: Int
