@@ -1,4 +1,5 @@
 import Foundation
+import GongAudio
 import Testing
 
 /// A sound server the live tests play through, each with a null sink named gong_test whose
@@ -407,7 +408,8 @@ func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 480
         }
         if route == .pulseClient {
             let jitterMs = finished["jitterMs"] as? Double ?? .infinity
-            let rough = verdict == "roughReports" && (server == .pipeWire || jitterMs < 8)
+            let clientBoundMs = Double(PulsePCM.reportJitterNanoseconds) / 1e6
+            let rough = verdict == "roughReports" && (server == .pipeWire || jitterMs < clientBoundMs)
             #expect(
                 verdict == "onFrame" || rough || (server == .pipeWire && verdict == "offFrame" && !slips.isEmpty),
                 "\(finished)")
