@@ -189,7 +189,11 @@ import Testing
             if peak == 0 {
                 limiter = 1
             } else {
-                if limiter < 1 { limiter = min(1, limiter + (1 - limiter) * release) }
+                if limiter < 1 {
+                    // Recovered once a step no longer moves it (it would stop a rounding step short of 1).
+                    let next = limiter + (1 - limiter) * release
+                    limiter = next > limiter ? min(1, next) : 1
+                }
                 if peak * limiter > SessionRenderer.ceiling { limiter = SessionRenderer.ceiling / peak }
             }
             if limiter != 1 { for channel in 0..<channels { output[frame * channels + channel] *= limiter } }
@@ -225,6 +229,30 @@ import Testing
             let peak = samples.map(abs).max() ?? 0
             #expect(peak > 0.9 && peak <= SessionRenderer.ceiling + 1e-6, "the limiter engaged and held the ceiling")
         }
+    }
+
+    /// After limiting, the gain comes all the way back: a long tail that never falls silent is
+    /// played at exactly the master gain once the limiter has recovered. (The recovery step used
+    /// to round away a little short of 1, about −0.001 dB, and then every later frame of the
+    /// tail took the limiter's frame-by-frame path for nothing.)
+    @Test func theLimiterRecoversFullyUnderAToneThatNeverFallsSilent() throws {
+        let pattern = Pattern(
+            name: "burst", phases: [Phase("a", length: Rational(4), cue: Cue("x"))], length: .cycles(1))
+        let rate = 8000
+        let timeline = try Timeline(pattern: pattern, sampleRate: rate)
+        // A burst far over the ceiling, then three seconds of a quiet tone that is never zero.
+        let sound: [Float] = (0..<(4 * rate)).map { (i: Int) -> Float in
+            i < 200 ? 0.9 : 0.01 * (1.5 + sinf(Float(i) * 0.05))
+        }
+        let gain = decibelsToGain(6)
+        let (samples, _) = Self.renderAll(timeline, sounds: [sound], blockFrames: 256, masterGainDB: 6)
+        let mix = Self.referenceMix(timeline, sounds: [sound], length: samples.count)
+        #expect(samples == Self.referenceLimiter(mix, channels: 1, gain: gain, rate: rate))
+        // The last second: the tone at the master gain exactly, the limiter long gone.
+        let lastSecond = (3 * rate)..<(4 * rate)
+        #expect(samples.count >= lastSecond.upperBound)
+        #expect(Array(samples[lastSecond]) == lastSecond.map { mix[$0] * gain })
+        #expect(samples[0..<200].allSatisfy { abs($0) <= SessionRenderer.ceiling + 1e-6 }, "the burst was limited")
     }
 
     /// Mono sounds stay mono in memory and play on every channel: the output is bit-identical to

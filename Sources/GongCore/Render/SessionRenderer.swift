@@ -377,6 +377,21 @@ public struct SessionRenderer: ~Copyable {
         }
     }
 
+    /// The largest magnitude among `count` samples. This scan runs over every sample a voice rings
+    /// in, so it is written for the vector unit: a float's magnitude is its bit pattern without
+    /// the sign, and for every float that is not NaN those patterns order as the magnitudes do,
+    /// so an integer maximum (which the compiler vectorizes, where a float one it may not) finds
+    /// exactly the largest |x|. A NaN sample reads as larger than any number and so takes the
+    /// caller's frame-by-frame path, as before.
+    @inline(__always)
+    private static func loudest(_ samples: UnsafePointer<Float>, count: Int) -> Float {
+        var loudest: UInt32 = 0
+        for index in 0..<count {
+            loudest = Swift.max(loudest, samples[index].bitPattern & 0x7FFF_FFFF)
+        }
+        return Float(bitPattern: loudest)
+    }
+
     /// Applies the gain ramp and the limiter, one frame at a time.
     ///
     /// The limiter reacts within the frame (gain drops to exactly what keeps the peak at the
@@ -394,12 +409,7 @@ public struct SessionRenderer: ~Copyable {
             // below would multiply by `gain` and leave the limiter at 1, so doing just that is
             // bit-identical (|x·g| = |x|·g exactly for g ≥ 0, and rounding keeps order).
             let count = frames * channels
-            var loudest: Float = 0
-            for index in 0..<count {
-                let level = abs(samples[index])
-                loudest = level > loudest ? level : loudest
-            }
-            if loudest * state.gain <= SessionRenderer.ceiling {
+            if SessionRenderer.loudest(samples, count: count) * state.gain <= SessionRenderer.ceiling {
                 if state.gain != 1 {
                     for index in 0..<count { samples[index] *= state.gain }
                 }
@@ -422,7 +432,11 @@ public struct SessionRenderer: ~Copyable {
                 state.limiterGain = 1
             } else {
                 if state.limiterGain < 1 {
-                    state.limiterGain = min(1, state.limiterGain + (1 - state.limiterGain) * limiterRelease)
+                    // Recovered once a step no longer moves it: the step rounds away a little short
+                    // of 1 (about −0.001 dB), and stopping there would keep every later frame of a
+                    // ringing tail on this frame-by-frame path.
+                    let recovered = state.limiterGain + (1 - state.limiterGain) * limiterRelease
+                    state.limiterGain = recovered > state.limiterGain ? min(1, recovered) : 1
                 }
                 if peak * state.limiterGain > SessionRenderer.ceiling {
                     state.limiterGain = SessionRenderer.ceiling / peak
