@@ -43,6 +43,27 @@ import Testing
         #expect(scratch.store.unfinished().snapshots == [newer])
     }
 
+    /// The directory is made when missing (the first write of all), and a directory that cannot
+    /// be made is a `mkdir` error naming the snapshot, not a crash or a silent loss.
+    @Test func theFirstWriteMakesTheDirectoryAndOneThatCannotBeMadeIsAnError() throws {
+        let scratch = Scratch()
+        #expect(!FileManager.default.fileExists(atPath: scratch.path))
+        let snapshot = Self.snapshot()
+        try scratch.store.write(snapshot)
+        #expect(scratch.store.unfinished().snapshots == [snapshot])
+
+        // A file where the directory should be.
+        let blocked = SnapshotStore(directory: scratch.path + "/blocker/sessions")
+        try Data("not a directory".utf8).write(to: URL(fileURLWithPath: scratch.path + "/blocker"))
+        #expect(throws: SnapshotError.self) { try blocked.write(snapshot) }
+        do {
+            try blocked.write(snapshot)
+        } catch {
+            #expect(error.path == blocked.path(for: snapshot.recordID))
+            #expect(error.operation == "open" || error.operation == "mkdir")
+        }
+    }
+
     @Test func aSnapshotOfARunningProcessIsNotUnfinished() throws {
         let scratch = Scratch()
         try scratch.store.write(Self.snapshot(processID: getpid()))

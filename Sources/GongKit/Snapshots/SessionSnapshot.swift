@@ -155,18 +155,26 @@ public struct SnapshotError: Error, Sendable, Equatable, CustomStringConvertible
 
 /// Writing a file whole or not at all.
 enum AtomicFile {
-    /// Temporary file beside it, written and synced; renamed over it; the directory synced so
-    /// the rename itself survives a power loss.
+    /// Temporary file beside it, written and synced; renamed over it. The directory is made only
+    /// when it is missing, and synced only when the name is new, so that the rename itself
+    /// survives a power loss: a rename over an existing file needs no sync of its own, since
+    /// whichever of the two files the name holds after a power loss was complete on disk (the
+    /// new one was synced before the rename). A session rewrites its snapshot every few seconds;
+    /// this keeps each rewrite to one sync.
     static func write(_ data: Data, to path: String, directory: String) throws(SnapshotError) {
         func failure(_ operation: String) -> SnapshotError {
             SnapshotError(path: path, operation: operation, code: errno)
         }
-        guard (try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)) != nil
-        else {
-            throw SnapshotError(path: path, operation: "mkdir", code: EACCES)
-        }
         let temporary = path + ".tmp-\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        var descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if descriptor < 0 && errno == ENOENT {
+            guard
+                (try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)) != nil
+            else {
+                throw SnapshotError(path: path, operation: "mkdir", code: EACCES)
+            }
+            descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        }
         guard descriptor >= 0 else { throw failure("open") }
         let written = data.withUnsafeBytes { bytes -> Bool in
             var offset = 0
@@ -184,11 +192,13 @@ enum AtomicFile {
             throw error
         }
         close(descriptor)
+        let replacing = access(path, F_OK) == 0
         guard rename(temporary, path) == 0 else {
             let error = failure("rename")
             unlink(temporary)
             throw error
         }
+        guard !replacing else { return }
         let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if folder >= 0 {
             fsync(folder)
