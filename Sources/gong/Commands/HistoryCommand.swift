@@ -19,7 +19,8 @@ struct HistoryCommand: ParsableCommand {
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Newest first, as a table, JSON or CSV.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "Newest first, as a table, JSON or CSV.")
 
         @Option(
             help: ArgumentHelp(
@@ -58,6 +59,7 @@ struct HistoryCommand: ParsableCommand {
 
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Read sessions from a CSV file written by gong history --csv.",
             discussion:
                 "A session already in the history (by its id) is replaced, not added twice. The file is read whole before anything is written: a bad line adds nothing."
@@ -85,6 +87,7 @@ struct HistoryCommand: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Record a session you sat without gong.",
             discussion: "Example: gong history add --pattern two-phase --at \"2026-11-23 07:00\" --length 20m")
 

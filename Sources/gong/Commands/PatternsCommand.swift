@@ -11,7 +11,8 @@ struct PatternsCommand: ParsableCommand {
     )
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List built-in and user patterns.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List built-in and user patterns.")
 
         func run() throws {
             let catalog = PatternCatalog(extraDirectories: (try? loadConfig())?.patternDirectories.value ?? [])
@@ -34,6 +35,7 @@ struct PatternsCommand: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show a pattern's phases, cues and timing, with any overrides applied.",
             discussion: "Example: gong patterns show two-phase --set meditation=20m")
 
