@@ -136,6 +136,59 @@ import Testing
         #expect(try SessionHistory(path: history).record(id: recorder.record.id)?.ending == .stopped)
     }
 
+    /// Between state changes a playing session's snapshot moves on with it; a paused one is not
+    /// rewritten, however long it stays paused (each rewrite is a synced file and a commit). The
+    /// session is pulled by the test, which says when each frame is heard (now), as a host does.
+    @Test func aPausedSessionIsNotRewrittenUntilItMovesAgain() async throws {
+        let scratch = Scratch()
+        let session = try GongSessionPullTests.pulled(GongSessionTests.long)
+        let recorder = SessionRecorder(
+            of: session, keeping: .init(history: nil, snapshots: scratch.store), device: "pull",
+            progressSeconds: 0.05
+        ) { failure in Issue.record("\(failure)") }
+        let path = scratch.store.path(for: recorder.record.id)
+        let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4800 * 2)
+        defer { buffer.deallocate() }
+        /// Pulls `seconds` of the session, a tenth of a second at a time.
+        func play(seconds: Int) {
+            for _ in 0..<(seconds * 10) { _ = session.render(into: buffer, frames: 4800, heardAt: .now()) }
+        }
+        /// Waits until the snapshot on disk satisfies `condition`; the last one read.
+        func snapshot(where condition: (SessionSnapshot) -> Bool) async throws -> SessionSnapshot? {
+            let deadline = Date().addingTimeInterval(60)
+            var read: SessionSnapshot?
+            repeat {
+                read = try? SnapshotStore.read(path).get()
+                if let read, condition(read) { return read }
+                try await Task.sleep(for: .milliseconds(10))
+            } while Date() < deadline
+            return read
+        }
+        session.start()
+        play(seconds: 2)
+        let playing = try await snapshot { $0.positionSeconds > 0.2 }
+        #expect(try #require(playing?.positionSeconds) > 0.2 && playing?.state == .playing, "rewritten as it played")
+
+        try session.send(.pause)
+        play(seconds: 1)  // the pause fades out in 15 ms; the host goes on pulling silence
+        let paused = try await snapshot { $0.state == .paused }
+        #expect(paused?.state == .paused)
+        play(seconds: 1)
+        // Twenty rewrite intervals and more: nothing moved, so nothing was written. (Waiting is
+        // the test here: it checks that nothing happens.)
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(try SnapshotStore.read(path).get() == paused)
+
+        try session.send(.resume)
+        play(seconds: 1)
+        let resumed = try await snapshot { $0.state == .playing && $0.positionSeconds > paused?.positionSeconds ?? 0 }
+        #expect(resumed?.state == .playing && resumed?.pauses == 1)
+        try session.send(.stop)
+        while session.render(into: buffer, frames: 4800) != .over {}
+        _ = await session.report()
+        #expect(recorder.waitForEnd(timeoutSeconds: 30))
+    }
+
     /// A resumed session begins at the snapshot's position, plays only what is left, counts on
     /// from its pauses, marks the record it carries on from as resumed, and removes that
     /// snapshot once its own is written.
