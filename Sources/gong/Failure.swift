@@ -108,6 +108,8 @@ func fail(_ error: GongError) -> ExitCode {
         return ExitCode(ExitStatus.usage)
     case .pattern(let patternError):
         printError(describe(patternError))
+    case .device(let deviceError):
+        printError(describe(deviceError))
     default:
         printError(error.description)
     }
