@@ -1,5 +1,7 @@
 import Glibc
 import GongAudio
+import GongCore
+import GongKit
 import Testing
 
 @testable import gong
@@ -127,5 +129,40 @@ import Testing
                 asked = true; return true
             })
         #expect(!asked, "no server is asked where a card is present or the name is not a card's")
+    }
+}
+
+/// What GongKit and GongCore leave as data, worded by the command line with the flag or command
+/// that helps.
+@Suite struct CommandLineWordingTests {
+    @Test func aMissingBankNamesTheFlagThatGivesOne() {
+        let none = SoundBankError(kind: .unknownSound, sound: "gong", usedBy: "start", searched: ["/a", "/b"])
+        #expect(
+            describe(none)
+                == "start: unknown sound \"gong\"; no sound bank was found (searched /a, /b); pass --sounds DIR")
+        let known = SoundBankError(kind: .unknownSound, sound: "gonk", usedBy: "end", available: ["bowl", "gong"])
+        #expect(describe(known) == "end: unknown sound \"gonk\"; use one of bowl, gong, or a path to a sound file")
+        #expect(!none.description.contains("--"))
+    }
+
+    @Test func aWrongHistoryHeaderNamesTheCommandThatWritesARightOne() throws {
+        do {
+            _ = try HistoryCSV.records(in: "date,nosuch\r\n", file: "sits.csv")
+            Issue.record("a wrong header was read")
+        } catch {
+            #expect(error.expectedColumns == HistoryCSV.columns && !error.description.contains("gong "))
+            let said = describe(error)
+            #expect(
+                said.hasPrefix("sits.csv:1: ") && said.hasSuffix("; use the columns gong history --csv writes"),
+                "\(said)")
+        }
+    }
+
+    @Test func theIntervalPatternIsListedWithTheFlagsThatChangeIt() {
+        #expect(!BuiltInPatterns.interval.summary.contains("--"))
+        #expect(
+            listed(BuiltInPatterns.interval)
+                == "a bowl every 5 min for 30 min, then the end gong (--set bell=N --duration M)")
+        #expect(listed(BuiltInPatterns.box) == BuiltInPatterns.box.summary)
     }
 }
