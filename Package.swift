@@ -65,11 +65,13 @@ let package = Package(
         // A real device with faults injected on cue, for the engine's and the session's tests.
         .target(name: "GongTestSupport", dependencies: ["GongAudio", "GongCore"], path: "Tests/GongTestSupport"),
         .testTarget(name: "GongCoreTests", dependencies: ["GongCore"]),
-        .testTarget(name: "GongAudioTests", dependencies: ["GongAudio", "GongCore", "GongTestSupport", "CGongStreams"]),
+        .testTarget(
+            name: "GongAudioTests", dependencies: ["GongAudio", "GongCore", "GongTestSupport", "CGongStreams", "CPulse"]
+        ),
         .testTarget(name: "GongKitTests", dependencies: ["GongKit", "GongTestSupport"]),
         .testTarget(name: "GongBenchTests", dependencies: ["GongBench", "GongCore"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
-        .testTarget(name: "GongABITests", dependencies: ["GongABI"]),
+        .testTarget(name: "GongABITests", dependencies: ["GongABI", "GongKit", "GongTestSupport"]),
         .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit"])
     ],
     swiftLanguageModes: [.v6]

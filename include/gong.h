@@ -129,6 +129,14 @@ gong_status gong_set_gain(gong_session *session, double decibels, char **error);
 /*
  * The next event as one JSON object (no newline) in *event_json. timeout_ms: -1 waits for it,
  * 0 only looks. The last event is "finished"; after it, GONG_ERR_OVER.
+ *
+ * A device lost mid-session is {"type":"deviceLost", "reason":..., "errno":..., "message":...}:
+ * "errno" is the system's positive error number (0 for none; ENODEV when the device or its
+ * server went away, EAGAIN when it took no audio for 2 s), "reason" its class, to act on
+ * without parsing "message": "disconnected", "stalled", "busy", "noSuchDevice",
+ * "permissionDenied", "noServer", "timedOut" or "other" (read a name this header does not list
+ * as "other"). The session pauses and retries the device; "deviceBack" follows when it returns.
+ * (These keys came within ABI version 1: a library that lacks them leaves them out.)
  */
 gong_status gong_next_event(gong_session *session, int timeout_ms, char **event_json);
 

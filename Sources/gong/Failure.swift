@@ -64,6 +64,19 @@ func describe(_ error: PatternError) -> String {
     return worded.description
 }
 
+/// A sound the bank does not have, in the command line's words: with no bank at all, the flag
+/// that gives one.
+func describe(_ error: SoundBankError) -> String {
+    error.description + (error.kind == .unknownSound && error.available.isEmpty ? "; pass --sounds DIR" : "")
+}
+
+/// A history CSV that cannot be read; a wrong header is named by the command that writes a right one.
+func describe(_ error: HistoryCSVError) -> String {
+    var worded = error
+    if error.expectedColumns != nil { worded.allowed = "the columns gong history --csv writes" }
+    return worded.description
+}
+
 /// Prints one line to standard error and exits with the status that fits: never a stack trace.
 /// The status comes from what kind of error it is, never from its words.
 func fail(_ error: any Error) -> ExitCode {
@@ -84,7 +97,7 @@ func fail(_ error: any Error) -> ExitCode {
         case .damaged, .newerVersion: return ExitCode(ExitStatus.dataError)
         }
     case let csv as HistoryCSVError:
-        printError(csv.description)
+        printError(describe(csv))
         return ExitCode(ExitStatus.dataError)
     case let socket as ControlSocketError:
         // The session's socket could not be made (--control socket) or reached (gong ctl).
@@ -108,6 +121,10 @@ func fail(_ error: GongError) -> ExitCode {
         return ExitCode(ExitStatus.usage)
     case .pattern(let patternError):
         printError(describe(patternError))
+    case .device(let deviceError):
+        printError(describe(deviceError))
+    case .sound(let soundError):
+        printError(describe(soundError))
     default:
         printError(error.description)
     }

@@ -3,6 +3,8 @@ import Glibc
 import GongAudio
 import Testing
 
+@testable import gong
+
 /// gong's own PulseAudio client (`PulsePCM`) against the project's null sink, on PulseAudio and on
 /// PipeWire's PulseAudio server: what it grants, that it is paced by the server's clock and
 /// reports it exactly, and how it says no.
@@ -105,7 +107,7 @@ import Testing
             Issue.record("a sink that does not exist was opened")
         } catch {
             #expect(
-                (error as? AudioDeviceError)?.description
+                (error as? AudioDeviceError).map { describe($0) }
                     == "audio device 'pulse:nosuch': no such sink 'nosuch'; 'gong devices' lists them (pa_context_get_sink_info_by_name)"
             )
         }

@@ -293,7 +293,7 @@ import Testing
         SessionEvent(.gainChanged(decibels: -6)),
         SessionEvent(.xrun(lostFrames: 480), frame: 300_000, audible: 1250),
         SessionEvent(.suspendRecovered(paused: true), frame: 310_000),
-        SessionEvent(.deviceLost(message: "pulse: stalled"), frame: 320_000),
+        SessionEvent(.deviceLost(message: "pulse: stalled", reason: .stalled, errno: EAGAIN), frame: 320_000),
         SessionEvent(.deviceBack(resumed: false), frame: 320_000),
         SessionEvent(.priorityRefused(priority: .realtime, message: "Operation not permitted")),
         SessionEvent(.ignored(command: .resume, state: .active)),

@@ -77,6 +77,29 @@ import Testing
         notices.filter { if case .phaseBegan = $0 { true } else { false } }.count
     }
 
+    /// A program reading the events acts on why the device went away, not on its words: the
+    /// notice and its JSON line carry the reason and the errno the device gave.
+    @Test func aLostDeviceReachesTheJSONLineWithItsReasonAndErrno() throws {
+        let devices = Devices(failedReopens: 0)
+        var (session, notices) = try Self.start(interactive: false, devices: devices)
+        Self.poll(session, into: &notices, seconds: 30) { notices in
+            notices.contains { if case .deviceLost = $0 { true } else { false } }
+        }
+        notices += session.send(.stop)
+        Self.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
+        session.waitUntilDone()
+        let lost = try #require(
+            notices.first { if case .deviceLost = $0 { true } else { false } }, "\(notices)")
+        guard case .deviceLost(let message, let reason, let errno, _) = lost else { return }
+        #expect(reason == .disconnected && errno == ENODEV && message.hasSuffix(String(cString: strerror(ENODEV))))
+        let event = try #require(SessionEvent(lost, pattern: "ticks"))
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(event.jsonLine().utf8)) as? [String: Any])
+        #expect(object["type"] as? String == "deviceLost")
+        #expect(object["reason"] as? String == "disconnected", "\(object)")
+        #expect(object["errno"] as? Int == Int(ENODEV), "\(object)")
+    }
+
     @Test func aHeadlessSessionResumesByItselfWhenTheDeviceReturns() throws {
         let devices = Devices()
         var (session, notices) = try Self.start(interactive: false, devices: devices)
@@ -88,7 +111,8 @@ import Testing
         let back = try #require(Self.deviceBack(in: notices, resumed: true), "it said it resumed by itself: \(notices)")
         #expect(lost < back)
         // The session carried on from the frame where it broke off.
-        guard case .deviceLost(_, let lostAt) = notices[lost], case .deviceBack(_, let backAt) = notices[back] else {
+        guard case .deviceLost(_, _, _, let lostAt) = notices[lost], case .deviceBack(_, let backAt) = notices[back]
+        else {
             return
         }
         #expect(lostAt.sessionFrame == backAt.sessionFrame && lostAt.sessionFrame > 0, "\(lostAt) \(backAt)")

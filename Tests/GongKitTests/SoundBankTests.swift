@@ -18,10 +18,31 @@ import Testing
     @Test func aCueFileThatDoesNotExistIsNamed() {
         #expect(
             throws: SoundBankError(
-                kind: .fileNotFound, sound: "/no/bell.wav", usedBy: "end",
-                message: "end: sound file '/no/bell.wav' not found")
+                kind: .fileNotFound, sound: "/no/bell.wav", usedBy: "end", searched: shippedBank.directories)
         ) {
             try shippedBank.resolve("/no/bell.wav", usedBy: "end")
+        }
+        #expect(
+            SoundBankError(kind: .fileNotFound, sound: "/no/bell.wav", usedBy: "end").description
+                == "end: sound file '/no/bell.wav' not found")
+    }
+
+    @Test func anUnknownSoundSaysWhatTheBankHasOrWhereNoneWasFound() {
+        do {
+            _ = try shippedBank.resolve("nosuch", usedBy: "end")
+            Issue.record("an unknown sound resolved")
+        } catch {
+            #expect(error.kind == .unknownSound && error.available.contains("gong"))
+            #expect(error.description.hasPrefix("end: unknown sound \"nosuch\"; use one of "))
+        }
+        let empty = SoundBank(directories: ["/nonexistent/a"])
+        do {
+            _ = try empty.resolve("gong", usedBy: "start")
+            Issue.record("a sound resolved from no bank")
+        } catch {
+            #expect(error.available.isEmpty && error.searched == ["/nonexistent/a"])
+            #expect(
+                error.description == "start: unknown sound \"gong\"; no sound bank was found (searched /nonexistent/a)")
         }
     }
 

@@ -15,14 +15,17 @@ public final class AlsaPCM: PCM {
 
     public init(_ request: PCMRequest) throws(AudioDeviceError) {
         let name = request.device
-        func failure(_ code: Int32, _ operation: String, _ message: String? = nil) -> AudioDeviceError {
-            AudioDeviceError(code: code, operation: operation, device: name, message: message ?? alsaErrorText(code))
+        func failure(
+            _ code: Int32, _ operation: String, _ reason: AudioDeviceError.Reason = .other, _ detail: String? = nil
+        ) -> AudioDeviceError {
+            AudioDeviceError(
+                reason, errno: -code, operation: operation, device: name, detail: detail ?? alsaErrorText(code))
         }
         let pcm = try ThreadPriority.whileOpening { () throws(AudioDeviceError) -> OpaquePointer in
             var opened: OpaquePointer?
             let openResult = alsaOpenPlayback(&opened, name: name)
             guard openResult == 0, let pcm = opened else {
-                throw AlsaPCM.explainOpenFailure(openResult, device: name)
+                throw AlsaPCM.openFailure(openResult, device: name)
             }
             return pcm
         }
@@ -35,33 +38,35 @@ public final class AlsaPCM: PCM {
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_any") }
         result = alsaSetInterleavedAccess(pcm, hw)
         guard result >= 0 else {
-            throw failure(result, "snd_pcm_hw_params_set_access", "interleaved access not supported")
+            throw failure(
+                result, "snd_pcm_hw_params_set_access", .formatUnsupported, "interleaved access not supported")
         }
 
         let candidates = request.format.map { [$0] } ?? SampleFormat.allCases
         guard let format = candidates.first(where: { alsaTestFormat(pcm, hw, $0.alsa) }) else {
             let supported = SampleFormat.allCases.filter { alsaTestFormat(pcm, hw, $0.alsa) }.map(\.rawValue)
             throw failure(
-                -EINVAL, "snd_pcm_hw_params_set_format",
+                -EINVAL, "snd_pcm_hw_params_set_format", .formatUnsupported,
                 "format \(request.format?.rawValue ?? "float32/int32/int16") not supported; the device takes \(supported.isEmpty ? "none of gong's formats" : supported.joined(separator: ", "))"
             )
         }
         result = alsaSetFormat(pcm, hw, format.alsa)
-        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_format") }
+        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_format", .formatUnsupported) }
 
         var channels = UInt32(request.channels)
         result = alsaSetChannelsNear(pcm, hw, &channels)
         guard result >= 0, channels <= 2 else {
             let range = alsaChannelRange(hw)
             throw failure(
-                result < 0 ? result : -EINVAL, "snd_pcm_hw_params_set_channels_near",
+                result < 0 ? result : -EINVAL, "snd_pcm_hw_params_set_channels_near", .channelsUnsupported,
                 "cannot play \(request.channels) channel(s); the device takes \(range.min)–\(range.max)")
         }
         var rate = UInt32(request.rate)
         result = alsaSetRateNear(pcm, hw, &rate)
         guard result >= 0 else {
             throw failure(
-                result, "snd_pcm_hw_params_set_rate_near", "cannot play at \(request.rate) Hz: \(alsaErrorText(result))"
+                result, "snd_pcm_hw_params_set_rate_near", .rateUnsupported,
+                "cannot play at \(request.rate) Hz: \(alsaErrorText(result))"
             )
         }
 
@@ -111,26 +116,28 @@ public final class AlsaPCM: PCM {
         alsaStatusFree(statusBuffer)
     }
 
-    static func explainOpenFailure(_ code: Int32, device: String) -> AudioDeviceError {
-        var message: String
-        switch -code {
-        case EBUSY: message = "device busy: another program is using it"
-        case ENOENT, ENODEV, ENXIO: message = "no such device (\(alsaErrorText(code)))"
-        case EACCES, EPERM: message = "permission denied (is your user in the 'audio' group?)"
-        default: message = alsaErrorText(code)
-        }
-        let usesCard =
-            device == "default" || device.hasPrefix("hw:") || device.hasPrefix("plughw:")
+    /// A failed `snd_pcm_open` as data: what its errno means for the person (busy, no such
+    /// device, not allowed) and ALSA's own words. Whether a sound card or a sound server is there
+    /// is for whoever words it to ask: building the error probes nothing.
+    public static func openFailure(_ code: Int32, device: String) -> AudioDeviceError {
+        let reason: AudioDeviceError.Reason =
+            switch -code {
+            case EBUSY: .busy
+            case ENOENT, ENODEV, ENXIO: .noSuchDevice
+            case EACCES, EPERM: .permissionDenied
+            // A plugin's server (ALSA's `pulse`, `jack`) that is not there.
+            case ECONNREFUSED, EHOSTDOWN: .noServer
+            default: .other
+            }
+        return AudioDeviceError(
+            reason, errno: -code, operation: "snd_pcm_open", device: device, detail: alsaErrorText(code))
+    }
+
+    /// Whether an ALSA device name leads to a sound card (`default`, `hw:`, `plughw:`,
+    /// `sysdefault`) rather than to a plugin: where "no sound card" is worth saying.
+    public static func usesSoundCard(_ device: String) -> Bool {
+        device == "default" || device.hasPrefix("hw:") || device.hasPrefix("plughw:")
             || device.hasPrefix("sysdefault")
-        if usesCard && !alsaAnySoundCard() {
-            message +=
-                PulsePCM.serverAnswers(timeoutMs: 500)
-                ? "; no sound card found, but a sound server is running: use --device pulse"
-                : "; no sound card found and no PulseAudio or PipeWire server answered: use --device null, or render to a file with 'gong render'"
-        } else if -code == ENOENT || -code == ENODEV {
-            message += "; 'gong devices' lists the devices"
-        }
-        return AudioDeviceError(code: code, operation: "snd_pcm_open", device: device, message: message)
     }
 
     public func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int {

@@ -2,24 +2,120 @@ import CAlsa
 import Glibc
 import GongCore
 
-/// Why the audio device cannot be used, in one line a person can act on.
+/// Why an audio device could not be opened or used, as data: what kind of failure (`reason`),
+/// the errno, the call that failed, the device and the sound system's own words for it.
+///
+/// No advice lives here: which flag or command would help is the command line's to say (it
+/// words a reason as a sentence), so a program embedding gong acts on `reason` and `errno`
+/// rather than parsing English (as swift-system's `Errno` and NIO's `IOError` carry theirs).
 public struct AudioDeviceError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// ALSA's negative errno, or 0.
-    public var code: Int32
-    /// The ALSA call that failed, e.g. `snd_pcm_open`.
-    public var operation: String
-    public var device: String
-    public var message: String
+    /// What the drivers tell apart. New cases may come: switch with a default.
+    public enum Reason: String, Sendable, Equatable, CaseIterable {
+        /// Another program holds the device (`EBUSY`).
+        case busy
+        /// No device, sink, node or port of that name (`ENOENT`, `ENODEV`, `ENXIO` on open).
+        case noSuchDevice
+        /// The device exists and this user may not open it (`EACCES`, `EPERM`).
+        case permissionDenied
+        /// No sound server answered (PulseAudio, PipeWire or JACK: `ECONNREFUSED`, `EHOSTDOWN`,
+        /// or `ETIMEDOUT` when it took the connection and never answered).
+        case noServer
+        /// The server answered but did not start the stream in time (`ETIMEDOUT`): typically
+        /// PipeWire without its session manager.
+        case timedOut
+        /// The device, its server or its stream went away while in use (`ENODEV`, `ESHUTDOWN`,
+        /// `ECONNRESET`, `EPIPE` from a server).
+        case disconnected
+        /// The device took no audio for the engine's stall limit (the engine's own `EAGAIN`).
+        case stalled
+        /// The sample format (or interleaved access) is not one the device takes.
+        case formatUnsupported
+        /// The channel count is not one the device takes.
+        case channelsUnsupported
+        /// The rate is not one the device takes (or it changed while opening).
+        case rateUnsupported
+        /// Anything else: `errno` and `detail` say what.
+        case other
 
-    public init(code: Int32, operation: String, device: String, message: String) {
-        self.code = code
-        self.operation = operation
-        self.device = device
-        self.message = message
+        /// The reason a bare errno gives when nothing else is known of the failure: how a lost
+        /// device's code (`EngineEvent.deviceLost`) is classed.
+        public init(errno: Int32) {
+            switch errno {
+            case EBUSY: self = .busy
+            case ENOENT, ENXIO: self = .noSuchDevice
+            case EACCES, EPERM: self = .permissionDenied
+            case ECONNREFUSED, EHOSTDOWN: self = .noServer
+            case ETIMEDOUT: self = .timedOut
+            case ENODEV, ESHUTDOWN, ECONNRESET, EPIPE, ESTRPIPE, EBADFD: self = .disconnected
+            case EAGAIN: self = .stalled
+            default: self = .other
+            }
+        }
+
+        /// A few plain words for it, with no advice: what a program that is not the command line
+        /// shows.
+        public var summary: String {
+            switch self {
+            case .busy: "device busy: another program is using it"
+            case .noSuchDevice: "no such device"
+            case .permissionDenied: "permission denied"
+            case .noServer: "no sound server answered"
+            case .timedOut: "the sound server started no stream in time"
+            case .disconnected: "the device went away"
+            case .stalled: "the device took no audio"
+            case .formatUnsupported: "sample format not supported"
+            case .channelsUnsupported: "channel count not supported"
+            case .rateUnsupported: "rate not supported"
+            case .other: "the device failed"
+            }
+        }
     }
 
+    /// The sound system a device is played through: whose words `detail` are.
+    public enum System: String, Sendable, Equatable, CaseIterable {
+        case alsa, pulseAudio, pipeWire, jack
+    }
+
+    public var reason: Reason
+    /// The errno, positive (`ENOENT`), or 0 when the failure has none.
+    public var errno: Int32
+    /// The call that failed, e.g. `snd_pcm_open`, `pa_context_connect`.
+    public var operation: String
+    public var device: String
+    public var system: System
+    /// What the sound system said (ALSA's `snd_strerror`, PulseAudio's `pa_strerror`,
+    /// PipeWire's or JACK's own message) or, where it says nothing, the fact in gong's words
+    /// (what was asked and what the device takes). Never advice.
+    public var detail: String
+    /// The sound server's address that was asked, where one was (`unix:/run/user/1000/pulse/native`).
+    public var server: String?
+
+    public init(
+        _ reason: Reason, errno: Int32, operation: String, device: String, system: System = .alsa,
+        detail: String = "", server: String? = nil
+    ) {
+        self.reason = reason
+        self.errno = errno
+        self.operation = operation
+        self.device = device
+        self.system = system
+        self.detail = detail
+        self.server = server
+    }
+
+    /// A failure known by its negative errno alone (a device's return code): the reason is the
+    /// errno's (`Reason(errno:)`).
+    public init(code: Int32, operation: String, device: String, message: String) {
+        self.init(Reason(errno: -code), errno: -code, operation: operation, device: device, detail: message)
+    }
+
+    /// The errno as the device calls return it: negative, or 0.
+    public var code: Int32 { -errno }
+
+    /// The failure as data in one line, with no advice (the command line words it otherwise).
     public var description: String {
-        "audio device '\(device)': \(message)" + (operation.isEmpty ? "" : " (\(operation))")
+        "audio device '\(device)': \(reason.summary)" + (detail.isEmpty ? "" : " (\(detail))")
+            + (operation.isEmpty ? "" : " (\(operation))")
     }
 }
 

@@ -33,8 +33,8 @@ public final class JackPCM: RingFedPCM {
         let name = request.device
         if let format = request.format, format != .float32 {
             throw AudioDeviceError(
-                code: -EINVAL, operation: "jack_client_open", device: name,
-                message: "JACK takes float32 samples only; not \(format.rawValue)")
+                .formatUnsupported, errno: EINVAL, operation: "jack_client_open", device: name, system: .jack,
+                detail: "JACK takes float32 samples only; not \(format.rawValue)")
         }
         // The ring is sized at the requested rate first; JACK's own rate is known once the
         // client is open, and the ring is opened again at it if it differs (rare: a server at
@@ -58,8 +58,8 @@ public final class JackPCM: RingFedPCM {
         }
         guard let opened else {
             throw AudioDeviceError(
-                code: -EIO, operation: "jack_client_open", device: name,
-                message: "the JACK server changed its rate while gong opened it")
+                .rateUnsupported, errno: EIO, operation: "jack_client_open", device: name, system: .jack,
+                detail: "the JACK server changed its rate while gong opened it")
         }
         stream = opened
         super.init(
@@ -84,19 +84,27 @@ public final class JackPCM: RingFedPCM {
         }
         guard result == 0, let opened else {
             let said = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let (operation, message) =
-                switch -result {
-                case EHOSTDOWN:
-                    (
-                        "jack_client_open",
-                        "no JACK server to play through (gong does not start one); start jackd, or choose another device"
-                    )
-                case ENOENT: ("jack_port_by_name", said + "; `gong devices` lists JACK's playback ports")
-                default: ("jack_connect", said)
-                }
-            throw AudioDeviceError(code: result, operation: operation, device: name, message: message)
+            throw JackPCM.openFailure(result, said: said, device: name)
         }
         return opened
+    }
+
+    /// A failed `gong_jack_open` as data: its negative errno (see `gong_jack.h`) as a reason and
+    /// the call it failed in, with JACK's own words where it gave any.
+    static func openFailure(_ result: Int32, said: String, device: String) -> AudioDeviceError {
+        let (reason, operation, detail): (AudioDeviceError.Reason, String, String) =
+            switch -result {
+            case EHOSTDOWN:
+                (
+                    .noServer, "jack_client_open",
+                    said.isEmpty ? "no JACK server answered (gong does not start one)" : said
+                )
+            case ENOENT: (.noSuchDevice, "jack_port_by_name", said)
+            case EINVAL: (.channelsUnsupported, "jack_client_open", said)
+            default: (AudioDeviceError.Reason(errno: -result), "jack_connect", said)
+            }
+        return AudioDeviceError(
+            reason, errno: -result, operation: operation, device: device, system: .jack, detail: detail)
     }
 
     deinit { close() }

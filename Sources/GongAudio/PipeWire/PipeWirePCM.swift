@@ -44,8 +44,8 @@ public final class PipeWirePCM: RingFedPCM {
         let name = request.device
         if let format = request.format, format != .float32 {
             throw AudioDeviceError(
-                code: -EINVAL, operation: "pw_stream_connect", device: name,
-                message:
+                .formatUnsupported, errno: EINVAL, operation: "pw_stream_connect", device: name, system: .pipeWire,
+                detail:
                     "PipeWire's stream takes float32 samples here (it converts for the device); not \(format.rawValue)")
         }
         let defaults = PipeWirePCM.bufferDefaults
@@ -61,13 +61,7 @@ public final class PipeWirePCM: RingFedPCM {
             PipeWirePCM.openTimeoutMs, &opened, &error, error.count)
         guard result == 0, let opened else {
             let said = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let message: String
-            switch -result {
-            case EHOSTDOWN: message = "no PipeWire server to play through; start one, or choose another device"
-            case ENOENT: message = "no such sink '\(target ?? "")'"
-            default: message = said
-            }
-            throw AudioDeviceError(code: result, operation: "pw_stream_connect", device: name, message: message)
+            throw PipeWirePCM.openFailure(result, said: said, device: name, target: target)
         }
         stream = opened
         super.init(
@@ -76,6 +70,22 @@ public final class PipeWirePCM: RingFedPCM {
                 bufferFrames: buffer, soundServer: true, reportJitterNanoseconds: PipeWirePCM.reportJitterNanoseconds,
                 takesBack: true),
             handoff: gong_pw_handoff(opened))
+    }
+
+    /// A failed `gong_pw_open` as data: its negative errno (see `gong_pipewire.h`) as a reason,
+    /// with PipeWire's own words where it gave any.
+    static func openFailure(_ result: Int32, said: String, device: String, target: String?) -> AudioDeviceError {
+        let (reason, detail): (AudioDeviceError.Reason, String) =
+            switch -result {
+            case EHOSTDOWN: (.noServer, said.isEmpty ? "no PipeWire server answered" : said)
+            case ENOENT: (.noSuchDevice, "no such sink '\(target ?? "")'")
+            case ETIMEDOUT: (.timedOut, said)
+            case ENODEV: (.disconnected, said)
+            case EINVAL: (.channelsUnsupported, said)
+            default: (AudioDeviceError.Reason(errno: -result), said)
+            }
+        return AudioDeviceError(
+            reason, errno: -result, operation: "pw_stream_connect", device: device, system: .pipeWire, detail: detail)
     }
 
     deinit { close() }

@@ -88,46 +88,55 @@ public final class PulsePCM: PCM {
     /// - Parameter sink: the server's sink by name; nil for its default sink.
     public init(_ request: PCMRequest, sink: String?) throws(AudioDeviceError) {
         let name = request.device
-        func failure(_ code: Int32, _ operation: String, _ message: String) -> AudioDeviceError {
-            AudioDeviceError(code: code, operation: operation, device: name, message: message)
+        func failure(
+            _ code: Int32, _ operation: String, _ reason: AudioDeviceError.Reason, _ detail: String,
+            server: String? = nil
+        ) -> AudioDeviceError {
+            AudioDeviceError(
+                reason, errno: -code, operation: operation, device: name, system: .pulseAudio, detail: detail,
+                server: server)
         }
-        guard let loop = pulseMainLoopNew() else { throw failure(-ENOMEM, "pa_mainloop_new", "out of memory") }
+        guard let loop = pulseMainLoopNew() else {
+            throw failure(-ENOMEM, "pa_mainloop_new", .other, "out of memory")
+        }
         var context: OpaquePointer?
         var stream: OpaquePointer?
         var opened = false
         defer { if !opened { pulseRelease(loop: loop, context: context, stream: stream) } }
 
-        guard let client = pulseContextNew(loop) else { throw failure(-ENOMEM, "pa_context_new", "out of memory") }
+        guard let client = pulseContextNew(loop) else {
+            throw failure(-ENOMEM, "pa_context_new", .other, "out of memory")
+        }
         context = client
         guard pulseConnect(client, on: loop, timeoutMs: PulsePCM.openTimeoutMs) else {
             let error = pulseContextError(client)
             // A server that never answers leaves no error code: the library's text for 0 is "OK".
             let why = error.code == 0 ? "it did not answer within \(PulsePCM.openTimeoutMs / 1000) s" : error.text
             throw failure(
-                error.code == 0 ? -ETIMEDOUT : -pulseErrnoValue(error.code), "pa_context_connect",
-                "no PulseAudio server to play through at \(pulseServerName(client)) (\(why))"
-                    + "; start one, or choose an ALSA device with --device ('gong devices' lists them)")
+                error.code == 0 ? -ETIMEDOUT : -pulseErrnoValue(error.code), "pa_context_connect", .noServer, why,
+                server: pulseServerName(client))
         }
 
         // PipeWire's PulseAudio server (0.3.65) plays a stream aimed at a sink it does not have
         // on its default sink instead of refusing it: the sink is looked for first.
         if let sink, pulseHasSink(named: sink, context: client, loop: loop, timeoutMs: PulsePCM.openTimeoutMs) == false
         {
-            throw failure(
-                -ENOENT, "pa_context_get_sink_info_by_name", "no such sink '\(sink)'; 'gong devices' lists them")
+            throw failure(-ENOENT, "pa_context_get_sink_info_by_name", .noSuchDevice, "no such sink '\(sink)'")
         }
 
         let format = request.format ?? .float32
         let created = pulseStreamNew(client, format: format, rate: request.rate, channels: request.channels)
         guard created.valid else {
+            // pa_sample_spec_valid says no more than "invalid": the channels or the rate.
+            let channelsFit = (1...2).contains(request.channels)
             throw failure(
-                -EINVAL, "pa_sample_spec_valid",
+                -EINVAL, "pa_sample_spec_valid", channelsFit ? .rateUnsupported : .channelsUnsupported,
                 "cannot play \(request.channels) channel(s) at \(request.rate) Hz; the server takes 1–2 channels at 1 Hz–384 kHz here"
             )
         }
         guard let playback = created.stream else {
             let error = pulseContextError(client)
-            throw failure(-pulseErrnoValue(error.code), "pa_stream_new", error.text)
+            throw failure(-pulseErrnoValue(error.code), "pa_stream_new", .other, error.text)
         }
         stream = playback
         // The latency asked for (default `BufferDefaults.takingBack`) over four periods. (Two
@@ -145,20 +154,19 @@ public final class PulsePCM: PCM {
         guard pulseConnectPlayback(playback, sink: sink, shape: asked, loop: loop, timeoutMs: PulsePCM.openTimeoutMs)
         else {
             let error = pulseContextError(client)
-            let message: String
             if pulseIsNoSuchEntity(error.code) {
-                message = "no such sink '\(sink ?? "")'; 'gong devices' lists them"
+                throw failure(
+                    -ENOENT, "pa_stream_connect_playback", .noSuchDevice, "no such sink '\(sink ?? "")'")
             } else if error.code == 0 {
                 // The server is there but started no stream: typically PipeWire without its
                 // session manager, which links streams to sinks.
-                message =
-                    "the sound server at \(pulseServerName(client)) took no stream within \(PulsePCM.openTimeoutMs / 1000) s;"
-                    + " is its session manager running (PipeWire needs wireplumber)? 'pactl info' shows the server"
-            } else {
-                message = error.text
+                throw failure(
+                    -ETIMEDOUT, "pa_stream_connect_playback", .timedOut,
+                    "took no stream within \(PulsePCM.openTimeoutMs / 1000) s",
+                    server: pulseServerName(client))
             }
-            throw failure(
-                error.code == 0 ? -ETIMEDOUT : -pulseErrnoValue(error.code), "pa_stream_connect_playback", message)
+            let code = -pulseErrnoValue(error.code)
+            throw failure(code, "pa_stream_connect_playback", AudioDeviceError.Reason(errno: -code), error.text)
         }
         // Asked once, here, of the server: whether it is PipeWire's, whose reports are stale.
         let software = pulseServerSoftware(context: client, loop: loop, timeoutMs: PulsePCM.openTimeoutMs)

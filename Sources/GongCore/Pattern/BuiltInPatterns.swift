@@ -64,10 +64,11 @@ public enum BuiltInPatterns {
         length: .duration(300),
         endCue: Cue("bowl"))
 
-    /// A bowl every 5 minutes for 30 minutes, then the end gong: `--set bell=10m --duration 1h`.
+    /// A bowl every 5 minutes for 30 minutes, then the end gong; its phase `bell` and its length
+    /// are the parts meant to be changed (the command line says how: `PatternsCommand`).
     public static let interval = Pattern(
         name: "interval",
-        summary: "a bowl every 5 min for 30 min, then the end gong (--set bell=N --duration M)",
+        summary: "a bowl every 5 min for 30 min, then the end gong",
         phases: [Phase("bell", length: 300, cue: Cue("bowl"))],
         length: .duration(1800),
         endCue: Cue("gong-end"))

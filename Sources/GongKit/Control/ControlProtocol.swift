@@ -131,8 +131,7 @@ public enum ControlProtocol {
         case .status: return .status(session.status)
         case .subscribe:
             return .refused(
-                Failure(
-                    code: .unsupported, message: "subscribe works on the control socket (gong run --control socket)"))
+                Failure(code: .unsupported, message: "subscribe works on the control socket, not on standard input"))
         case .pause: command = .pause
         case .resume: command = .resume
         case .toggle: command = .togglePause

@@ -42,8 +42,11 @@ public enum HistoryCSV {
         let unknown = header.fields.filter { !columns.contains($0) }
         guard missing.isEmpty, unknown.isEmpty else {
             let problem = missing.isEmpty ? "unknown column \(unknown[0])" : "no column \(missing[0])"
-            throw HistoryCSVError(
-                file: file, line: header.line, problem: problem, allowed: "the columns gong history --csv writes")
+            var error = HistoryCSVError(
+                file: file, line: header.line, problem: problem,
+                allowed: "the columns " + columns.joined(separator: ","))
+            error.expectedColumns = columns
+            throw error
         }
         let index = Dictionary(uniqueKeysWithValues: header.fields.enumerated().map { ($1, $0) })
         var records: [SessionRecord] = []
@@ -208,6 +211,9 @@ public struct HistoryCSVError: Error, Sendable, Equatable, CustomStringConvertib
     public var value: String?
     public var problem: String
     public var allowed: String
+    /// Set when the header is what is wrong: the columns a history CSV has (what the history
+    /// writes). The command line names the command that writes them.
+    public var expectedColumns: [String]?
 
     public init(file: String, line: Int, column: String? = nil, value: String? = nil, problem: String, allowed: String)
     {

@@ -26,7 +26,9 @@ enum LiveNotice: Equatable, Sendable {
     /// The system suspended the device (a laptop's sleep) and it was brought back. `paused`:
     /// an interactive session that was playing pauses and waits for the person.
     case suspendRecovered(paused: Bool, at: SessionMoment)
-    case deviceLost(message: String, at: SessionMoment)
+    /// The device went away: why, as data (`reason`, and the positive errno, 0 for none) and in
+    /// words (`message`: the device and what happened to it).
+    case deviceLost(message: String, reason: AudioDeviceError.Reason, errno: Int32, at: SessionMoment)
     /// `resumed`: the session plays on (a headless one, or a ring-out); false: it waits paused.
     case deviceBack(resumed: Bool, at: SessionMoment)
     /// The audio thread could not get the priority it asked for (`realtime`: SCHED_FIFO, else a
@@ -337,7 +339,7 @@ final class LiveSession<Engine: SessionEngine> {
                 : String(cString: strerror(-code))
             let message = "\(configuration.device): \(reason)"
             return feed(.fail(SessionFailure(.deviceLost, message)), from: .audio) + [
-                .deviceLost(message: message, at: at)
+                .deviceLost(message: message, reason: AudioDeviceError.Reason(errno: -code), errno: -code, at: at)
             ]
         case .deviceBack(_, let at):
             let notices = feed(.deviceReturned(resume: !interactive), from: .audio)

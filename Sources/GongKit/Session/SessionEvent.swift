@@ -50,8 +50,9 @@ public struct SessionEvent: Sendable, Equatable {
         case xrun(lostFrames: Int64)
         /// The system suspended the device and it was brought back; `paused`: the session waits.
         case suspendRecovered(paused: Bool)
-        /// The device went away; the session waits for it, retrying.
-        case deviceLost(message: String)
+        /// The device went away; the session waits for it, retrying. `reason` and `errno` (positive,
+        /// 0 for none) say why as data, `message` in words.
+        case deviceLost(message: String, reason: AudioDeviceError.Reason, errno: Int32)
         /// The device is back; `resumed`: the session plays on (else it waits paused).
         case deviceBack(resumed: Bool)
         /// The audio thread could not get the priority it asked for and plays at normal priority.
@@ -128,6 +129,7 @@ extension SessionEvent: Codable {
         case pattern, device, rate, channels, format, latencyMs
         case phase, cycle, cycles, seconds, sound, lateFrames, offFrames
         case decibels, lostFrames, paused, resumed, message, priority, command, state, input, count
+        case reason, errno
     }
 
     /// A line whose `schema` this build does not read.
@@ -160,7 +162,10 @@ extension SessionEvent: Codable {
         case .gainChanged(let decibels): try c.encode(decibels, forKey: .decibels)
         case .xrun(let lostFrames): try c.encode(lostFrames, forKey: .lostFrames)
         case .suspendRecovered(let paused): try c.encode(paused, forKey: .paused)
-        case .deviceLost(let message), .failed(let message): try c.encode(message, forKey: .message)
+        case .deviceLost(let message, let reason, let errno):
+            try c.encode(message, forKey: .message); try c.encode(reason.rawValue, forKey: .reason)
+            try c.encode(errno, forKey: .errno)
+        case .failed(let message): try c.encode(message, forKey: .message)
         case .deviceBack(let resumed): try c.encode(resumed, forKey: .resumed)
         case .priorityRefused(let priority, let message):
             try c.encode(priority, forKey: .priority); try c.encode(message, forKey: .message)
@@ -211,7 +216,13 @@ extension SessionEvent: Codable {
         case "gainChanged": kind = .gainChanged(decibels: try c.decode(Double.self, forKey: .decibels))
         case "xrun": kind = .xrun(lostFrames: try c.decode(Int64.self, forKey: .lostFrames))
         case "suspendRecovered": kind = .suspendRecovered(paused: try c.decode(Bool.self, forKey: .paused))
-        case "deviceLost": kind = .deviceLost(message: try string(.message))
+        case "deviceLost":
+            // A reason this build does not know (a later one's) reads as `other`; errno says more.
+            kind = .deviceLost(
+                message: try string(.message),
+                reason: try c.decodeIfPresent(String.self, forKey: .reason).flatMap(AudioDeviceError.Reason.init)
+                    ?? .other,
+                errno: try c.decodeIfPresent(Int32.self, forKey: .errno) ?? 0)
         case "deviceBack": kind = .deviceBack(resumed: try c.decode(Bool.self, forKey: .resumed))
         case "priorityRefused": kind = .priorityRefused(priority: try named(.priority), message: try string(.message))
         case "ignored": kind = .ignored(command: try named(.command), state: try named(.state))
@@ -249,7 +260,8 @@ extension SessionEvent {
         case .stopping: self.init(.stopping)
         case .underrun(let lost, let moment): self = at(moment, .xrun(lostFrames: lost))
         case .suspendRecovered(let paused, let moment): self = at(moment, .suspendRecovered(paused: paused))
-        case .deviceLost(let message, let moment): self = at(moment, .deviceLost(message: message))
+        case .deviceLost(let message, let reason, let errno, let moment):
+            self = at(moment, .deviceLost(message: message, reason: reason, errno: errno))
         case .deviceBack(let resumed, let moment): self = at(moment, .deviceBack(resumed: resumed))
         case .priorityRefused(let realtime, let message):
             self.init(.priorityRefused(priority: realtime ? .realtime : .raised, message: message))

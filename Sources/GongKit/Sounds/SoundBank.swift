@@ -9,9 +9,31 @@ public struct SoundBankError: Error, Equatable, Sendable, CustomStringConvertibl
     public var kind: Kind
     public var sound: String
     public var usedBy: String
-    public var message: String
+    /// The bank's sounds, for an unknown one: what may be used instead (empty: no bank was found).
+    public var available: [String]
+    /// The directories the bank was looked for in.
+    public var searched: [String]
 
-    public var description: String { message }
+    public init(kind: Kind, sound: String, usedBy: String, available: [String] = [], searched: [String] = []) {
+        self.kind = kind
+        self.sound = sound
+        self.usedBy = usedBy
+        self.available = available
+        self.searched = searched
+    }
+
+    /// The problem as data in one line; which flag gives a bank is the command line's to say.
+    public var description: String {
+        switch kind {
+        case .fileNotFound: return "\(usedBy): sound file '\(sound)' not found"
+        case .unknownSound:
+            let allowed =
+                available.isEmpty
+                ? "no sound bank was found (searched \(searched.joined(separator: ", ")))"
+                : "use one of " + available.joined(separator: ", ") + ", or a path to a sound file"
+            return "\(usedBy): unknown sound \"\(sound)\"; \(allowed)"
+        }
+    }
 }
 
 /// The named sounds cues refer to (`gong`, `bowl`, …), found in a list of directories.
@@ -98,21 +120,14 @@ public struct SoundBank: Sendable {
         if Cue(sound).isFile {
             let path = expandingTilde(sound)
             guard FileManager.default.fileExists(atPath: path) else {
-                throw SoundBankError(
-                    kind: .fileNotFound, sound: sound, usedBy: usedBy,
-                    message: "\(usedBy): sound file '\(sound)' not found")
+                throw SoundBankError(kind: .fileNotFound, sound: sound, usedBy: usedBy, searched: directories)
             }
             return path
         }
         if let path = path(of: sound) { return path }
-        let names = availableSounds().map(\.name)
-        let allowed =
-            names.isEmpty
-            ? "no sound bank was found (searched \(directories.joined(separator: ", "))); pass --sounds DIR"
-            : "use one of " + names.joined(separator: ", ") + ", or a path to a sound file"
         throw SoundBankError(
-            kind: .unknownSound, sound: sound, usedBy: usedBy,
-            message: "\(usedBy): unknown sound \"\(sound)\"; \(allowed)")
+            kind: .unknownSound, sound: sound, usedBy: usedBy, available: availableSounds().map(\.name),
+            searched: directories)
     }
 }
 

@@ -2,6 +2,15 @@ import ArgumentParser
 import GongCore
 import GongKit
 
+/// The flags a built-in pattern is meant to be changed with, by its name: said after its summary
+/// in the list (GongCore's summaries name no flags).
+let builtInPatternFlags = ["interval": "--set bell=N --duration M"]
+
+/// A built-in pattern's summary as the list shows it, with the flags it is meant to be changed with.
+func listed(_ pattern: Pattern) -> String {
+    pattern.summary + (builtInPatternFlags[pattern.name].map { " (\($0))" } ?? "")
+}
+
 struct PatternsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "patterns",
@@ -18,7 +27,7 @@ struct PatternsCommand: ParsableCommand {
             let catalog = PatternCatalog(extraDirectories: (try? loadConfig())?.patternDirectories.value ?? [])
             let width = (BuiltInPatterns.all.map(\.name) + catalog.userPatternNames()).map(\.count).max() ?? 10
             for pattern in BuiltInPatterns.all {
-                print(pattern.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + pattern.summary)
+                print(pattern.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + listed(pattern))
             }
             let user = catalog.userPatternNames()
             if !user.isEmpty {

@@ -31,7 +31,7 @@ enum NoticeFormat {
                 paused
                 ? "device suspended by the system; recovered, paused — press space to resume"
                 : "device suspended by the system; recovered"
-        case .deviceLost(let message): text = "device lost (\(message)); paused, retrying"
+        case .deviceLost(let message, _, _): text = "device lost (\(message)); paused, retrying"
         case .deviceBack(let resumed):
             text = resumed ? "device back; resumed" : "device back; paused — press space to resume"
         case .priorityRefused(let priority, let message):
