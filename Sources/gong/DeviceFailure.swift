@@ -30,7 +30,7 @@ func describe(
     case (.alsa, .noSuchDevice):
         sentence = "no such device\(said); 'gong devices' lists the devices"
     case (.jack, .noSuchDevice):
-        sentence = error.detail + "; `gong devices` lists JACK's playback ports"
+        sentence = error.detail + "; 'gong devices' lists JACK's playback ports"
     case (_, .noSuchDevice):
         sentence = (error.detail.isEmpty ? "no such device" : error.detail) + "; 'gong devices' lists them"
     case (_, .busy):

@@ -47,7 +47,7 @@ import Testing
         ),
         (
             DeviceFailureTests.error(.noSuchDevice, .jack, device: "jack:a", detail: "no port a"),
-            "`gong devices` lists JACK's playback ports"
+            "'gong devices' lists JACK's playback ports"
         ),
         (
             DeviceFailureTests.error(.timedOut, .pulseAudio, device: "pulse", detail: "took no stream within 5 s"),
