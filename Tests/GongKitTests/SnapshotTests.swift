@@ -55,13 +55,9 @@ import Testing
         // A file where the directory should be.
         let blocked = SnapshotStore(directory: scratch.path + "/blocker/sessions")
         try Data("not a directory".utf8).write(to: URL(fileURLWithPath: scratch.path + "/blocker"))
-        #expect(throws: SnapshotError.self) { try blocked.write(snapshot) }
-        do {
-            try blocked.write(snapshot)
-        } catch {
-            #expect(error.path == blocked.path(for: snapshot.recordID))
-            #expect(error.operation == "open" || error.operation == "mkdir")
-        }
+        let error = #expect(throws: SnapshotError.self) { try blocked.write(snapshot) }
+        #expect(error?.path == blocked.path(for: snapshot.recordID))
+        #expect(error?.operation == "open" || error?.operation == "mkdir")
     }
 
     @Test func aSnapshotOfARunningProcessIsNotUnfinished() throws {

@@ -3,9 +3,8 @@
 /// The renderer reads sounds by pointer on the audio thread, so their memory must stay where it
 /// is for as long as a session plays. And a bank of long gongs is tens of megabytes: a session
 /// reads them from the prepared-sound cache once, straight into this memory, and plays them from
-/// there. (Read into an array and then copied into the renderer's own, the 21.6 MB of
-/// `two-phase` cost a second copy and a second round of page faults: 7–14 ms of CPU at every
-/// start, of about 65.)
+/// there: a second copy into memory of the renderer's own would double the copying and the page
+/// faults at every start (bench/RESULTS.md has what it cost).
 ///
 /// Immutable once made, so it is shared freely between threads and sessions.
 public final class SoundSamples: @unchecked Sendable {

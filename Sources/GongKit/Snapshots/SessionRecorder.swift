@@ -10,9 +10,8 @@ import GongCore
 ///
 /// Every state change is written when it happens; the steady rewrites in between only move the
 /// position on, and a process that dies between two of them is resumed at most
-/// `progressSeconds` early. Each rewrite costs about a millisecond of CPU (JSON, a synced file, an
-/// SQLite commit), so they are kept few, and a session that has not moved (paused) is not
-/// rewritten at all.
+/// `progressSeconds` early. Each rewrite is a JSON encoding, a synced file and an SQLite commit,
+/// so they are kept few, and a session that has not moved (paused) is not rewritten at all.
 ///
 /// All of it happens off the session's threads: the events arrive through a stream of their own,
 /// and every write is queued on a serial queue of the recorder's (the history is even opened
