@@ -64,6 +64,8 @@ let package = Package(
 
         // A real device with faults injected on cue, for the engine's and the session's tests.
         .target(name: "GongTestSupport", dependencies: ["GongAudio", "GongCore"], path: "Tests/GongTestSupport"),
+        // A JACK client of the live tests' own, recording what it hears onto the server's frame clock.
+        .target(name: "CJackTap", dependencies: ["CJack"], path: "Tests/CJackTap"),
         .testTarget(name: "GongCoreTests", dependencies: ["GongCore"]),
         .testTarget(
             name: "GongAudioTests", dependencies: ["GongAudio", "GongCore", "GongTestSupport", "CGongStreams", "CPulse"]
@@ -72,7 +74,7 @@ let package = Package(
         .testTarget(name: "GongBenchTests", dependencies: ["GongBench", "GongCore"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
         .testTarget(name: "GongABITests", dependencies: ["GongABI", "GongKit", "GongTestSupport"]),
-        .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit"])
+        .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit", "CJackTap"])
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Makes sure a JACK server named gong_test runs on jackd2's dummy driver (48 kHz, 256-frame
 # periods: paced by a timer, in real time, with no sound card), so the live tests can play
-# through `--device jack` and record gong's ports exactly with jack_rec; prints the server's name
+# through `--device jack` and record gong's ports exactly (their own JACK client, Tests/CJackTap,
+# on the server's frame clock); prints the server's name
 # (clients reach it with JACK_DEFAULT_SERVER=<name>).
 #
 # Idempotent: a server of that name that answers is reused; one of this script's own that does
@@ -19,7 +20,7 @@ PID_FILE=$STATE_DIR/jackd.pid
 export JACK_NO_START_SERVER=1 JACK_DEFAULT_SERVER=$SERVER
 
 if [ "${1:-}" != stop ]; then
-  for tool in jackd jack_lsp jack_rec; do
+  for tool in jackd jack_lsp; do
     if ! command -v $tool >/dev/null; then
       "$here/install-deps.sh" test >&2   # standard output is for the server's name alone
       break

@@ -83,6 +83,16 @@ static inline void gong_handoff_missed(struct gong_handoff *handoff, uint64_t fr
     atomic_fetch_add_explicit(&handoff->missed_frames, frames, memory_order_relaxed);
 }
 
+/// Callback, at the end of a cycle whose timing is in doubt: the doorbell rung as after any
+/// cycle, the last cycle's timing left to stand.
+static inline void gong_handoff_cycle_untimed(struct gong_handoff *handoff) {
+    uint32_t wanted = atomic_load_explicit(&handoff->wake_frames, memory_order_acquire);
+    if (wanted && gong_handoff_writable(handoff) >= wanted) {
+        atomic_store_explicit(&handoff->wake_frames, 0, memory_order_relaxed);
+        gong_handoff_ring(handoff);
+    }
+}
+
 /// Callback, at the end of a cycle that played `frames`: the ring's next frame is heard at
 /// `heard_ns`, as known at `now_ns`; and the doorbell rung if gong waits for room there is now.
 static inline void gong_handoff_cycle_done(struct gong_handoff *handoff, int64_t now_ns, int64_t heard_ns,
@@ -98,12 +108,7 @@ static inline void gong_handoff_cycle_done(struct gong_handoff *handoff, int64_t
     atomic_store_explicit(&handoff->timing_next_frame, handoff->consumed, memory_order_relaxed);
     atomic_store_explicit(&handoff->timing_frames, frames, memory_order_relaxed);
     atomic_store_explicit(&handoff->timing_sequence, sequence + 2, memory_order_release);
-
-    uint32_t wanted = atomic_load_explicit(&handoff->wake_frames, memory_order_acquire);
-    if (wanted && gong_handoff_writable(handoff) >= wanted) {
-        atomic_store_explicit(&handoff->wake_frames, 0, memory_order_relaxed);
-        gong_handoff_ring(handoff);
-    }
+    gong_handoff_cycle_untimed(handoff);
 }
 
 /// Any thread: the stream is gone for good; whoever waits learns of it at once.

@@ -240,11 +240,22 @@ struct GongEvents {
 
     /// The frames gong told it lost (its xruns), each with the session frame where the loss
     /// began (the event's frame is where the session went on from).
-    var losses: [(from: Int, frames: Int)] {
+    var losses: [Loss] {
         all("xrun").compactMap { event in
             guard let frame = event["frame"] as? Int, let lost = event["lostFrames"] as? Int else { return nil }
-            return (frame - lost, lost)
+            return Loss(from: frame - lost, frames: lost)
         }
+    }
+
+    struct Loss: CustomStringConvertible {
+        let from: Int
+        let frames: Int
+
+        /// Whether a cue at session frame `cue` began in this loss, or within a cycle (256
+        /// frames) of it: a loss is counted a cycle at a time, and told a cycle late on JACK.
+        func overlaps(cue: Int) -> Bool { (from - 256...from + frames + 256).contains(cue) }
+
+        var description: String { "\(frames) frames from \(from)" }
     }
 
     /// The intervals a recorder that skips what gong lost (JACK's, fed by gong's port, runs in

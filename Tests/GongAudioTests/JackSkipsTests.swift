@@ -1,0 +1,55 @@
+import CGongStreams
+import Testing
+
+/// The cycles gong's JACK client tells as missed, from the frame times its process calls read
+/// (gong_jack.h): a jump is told a cycle later, and not at all when it was a call that began
+/// late and read the next cycle's frame time.
+struct JackSkipsTests {
+    /// Feeds cycles of 256 frames at these frame times; what each call told.
+    func told(_ frameTimes: [UInt32]) -> [UInt32] {
+        var skips = gong_jack_skips()
+        return frameTimes.map { gong_jack_skips_cycle(&skips, $0, 256) }
+    }
+
+    @Test func cyclesEndToEndTellNothing() {
+        #expect(told([1000, 1256, 1512, 1768]) == [0, 0, 0, 0])
+    }
+
+    @Test func cyclesTheServerRanWithoutTheClientAreToldOnTheNextCycle() {
+        // Two cycles (1768 and 2024, 512 frames) missed; told when 2536 shows no step back.
+        #expect(told([1000, 1256, 1512, 2280, 2536, 2792]) == [0, 0, 0, 0, 512, 0])
+        // A stop of 14 080 frames, then the cycles after it.
+        #expect(told([0, 256, 14_592, 14_848]) == [0, 0, 0, 14_080])
+    }
+
+    @Test func aCallThatBeganLateAndReadTheNextCyclesFrameTimeTellsNothing() {
+        // The call serving 1512 began after the server moved to 1768 and read that; the server
+        // then ran 1768 as well.
+        #expect(told([1000, 1256, 1768, 1768, 2024, 2280]) == [0, 0, 0, 0, 0, 0])
+        // A late start on top of a real miss: 1512 was missed, and the call serving 1768 began
+        // late and read 2024. Only the miss is told.
+        #expect(told([1000, 1256, 2024, 2024, 2280, 2536]) == [0, 0, 0, 0, 256, 0])
+    }
+
+    /// A cycle whose frame time jumped is in doubt (its timing is not reported) until the next
+    /// one; the others are not.
+    @Test func aCycleIsInDoubtWhenItsFrameTimeJumped() {
+        var skips = gong_jack_skips()
+        let doubts = [1000, 1256, 1768, 1768, 2024].map { (frameTime: UInt32) -> Bool in
+            _ = gong_jack_skips_cycle(&skips, frameTime, 256)
+            return skips.in_doubt != 0
+        }
+        #expect(doubts == [false, false, true, false, false])
+    }
+
+    /// A step back that is not the same frame time read twice (PipeWire's JACK, as the graph's
+    /// quantum changes) takes nothing back from a jump held.
+    @Test func onlyTheSameFrameTimeReadTwiceTakesAJumpBack() {
+        #expect(told([1000, 1256, 2024, 1900, 2156, 2412]) == [0, 0, 0, 0, 512, 0])
+    }
+
+    @Test func frameTimesThatWrapAroundAreStillCycles() {
+        let last = UInt32.max - 255
+        #expect(told([last - 256, last, 0, 256, 768, 1024]) == [0, 0, 0, 0, 0, 256])
+    }
+}
