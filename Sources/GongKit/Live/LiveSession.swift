@@ -33,9 +33,10 @@ struct LivePosition: Sendable, Equatable {
 ///
 /// The control side calls `send` for the person's commands and `poll` when the engine's doorbell
 /// rings to learn what the audio side did; the state machine is fed from both, and its effects are
-/// carried out here, in one place. Both answer with the `SessionEvent`s that tools see, built
-/// here once (the CLI, `GongSession.events()` and the C ABI only pass them on). Both engines report the same events through the same ring;
-/// a pull engine never reports a lost device, so those paths stay unused there.
+/// carried out here, in one place. Both answer with the `SessionEvent`s tools see, made here and
+/// only passed on by `GongSession.events()`, the CLI and the C ABI. Both engines report the same
+/// events through the same ring; a pull engine never reports a lost device, so those paths stay
+/// unused there.
 final class LiveSession<Engine: SessionEngine> {
     let plan: SessionPlan
     let configuration: PCMConfiguration
@@ -338,9 +339,8 @@ final class LiveSession<Engine: SessionEngine> {
             if SessionMachine.accepts(.finished, in: machine.state.kind) {
                 return feed(.finished(playedFrames: latestSessionFrame - skippedFrames), from: .audio)
             }
-            let stranded = InvalidTransition(from: machine.state.kind, input: .finished)
             let message = "the audio stopped while the session was \(machine.state.kind.rawValue)"
-            return [SessionEvent(.internalError(input: stranded.input, state: stranded.from))]
+            return [SessionEvent(.internalError(input: .finished, state: machine.state.kind))]
                 + feed(.fail(SessionFailure(.fatal, message)), from: .audio) + [SessionEvent(.failed(message: message))]
         case .eventsDropped(let count):
             return [SessionEvent(.eventsLost(count: Int(count)))]
