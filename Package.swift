@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "GongCore", targets: ["GongCore"]),
         .library(name: "GongAudio", targets: ["GongAudio"]),
         .library(name: "GongKit", targets: ["GongKit"]),
+        .library(name: "GongPractice", targets: ["GongPractice"]),
         // The C interface (include/gong.h). `make lib` builds it and names it libgong.so: a
         // product cannot share the executable's name.
         .library(name: "GongABI", type: .dynamic, targets: ["GongABI"])
@@ -37,10 +38,16 @@ let package = Package(
         // The edges: sound files, resampling, file output, ALSA, PulseAudio, PipeWire, JACK.
         .target(
             name: "GongAudio", dependencies: ["GongCore", "CAlsa", "CPulse", "CSndFile", "CSoxr", "CGongStreams"]),
-        // The embedding facade: pattern files, sound bank lookup, sessions, their history.
+        // The embedding facade: pattern files, sound bank lookup, sessions. What a program that
+        // plays sessions links, libgong.so included, so it carries no database.
+        .target(name: "GongKit", dependencies: ["GongCore", "GongAudio", "TOMLKit"]),
+        // What gong keeps and serves around a session for the person using it: the history and
+        // its stats (SQLite through GRDB), snapshots and the recorder that keeps both, the config
+        // file, the control channel. Built on GongKit, never the other way round.
         .target(
-            name: "GongKit",
-            dependencies: ["GongCore", "GongAudio", "TOMLKit", .product(name: "GRDB", package: "GRDB.swift")]),
+            name: "GongPractice",
+            dependencies: ["GongKit", "GongCore", "GongAudio", "TOMLKit", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         // `gong bench`: timing jitter measured on a live device, and gong against the players
         // people use instead, found in a recording of what was heard.
         .target(
@@ -57,6 +64,7 @@ let package = Package(
             name: "gong",
             dependencies: [
                 "GongKit",
+                "GongPractice",
                 "GongBench",
                 "GongTerminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
@@ -70,11 +78,12 @@ let package = Package(
         .testTarget(
             name: "GongAudioTests", dependencies: ["GongAudio", "GongCore", "GongTestSupport", "CGongStreams", "CPulse"]
         ),
-        .testTarget(name: "GongKitTests", dependencies: ["GongKit", "GongTestSupport"]),
+        // GongPractice's tests live here too: the recorder's play sessions made by GongKit's tests.
+        .testTarget(name: "GongKitTests", dependencies: ["GongKit", "GongPractice", "GongTestSupport"]),
         .testTarget(name: "GongBenchTests", dependencies: ["GongBench", "GongCore"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
         .testTarget(name: "GongABITests", dependencies: ["GongABI", "GongKit", "GongTestSupport"]),
-        .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit", "CJackTap"])
+        .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit", "GongPractice", "CJackTap"])
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import GongKit
+import GongPractice
 
 /// The config file and the environment, read once by each command that uses them: a bad file
 /// is one line naming its line, like a bad pattern (exit 65).

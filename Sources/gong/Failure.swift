@@ -3,6 +3,7 @@ import Foundation
 import GongBench
 import GongCore
 import GongKit
+import GongPractice
 
 /// sysexits.h: the exit status says what kind of problem it was.
 enum ExitStatus {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GongCore
 import GongKit
+import GongPractice
 
 /// The overrides every pattern takes, shared by every command that plays or shows a pattern.
 struct PatternOptions: ParsableArguments {

@@ -1,5 +1,6 @@
 import Foundation
 import GongKit
+import GongPractice
 import Testing
 
 /// A session gong plays on ALSA's `null` (as fast as it renders: a 23-hour meditation lasts

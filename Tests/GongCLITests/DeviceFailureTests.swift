@@ -2,6 +2,7 @@ import Glibc
 import GongAudio
 import GongCore
 import GongKit
+import GongPractice
 import Testing
 
 @testable import gong

@@ -1,4 +1,5 @@
 import GongKit
+import GongPractice
 import Testing
 
 @Suite struct ControlLineSplitterTests {

@@ -1,8 +1,9 @@
 import Foundation
 import GongCore
+import GongKit
 import Testing
 
-@testable import GongKit
+@testable import GongPractice
 
 @Suite struct GongConfigTests {
     @Test func everyKeyIsReadAndSaysItCameFromTheFile() throws {

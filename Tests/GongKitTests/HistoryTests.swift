@@ -1,8 +1,9 @@
 import Foundation
 import GongCore
+import GongKit
 import Testing
 
-@testable import GongKit
+@testable import GongPractice
 
 /// The history on a real SQLite file in a scratch directory.
 @Suite struct HistoryTests {

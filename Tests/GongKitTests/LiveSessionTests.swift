@@ -42,7 +42,8 @@ import Testing
         }
     }
 
-    static func start(interactive: Bool, devices: Devices) throws -> (DeviceSession<FaultInjectingPCM>, [LiveNotice]) {
+    static func start(interactive: Bool, devices: Devices) throws -> (DeviceSession<FaultInjectingPCM>, [SessionEvent])
+    {
         let session = try DeviceSession<FaultInjectingPCM>(
             pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: interactive
         ) {
@@ -51,48 +52,48 @@ import Testing
         return (session, session.start())
     }
 
-    /// Polls until `condition` holds for the notices so far, or the session is over.
+    /// Polls until `condition` holds for the events so far, or the session is over.
     static func poll(
-        _ session: DeviceSession<FaultInjectingPCM>, into notices: inout [LiveNotice], seconds: Double,
-        until condition: ([LiveNotice]) -> Bool = { _ in false }
+        _ session: DeviceSession<FaultInjectingPCM>, into events: inout [SessionEvent], seconds: Double,
+        until condition: ([SessionEvent]) -> Bool = { _ in false }
     ) {
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline, !session.isOver, !condition(notices) {
-            notices += session.poll()
+        while Date() < deadline, !session.isOver, !condition(events) {
+            events += session.poll()
             usleep(5000)
         }
-        notices += session.poll()
+        events += session.poll()
     }
 
-    static func summary(_ notices: [LiveNotice]) -> SessionSummary? {
-        notices.compactMap { if case .finished(let summary, _) = $0 { summary } else { nil } }.first
+    /// The session's summary, once an event has said it finished.
+    static func summary(of session: DeviceSession<FaultInjectingPCM>, _ events: [SessionEvent]) -> SessionSummary? {
+        events.contains(where: \.isFinished) ? session.summary : nil
     }
 
     /// Where the device came back, saying the session resumed by itself (or waits).
-    static func deviceBack(in notices: [LiveNotice], resumed: Bool) -> Int? {
-        notices.firstIndex { if case .deviceBack(resumed, _) = $0 { true } else { false } }
+    static func deviceBack(in events: [SessionEvent], resumed: Bool) -> Int? {
+        events.firstIndex { if case .deviceBack(resumed) = $0.kind { true } else { false } }
     }
 
-    static func phasesBegun(_ notices: ArraySlice<LiveNotice>) -> Int {
-        notices.filter { if case .phaseBegan = $0 { true } else { false } }.count
+    static func phasesBegun(_ events: ArraySlice<SessionEvent>) -> Int {
+        events.filter { if case .phaseBegan = $0.kind { true } else { false } }.count
     }
 
     /// A program reading the events acts on why the device went away, not on its words: the
-    /// notice and its JSON line carry the reason and the errno the device gave.
+    /// event and its JSON line carry the reason and the errno the device gave.
     @Test func aLostDeviceReachesTheJSONLineWithItsReasonAndErrno() throws {
         let devices = Devices(failedReopens: 0)
-        var (session, notices) = try Self.start(interactive: false, devices: devices)
-        Self.poll(session, into: &notices, seconds: 30) { notices in
-            notices.contains { if case .deviceLost = $0 { true } else { false } }
+        var (session, events) = try Self.start(interactive: false, devices: devices)
+        Self.poll(session, into: &events, seconds: 30) { events in
+            events.contains { if case .deviceLost = $0.kind { true } else { false } }
         }
-        notices += session.send(.stop)
-        Self.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
+        events += try session.send(.stop)
+        Self.poll(session, into: &events, seconds: 30) { _ in session.isOver }
         session.waitUntilDone()
-        let lost = try #require(
-            notices.first { if case .deviceLost = $0 { true } else { false } }, "\(notices)")
-        guard case .deviceLost(let message, let reason, let errno, _) = lost else { return }
+        let event = try #require(
+            events.first { if case .deviceLost = $0.kind { true } else { false } }, "\(events)")
+        guard case .deviceLost(let message, let reason, let errno) = event.kind else { return }
         #expect(reason == .disconnected && errno == ENODEV && message.hasSuffix(String(cString: strerror(ENODEV))))
-        let event = try #require(SessionEvent(lost, pattern: "ticks"))
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(event.jsonLine().utf8)) as? [String: Any])
         #expect(object["type"] as? String == "deviceLost")
@@ -102,27 +103,23 @@ import Testing
 
     @Test func aHeadlessSessionResumesByItselfWhenTheDeviceReturns() throws {
         let devices = Devices()
-        var (session, notices) = try Self.start(interactive: false, devices: devices)
-        Self.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
+        var (session, events) = try Self.start(interactive: false, devices: devices)
+        Self.poll(session, into: &events, seconds: 30) { _ in session.isOver }
         session.waitUntilDone()
-        notices += session.poll()
+        events += session.poll()
 
-        let lost = try #require(notices.firstIndex { if case .deviceLost = $0 { true } else { false } }, "\(notices)")
-        let back = try #require(Self.deviceBack(in: notices, resumed: true), "it said it resumed by itself: \(notices)")
+        let lost = try #require(
+            events.firstIndex { if case .deviceLost = $0.kind { true } else { false } }, "\(events)")
+        let back = try #require(Self.deviceBack(in: events, resumed: true), "it said it resumed by itself: \(events)")
         #expect(lost < back)
         // The session carried on from the frame where it broke off.
-        guard case .deviceLost(_, _, _, let lostAt) = notices[lost], case .deviceBack(_, let backAt) = notices[back]
-        else {
-            return
-        }
-        #expect(lostAt.sessionFrame == backAt.sessionFrame && lostAt.sessionFrame > 0, "\(lostAt) \(backAt)")
-        let nextPhase = notices[back...].compactMap {
-            if case .phaseBegan(_, _, _, _, let at) = $0 { at.sessionFrame } else { nil }
-        }.first
-        #expect(nextPhase.map { $0 >= backAt.sessionFrame } == true)
+        let (lostAt, backAt) = (try #require(events[lost].frame), try #require(events[back].frame))
+        #expect(lostAt == backAt && lostAt > 0, "\(lostAt) \(backAt)")
+        let nextPhase = events[back...].compactMap { if case .phaseBegan = $0.kind { $0.frame } else { nil } }.first
+        #expect(nextPhase.map { $0 >= backAt } == true)
         #expect(devices.opens.load(ordering: .relaxed) == 4, "opened, two failed retries, reopened")
-        #expect(Self.phasesBegun(notices[back...]) > 0, "the session went on after the device came back")
-        let summary = try #require(Self.summary(notices))
+        #expect(Self.phasesBegun(events[back...]) > 0, "the session went on after the device came back")
+        let summary = try #require(Self.summary(of: session, events))
         #expect(summary.deviceLosses == 1)
         #expect(summary.cyclesCompleted == 3 && summary.phasesCompleted == 24, "nothing was skipped: \(summary)")
         #expect(!summary.stoppedEarly)
@@ -130,41 +127,41 @@ import Testing
 
     @Test func anInteractiveSessionWaitsForThePersonWhenTheDeviceReturns() throws {
         let devices = Devices()
-        var (session, notices) = try Self.start(interactive: true, devices: devices)
-        Self.poll(session, into: &notices, seconds: 30) { Self.deviceBack(in: $0, resumed: false) != nil }
-        let back = try #require(Self.deviceBack(in: notices, resumed: false), "\(notices)")
+        var (session, events) = try Self.start(interactive: true, devices: devices)
+        Self.poll(session, into: &events, seconds: 30) { Self.deviceBack(in: $0, resumed: false) != nil }
+        let back = try #require(Self.deviceBack(in: events, resumed: false), "\(events)")
         #expect(session.state.kind == .paused, "the device is back, the session waits")
 
         // A second and a half later it still waits: no phase began, no cue played.
-        Self.poll(session, into: &notices, seconds: 1.5)
+        Self.poll(session, into: &events, seconds: 1.5)
         #expect(session.state.kind == .paused)
         #expect(
-            !notices[back...].contains {
-                if case .phaseBegan = $0 { true } else if case .cue = $0 { true } else { false }
+            !events[back...].contains {
+                if case .phaseBegan = $0.kind { true } else if case .cue = $0.kind { true } else { false }
             })
 
         // The person resumes; the session plays to its end with nothing skipped.
-        notices += session.send(.resume)
-        Self.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
+        events += try session.send(.resume)
+        Self.poll(session, into: &events, seconds: 30) { _ in session.isOver }
         session.waitUntilDone()
-        notices += session.poll()
-        #expect(notices.contains { if case .resumed = $0 { true } else { false } })
-        let summary = try #require(Self.summary(notices))
+        events += session.poll()
+        #expect(events.contains { if case .resumed = $0.kind { true } else { false } })
+        let summary = try #require(Self.summary(of: session, events))
         #expect(
             summary.deviceLosses == 1 && summary.cyclesCompleted == 3 && summary.phasesCompleted == 24, "\(summary)")
     }
 
     @Test func stoppingWhileTheDeviceIsGoneEndsTheSession() throws {
         let devices = Devices(failedReopens: 1000)
-        var (session, notices) = try Self.start(interactive: true, devices: devices)
-        Self.poll(session, into: &notices, seconds: 30) {
-            $0.contains { if case .deviceLost = $0 { true } else { false } }
+        var (session, events) = try Self.start(interactive: true, devices: devices)
+        Self.poll(session, into: &events, seconds: 30) {
+            $0.contains { if case .deviceLost = $0.kind { true } else { false } }
         }
         #expect(session.state.kind == .failed)
-        notices += session.send(.stop)
-        Self.poll(session, into: &notices, seconds: 10) { _ in session.isOver }
+        events += try session.send(.stop)
+        Self.poll(session, into: &events, seconds: 10) { _ in session.isOver }
         #expect(session.isOver)
-        let summary = try #require(Self.summary(notices))
+        let summary = try #require(Self.summary(of: session, events))
         #expect(summary.stoppedEarly && summary.deviceLosses == 1)
     }
 }
@@ -219,71 +216,74 @@ import Testing
     }
 
     /// A session driven into `state` (`active`, `paused` or `completing`) with the fault injected
-    /// there; returns the notices up to the moment the session has dealt with it.
+    /// there; returns the events up to the moment the session has dealt with it.
     static func session(in state: SessionState.Kind, fault: Fault, interactive: Bool, devices: Devices) throws
-        -> (DeviceSession<FaultInjectingPCM>, [LiveNotice])
+        -> (DeviceSession<FaultInjectingPCM>, [SessionEvent])
     {
         let session = try DeviceSession<FaultInjectingPCM>(
             pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: interactive
         ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
         }
-        var notices = session.start()
+        var events = session.start()
         typealias Poll = LiveSessionDeviceLossTests
         switch state {
         case .active:
             // Into the second phase: well inside the session.
-            Poll.poll(session, into: &notices, seconds: 10) {
-                $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } }
+            Poll.poll(session, into: &events, seconds: 10) {
+                $0.contains { if case .phaseBegan(phase: "p1", _, _, _) = $0.kind { true } else { false } }
             }
         case .paused:
-            Poll.poll(session, into: &notices, seconds: 10) {
-                $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } }
+            Poll.poll(session, into: &events, seconds: 10) {
+                $0.contains { if case .phaseBegan(phase: "p1", _, _, _) = $0.kind { true } else { false } }
             }
-            notices += session.send(.pause)
-            Poll.poll(session, into: &notices, seconds: 10) { $0.contains(where: \.isPaused) }
+            events += try session.send(.pause)
+            Poll.poll(session, into: &events, seconds: 10) { $0.contains { $0.kind == .paused } }
         case .completing:
-            Poll.poll(session, into: &notices, seconds: 10) { _ in session.state == .completing }
+            Poll.poll(session, into: &events, seconds: 10) { _ in session.state == .completing }
         default:
             Issue.record("faults are injected while active, paused or completing")
         }
-        #expect(session.state.kind == state, "\(notices)")
-        let before = notices.count
+        #expect(session.state.kind == state, "\(events)")
+        let before = events.count
         try devices.inject(fault.injected)
         switch fault {
         case .deviceLost:
-            Poll.poll(session, into: &notices, seconds: 10) {
-                $0[before...].contains { if case .deviceBack = $0 { true } else { false } }
+            Poll.poll(session, into: &events, seconds: 10) {
+                $0[before...].contains { if case .deviceBack = $0.kind { true } else { false } }
             }
         case .suspend:
-            Poll.poll(session, into: &notices, seconds: 10) {
-                $0[before...].contains { if case .suspendRecovered = $0 { true } else { false } }
+            Poll.poll(session, into: &events, seconds: 10) {
+                $0[before...].contains { if case .suspendRecovered = $0.kind { true } else { false } }
             }
         case .underrun where state == .paused:
             // Silence lost says nothing: give the audio thread's report time to arrive, had it
             // anything to say (it writes every 5 ms).
-            Poll.poll(session, into: &notices, seconds: 0.5)
+            Poll.poll(session, into: &events, seconds: 0.5)
         case .underrun:
-            Poll.poll(session, into: &notices, seconds: 10) {
-                $0[before...].contains { if case .underrun = $0 { true } else { false } }
+            Poll.poll(session, into: &events, seconds: 10) {
+                $0[before...].contains { if case .xrun = $0.kind { true } else { false } }
             }
         }
-        return (session, notices)
+        return (session, events)
     }
 
     /// Plays the session to its end (resuming it if it waits) and returns its summary.
-    static func finish(_ session: DeviceSession<FaultInjectingPCM>, _ notices: inout [LiveNotice]) throws
+    static func finish(_ session: DeviceSession<FaultInjectingPCM>, _ events: inout [SessionEvent]) throws
         -> SessionSummary
     {
-        if session.state.kind == .paused { notices += session.send(.resume) }
-        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
+        if session.state.kind == .paused { events += try session.send(.resume) }
+        LiveSessionDeviceLossTests.poll(session, into: &events, seconds: 30) { _ in session.isOver }
         session.waitUntilDone()
-        notices += session.poll()
-        #expect(!notices.contains { if case .internalError = $0 { true } else { false } }, "\(notices)")
-        return try #require(LiveSessionDeviceLossTests.summary(notices), "the session completed: \(notices)")
+        events += session.poll()
+        #expect(!events.contains { if case .internalError = $0.kind { true } else { false } }, "\(events)")
+        return try #require(
+            LiveSessionDeviceLossTests.summary(of: session, events), "the session completed: \(events)")
     }
 
-    static func count(_ notices: [LiveNotice], _ matches: (LiveNotice) -> Bool) -> Int { notices.filter(matches).count }
+    static func count(_ events: [SessionEvent], _ matches: (SessionEvent) -> Bool) -> Int {
+        events.filter(matches).count
+    }
 
     /// Every phase and the end cue were heard: nothing was skipped, and the ring-out ran.
     static func expectWhole(_ summary: SessionSummary, _ context: String) {
@@ -300,10 +300,11 @@ import Testing
 
     @Test func aDeviceLostWhilePlayingComesBackPausedAndThePersonResumesIt() throws {
         let devices = Devices()
-        var (session, notices) = try Self.session(in: .active, fault: .deviceLost, interactive: true, devices: devices)
-        #expect(notices.contains { if case .deviceBack(resumed: false, _) = $0 { true } else { false } }, "\(notices)")
+        var (session, events) = try Self.session(in: .active, fault: .deviceLost, interactive: true, devices: devices)
+        #expect(
+            events.contains { if case .deviceBack(resumed: false) = $0.kind { true } else { false } }, "\(events)")
         #expect(session.state.kind == .paused)
-        let summary = try Self.finish(session, &notices)
+        let summary = try Self.finish(session, &events)
         Self.expectWhole(summary, "lost while playing")
         #expect(summary.deviceLosses == 1 && devices.opens.load(ordering: .relaxed) == 2)
     }
@@ -311,19 +312,20 @@ import Testing
     @Test(arguments: [false, true])
     func aDeviceLostWhilePausedComesBackStillPaused(interactive: Bool) throws {
         let devices = Devices()
-        var (session, notices) = try Self.session(
+        var (session, events) = try Self.session(
             in: .paused, fault: .deviceLost, interactive: interactive, devices: devices)
-        #expect(notices.contains { if case .deviceBack(resumed: false, _) = $0 { true } else { false } }, "\(notices)")
+        #expect(
+            events.contains { if case .deviceBack(resumed: false) = $0.kind { true } else { false } }, "\(events)")
         #expect(session.state.kind == .paused, "paused by the person, it stays paused (interactive: \(interactive))")
         // Half a second later it still waits: no phase began, no cue played.
-        let waited = notices.count
-        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 0.5)
+        let waited = events.count
+        LiveSessionDeviceLossTests.poll(session, into: &events, seconds: 0.5)
         #expect(session.state.kind == .paused)
         #expect(
-            !notices[waited...].contains {
-                if case .phaseBegan = $0 { true } else if case .cue = $0 { true } else { false }
+            !events[waited...].contains {
+                if case .phaseBegan = $0.kind { true } else if case .cue = $0.kind { true } else { false }
             })
-        let summary = try Self.finish(session, &notices)
+        let summary = try Self.finish(session, &events)
         Self.expectWhole(summary, "lost while paused")
         #expect(summary.deviceLosses == 1 && summary.pauses == 1)
     }
@@ -331,16 +333,16 @@ import Testing
     @Test(arguments: [false, true])
     func aDeviceLostDuringTheRingOutComesBackRingingOutAndTheSessionCompletes(interactive: Bool) throws {
         let devices = Devices()
-        var (session, notices) = try Self.session(
+        var (session, events) = try Self.session(
             in: .completing, fault: .deviceLost, interactive: interactive, devices: devices)
         #expect(
-            notices.contains { if case .deviceBack(resumed: true, _) = $0 { true } else { false } },
-            "nothing is left but the tail: it rings out without a key (interactive: \(interactive)): \(notices)")
+            events.contains { if case .deviceBack(resumed: true) = $0.kind { true } else { false } },
+            "nothing is left but the tail: it rings out without a key (interactive: \(interactive)): \(events)")
         #expect(session.state == .completing)
         // No resume is sent: the session ends by itself.
-        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
-        #expect(session.isOver, "the ring-out ended the session: \(notices)")
-        let summary = try Self.finish(session, &notices)
+        LiveSessionDeviceLossTests.poll(session, into: &events, seconds: 30) { _ in session.isOver }
+        #expect(session.isOver, "the ring-out ended the session: \(events)")
+        let summary = try Self.finish(session, &events)
         Self.expectWhole(summary, "lost during the ring-out")
         #expect(summary.deviceLosses == 1)
     }
@@ -348,71 +350,75 @@ import Testing
     // MARK: An underrun
 
     @Test func anUnderrunWhilePlayingIsCountedAndTheSessionCarriesOn() throws {
-        var (session, notices) = try Self.session(in: .active, fault: .underrun, interactive: true, devices: Devices())
+        var (session, events) = try Self.session(in: .active, fault: .underrun, interactive: true, devices: Devices())
         #expect(session.state.kind == .active)
-        let summary = try Self.finish(session, &notices)
+        let summary = try Self.finish(session, &events)
         Self.expectWhole(summary, "underrun while playing")
-        let reported = Self.count(notices) { if case .underrun = $0 { true } else { false } }
-        #expect(summary.xruns == 1 && reported == 1, "\(notices)")
+        let reported = Self.count(events) { if case .xrun = $0.kind { true } else { false } }
+        #expect(summary.xruns == 1 && reported == 1, "\(events)")
     }
 
     @Test func anUnderrunWhilePausedLosesNothingAndTheSessionStaysPaused() throws {
-        var (session, notices) = try Self.session(in: .paused, fault: .underrun, interactive: true, devices: Devices())
+        var (session, events) = try Self.session(in: .paused, fault: .underrun, interactive: true, devices: Devices())
         #expect(session.state.kind == .paused)
-        let summary = try Self.finish(session, &notices)
+        let summary = try Self.finish(session, &events)
         Self.expectWhole(summary, "underrun while paused")
         #expect(summary.xruns == 0 && summary.framesLost == 0, "silence lost is not audio lost: \(summary)")
-        #expect(Self.count(notices) { if case .underrun = $0 { true } else { false } } == 0)
+        #expect(Self.count(events) { if case .xrun = $0.kind { true } else { false } } == 0)
     }
 
     @Test func anUnderrunDuringTheRingOutIsCountedAndTheSessionCompletes() throws {
-        var (session, notices) = try Self.session(
+        var (session, events) = try Self.session(
             in: .completing, fault: .underrun, interactive: true, devices: Devices())
         #expect(session.state == .completing)
-        let summary = try Self.finish(session, &notices)
+        let summary = try Self.finish(session, &events)
         Self.expectWhole(summary, "underrun during the ring-out")
         #expect(
-            summary.xruns == 1 && Self.count(notices) { if case .underrun = $0 { true } else { false } } == 1,
-            "\(notices)")
+            summary.xruns == 1 && Self.count(events) { if case .xrun = $0.kind { true } else { false } } == 1,
+            "\(events)")
     }
 
     // MARK: A suspend
 
     @Test func aSuspendWhilePlayingPausesAnInteractiveSessionAndNotAHeadlessOne() throws {
-        var (interactive, notices) = try Self.session(
+        var (interactive, events) = try Self.session(
             in: .active, fault: .suspend, interactive: true, devices: Devices())
         #expect(
-            notices.contains { if case .suspendRecovered(paused: true, _) = $0 { true } else { false } }, "\(notices)")
+            events.contains { if case .suspendRecovered(paused: true) = $0.kind { true } else { false } }, "\(events)"
+        )
         #expect(interactive.state.kind == .paused)
-        let summary = try Self.finish(interactive, &notices)
+        let summary = try Self.finish(interactive, &events)
         Self.expectWhole(summary, "suspended while playing")
         #expect(summary.suspends == 1 && summary.pauses == 0)
 
         var (headless, heard) = try Self.session(in: .active, fault: .suspend, interactive: false, devices: Devices())
-        #expect(heard.contains { if case .suspendRecovered(paused: false, _) = $0 { true } else { false } }, "\(heard)")
+        #expect(
+            heard.contains { if case .suspendRecovered(paused: false) = $0.kind { true } else { false } }, "\(heard)")
         #expect(headless.state.kind == .active)
         #expect(try Self.finish(headless, &heard).suspends == 1)
     }
 
     @Test func aSuspendWhilePausedStaysPaused() throws {
-        var (session, notices) = try Self.session(in: .paused, fault: .suspend, interactive: true, devices: Devices())
+        var (session, events) = try Self.session(in: .paused, fault: .suspend, interactive: true, devices: Devices())
         #expect(
-            notices.contains { if case .suspendRecovered(paused: false, _) = $0 { true } else { false } }, "\(notices)")
+            events.contains { if case .suspendRecovered(paused: false) = $0.kind { true } else { false } },
+            "\(events)")
         #expect(session.state.kind == .paused)
-        let summary = try Self.finish(session, &notices)
+        let summary = try Self.finish(session, &events)
         Self.expectWhole(summary, "suspended while paused")
         #expect(summary.suspends == 1 && summary.pauses == 1)
     }
 
     @Test func aSuspendDuringTheRingOutStillCompletes() throws {
-        var (session, notices) = try Self.session(
+        var (session, events) = try Self.session(
             in: .completing, fault: .suspend, interactive: true, devices: Devices())
         #expect(
-            notices.contains { if case .suspendRecovered(paused: false, _) = $0 { true } else { false } }, "\(notices)")
+            events.contains { if case .suspendRecovered(paused: false) = $0.kind { true } else { false } },
+            "\(events)")
         #expect(session.state == .completing)
-        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
-        #expect(session.isOver, "no key was needed: \(notices)")
-        let summary = try Self.finish(session, &notices)
+        LiveSessionDeviceLossTests.poll(session, into: &events, seconds: 30) { _ in session.isOver }
+        #expect(session.isOver, "no key was needed: \(events)")
+        let summary = try Self.finish(session, &events)
         Self.expectWhole(summary, "suspended during the ring-out")
         #expect(summary.suspends == 1)
     }
@@ -432,12 +438,12 @@ import Testing
         ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
         }
-        var notices = session.start()
-        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 10) {
-            $0.contains { if case .phaseBegan(name: "p1", _, _, _, _) = $0 { true } else { false } }
+        var events = session.start()
+        LiveSessionDeviceLossTests.poll(session, into: &events, seconds: 10) {
+            $0.contains { if case .phaseBegan(phase: "p1", _, _, _) = $0.kind { true } else { false } }
         }
-        notices += session.send(.stop)
-        let summary = try Self.finish(session, &notices)
+        events += try session.send(.stop)
+        let summary = try Self.finish(session, &events)
         // On a busy machine the stop may land a phase or two later; never at the end.
         #expect(summary.stoppedEarly && (1..<4).contains(summary.phasesCompleted), "\(summary)")
         #expect(
@@ -457,9 +463,9 @@ import Testing
             channels: 2)
         _ = session.start()
         #expect(session.engine.events.tryPush(.eventsDropped(count: 7)))
-        let notices = session.poll()
-        #expect(notices == [.eventsLost(count: 7)], "\(notices)")
-        let line = try #require(notices.first.flatMap { SessionEvent($0, pattern: "p") }).jsonLine()
+        let events = session.poll()
+        #expect(events == [SessionEvent(.eventsLost(count: 7))], "\(events)")
+        let line = try #require(events.first).jsonLine()
         #expect(line.contains(#""type":"eventsLost""#) && line.contains(#""count":7"#), "\(line)")
         session.abandon()
     }
@@ -471,17 +477,17 @@ import Testing
         ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
         }
-        var notices = session.start()
-        #expect(session.send(.resume) == [.ignored(InvalidTransition(from: .active, input: .resume))])
-        LiveSessionDeviceLossTests.poll(session, into: &notices, seconds: 10) { _ in session.state == .completing }
+        var events = session.start()
+        #expect(try session.send(.resume) == [SessionEvent(.ignored(command: .resume, state: .active))])
+        LiveSessionDeviceLossTests.poll(session, into: &events, seconds: 10) { _ in session.state == .completing }
         #expect(
-            session.togglePause() == [.ignored(InvalidTransition(from: .completing, input: .pause))],
+            try session.togglePause() == [SessionEvent(.ignored(command: .pause, state: .completing))],
             "the ring-out is not paused")
         #expect(
-            session.send(.stop) == [.ignored(InvalidTransition(from: .completing, input: .stop))],
+            try session.send(.stop) == [SessionEvent(.ignored(command: .stop, state: .completing))],
             "and not a stop either: no `stopping`")
         #expect(session.state == .completing)
-        let summary = try Self.finish(session, &notices)
+        let summary = try Self.finish(session, &events)
         #expect(!summary.stoppedEarly && summary.pauses == 0)
     }
 }
@@ -506,14 +512,14 @@ import Testing
                 throw AudioDeviceError(code: -EIO, operation: "snd_pcm_open", device: "null", message: "\(error)")
             }
         }
-        var notices = session.start()
+        var events = session.start()
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, !session.isOver {
-            notices += session.poll()
+            events += session.poll()
             usleep(2000)
         }
-        notices += session.poll()
-        return notices.compactMap { if case .phaseBegan(_, _, _, let length, _) = $0 { length } else { nil } }
+        events += session.poll()
+        return events.compactMap { if case .phaseBegan(_, _, _, let length) = $0.kind { length } else { nil } }
     }
 
     @Test(arguments: [0.2, 0.4, 0.9, 1.8, 2.6, 5.0])

@@ -1,9 +1,10 @@
 import Foundation
 import GongCore
+import GongKit
 import Synchronization
 import Testing
 
-@testable import GongKit
+@testable import GongPractice
 
 @Suite struct SnapshotTests {
     final class Scratch {

@@ -2,53 +2,16 @@ import Foundation
 import GongAudio
 import GongCore
 
-/// Something a person (or a tool reading JSON lines) should hear about during a live session.
-/// What the audio side did carries `at`: its session frame and when it is heard.
-enum LiveNotice: Equatable, Sendable {
-    case started(device: String, rate: Int, channels: Int, format: String, latencyMs: Double)
-    /// The session's first frame is heard at this CLOCK_MONOTONIC time (seconds).
-    case firstFrameAudible(monotonicSeconds: Double)
-    case phaseBegan(name: String, cycle: Int, cycleCount: Int, lengthSeconds: Double, at: SessionMoment)
-    /// A command of the person's came while the command ring was all but full (the audio thread
-    /// had not yet taken the ones before it): refused, and nothing changed.
-    case busy(SessionInput.Kind)
-    /// A cue started, `lateFrames` after its schedule (0 unless audio was lost). `offFrames`:
-    /// how far from its frame it is heard, by the device's clock, when that is more than
-    /// `CueTiming.toleranceSeconds` (nil: on its frame, or not measurable).
-    case cue(sound: String, lateFrames: Int64, offFrames: Int64?, at: SessionMoment)
-    /// The fade-out after a pause is done: silence from `at`.
-    case paused(at: SessionMoment)
-    case resumed(at: SessionMoment)
-    case skipped(seconds: Double, at: SessionMoment)
-    /// A stop was asked for: the end cue plays and the tails ring out.
-    case stopping
-    case underrun(lostFrames: Int64, at: SessionMoment)
-    /// The system suspended the device (a laptop's sleep) and it was brought back. `paused`:
-    /// an interactive session that was playing pauses and waits for the person.
-    case suspendRecovered(paused: Bool, at: SessionMoment)
-    /// The device went away: why, as data (`reason`, and the positive errno, 0 for none) and in
-    /// words (`message`: the device and what happened to it).
-    case deviceLost(message: String, reason: AudioDeviceError.Reason, errno: Int32, at: SessionMoment)
-    /// `resumed`: the session plays on (a headless one, or a ring-out); false: it waits paused.
-    case deviceBack(resumed: Bool, at: SessionMoment)
-    /// The audio thread could not get the priority it asked for (`realtime`: SCHED_FIFO, else a
-    /// raised nice value for a sound server's client).
-    case priorityRefused(realtime: Bool, message: String)
-    /// The session is over: its summary, and how exactly its cues were heard.
-    case finished(SessionSummary, CueTiming)
-    case failed(message: String)
-    /// A command of the person's that the session does not take now (resume while playing,
-    /// skip during the ring-out): what was asked and the state it was refused in.
-    case ignored(InvalidTransition)
-    /// The audio side reported something the state machine does not accept in its state: a
-    /// bug, said rather than dropped.
-    case internalError(InvalidTransition)
-    /// The audio side found its event ring full (this side fell behind taking them) and lost
-    /// `count` events just before the next one it could hand over.
-    case eventsLost(count: Int)
+/// A person's command the session could not even consider: the command ring was all but full
+/// (the audio thread had not yet taken the ones before it). Nothing changed, and no event says
+/// so: it is told to whoever sent the command (`CommandRefusal.Reason.busy`).
+struct CommandRingFull: Error {}
 
-    /// True for `paused`, whatever its moment.
-    var isPaused: Bool { if case .paused = self { true } else { false } }
+extension SessionEvent {
+    /// What the audio side did, on its session frame and when that frame is heard.
+    init(_ kind: Kind, at moment: SessionMoment) {
+        self.init(kind, frame: moment.sessionFrame, audible: moment.audibleSeconds)
+    }
 }
 
 /// A live session on a device of type `Device`, played by gong's own audio thread.
@@ -70,8 +33,10 @@ struct LivePosition: Sendable, Equatable {
 ///
 /// The control side calls `send` for the person's commands and `poll` when the engine's doorbell
 /// rings to learn what the audio side did; the state machine is fed from both, and its effects are
-/// carried out here, in one place. Both engines report the same events through the same ring;
-/// a pull engine never reports a lost device, so those paths stay unused there.
+/// carried out here, in one place. Both answer with the `SessionEvent`s tools see, made here and
+/// only passed on by `GongSession.events()`, the CLI and the C ABI. Both engines report the same
+/// events through the same ring; a pull engine never reports a lost device, so those paths stay
+/// unused there.
 final class LiveSession<Engine: SessionEngine> {
     let plan: SessionPlan
     let configuration: PCMConfiguration
@@ -161,43 +126,45 @@ final class LiveSession<Engine: SessionEngine> {
         }
     }
 
-    /// Starts playback; the first notice reports what the device granted.
-    func start() -> [LiveNotice] {
-        var notices = feed(.prepare, from: .control)
+    /// Starts playback; the first event reports what the device granted.
+    func start() -> [SessionEvent] {
+        var events = feed(.prepare, from: .control)
         engine.start()
-        notices += feed(.start, from: .control)
+        events += feed(.start, from: .control)
         clockRunning = true
-        notices.insert(
-            .started(
-                device: configuration.device, rate: configuration.rate, channels: configuration.channels,
-                format: configuration.format.rawValue, latencyMs: configuration.latencySeconds * 1000), at: 0)
-        return notices
+        events.insert(
+            SessionEvent(
+                .started(
+                    pattern: plan.timeline.pattern.name, device: configuration.device, rate: configuration.rate,
+                    channels: configuration.channels, format: configuration.format.rawValue,
+                    latencyMs: configuration.latencySeconds * 1000)), at: 0)
+        return events
     }
 
     /// The person's commands: `.pause`, `.resume`, `.skip`, `.stop`. A command the current state
     /// does not accept (resume while playing) changes nothing and comes back as `.ignored`.
     @discardableResult
-    func send(_ input: SessionInput) -> [LiveNotice] {
-        guard hasRoomForCommand else { return [.busy(input.kind)] }
+    func send(_ input: SessionInput) throws(CommandRingFull) -> [SessionEvent] {
+        guard hasRoomForCommand else { throw CommandRingFull() }
         let before = machine.state
-        var notices = feed(input, from: .person)
-        if input == .stop, machine.state != before { notices.append(.stopping) }
-        return notices
+        var events = feed(input, from: .person)
+        if input == .stop, machine.state != before { events.append(SessionEvent(.stopping)) }
+        return events
     }
 
     /// Toggles pause: what the space bar does.
-    func togglePause() -> [LiveNotice] {
-        if case .paused = machine.state { return send(.resume) }
-        return send(.pause)
+    func togglePause() throws(CommandRingFull) -> [SessionEvent] {
+        if case .paused = machine.state { return try send(.resume) }
+        return try send(.pause)
     }
 
     /// Stops at once, cutting tails (a second Ctrl-C). A session already ringing out needs no
     /// stop first: the halt cuts its tails and it completes.
     @discardableResult
-    func halt() -> [LiveNotice] {
-        let notices = SessionMachine.accepts(.stop, in: machine.state.kind) ? feed(.stop, from: .person) : []
+    func halt() -> [SessionEvent] {
+        let events = SessionMachine.accepts(.stop, in: machine.state.kind) ? feed(.stop, from: .person) : []
         engine.send(.halt)
-        return notices
+        return events
     }
 
     /// Sets the master gain; the renderer fades there over `SessionRenderer.rampSeconds` (a
@@ -236,14 +203,14 @@ final class LiveSession<Engine: SessionEngine> {
     }
 
     /// Drains the audio thread's events into the state machine; returns what to tell the person.
-    func poll(now: MonotonicTime = .now()) -> [LiveNotice] {
-        var notices: [LiveNotice] = []
+    func poll(now: MonotonicTime = .now()) -> [SessionEvent] {
+        var events: [SessionEvent] = []
         engine.clearEventsReady()
         while let event = engine.events.tryPop() {
-            notices += handle(event)
+            events += handle(event)
         }
         updatePosition(now: now)
-        return notices
+        return events
     }
 
     var summary: SessionSummary { machine.summary }
@@ -260,18 +227,23 @@ final class LiveSession<Engine: SessionEngine> {
         /// The person: a command that does not apply now is ignored, and they are told.
         case person
         /// This session's own sequencing (prepare, start) or the audio side: the machine should
-        /// never reject these, and if it does the notice says it is a bug.
+        /// never reject these, and if it does the event says it is a bug.
         case control, audio
     }
 
-    private func feed(_ input: SessionInput, from origin: Origin) -> [LiveNotice] {
+    private func feed(_ input: SessionInput, from origin: Origin) -> [SessionEvent] {
         let effects: [SessionEffect]
         do {
             effects = try machine.handle(input)
         } catch {
-            return [origin == .person ? .ignored(error) : .internalError(error)]
+            // Only the person's commands have a name to be ignored under; any other input the
+            // machine refuses is a bug.
+            if origin == .person, let command = SessionCommand.Name(error.input) {
+                return [SessionEvent(.ignored(command: command, state: error.from))]
+            }
+            return [SessionEvent(.internalError(input: error.input, state: error.from))]
         }
-        var notices: [LiveNotice] = []
+        var events: [SessionEvent] = []
         for effect in effects {
             switch effect {
             case .sendToAudio(let command):
@@ -279,17 +251,17 @@ final class LiveSession<Engine: SessionEngine> {
             case .announce(let state):
                 if case .completed(let summary) = state, !finishedNotified {
                     finishedNotified = true
-                    notices.append(.finished(summary, timing))
+                    events.append(SessionEvent(.finished(SessionReport(summary: summary, timing: timing))))
                 }
             case .closeDevice, .reopenDevice:
                 // The audio thread closes and reopens its own device.
                 break
             }
         }
-        return notices
+        return events
     }
 
-    private func handle(_ event: EngineEvent) -> [LiveNotice] {
+    private func handle(_ event: EngineEvent) -> [SessionEvent] {
         switch event {
         case .render(let renderEvent, _): latestSessionFrame = renderEvent.sessionFrame
         case .underrun(_, _, let at), .suspendRecovered(let at), .deviceLost(_, let at), .deviceBack(_, let at):
@@ -313,7 +285,7 @@ final class LiveSession<Engine: SessionEngine> {
                 )
             }
             unplacedCueFrame = nil
-            return [.firstFrameAudible(monotonicSeconds: audible.seconds)]
+            return [SessionEvent(.firstFrameAudible, frame: 0, audible: audible.seconds)]
         case .render(let renderEvent, let audible):
             if audible.nanoseconds > 0 { anchor = (renderEvent.sessionFrame, audible) }
             return handle(renderEvent, audible: audible)
@@ -322,11 +294,13 @@ final class LiveSession<Engine: SessionEngine> {
             // Silence lost while paused was nothing anyone was to hear: not an xrun of the
             // session's (the paused clock did not move).
             guard !silent else { return [] }
-            return feed(.underrun(lostFrames: lost), from: .audio) + [.underrun(lostFrames: lost, at: at)]
+            return feed(.underrun(lostFrames: lost), from: .audio) + [SessionEvent(.xrun(lostFrames: lost), at: at)]
         case .suspendRecovered(let at):
             let wasPaused = machine.state.kind == .paused
-            let notices = feed(.suspended(resume: !interactive), from: .audio)
-            return notices + [.suspendRecovered(paused: !wasPaused && machine.state.kind == .paused, at: at)]
+            let events = feed(.suspended(resume: !interactive), from: .audio)
+            return events + [
+                SessionEvent(.suspendRecovered(paused: !wasPaused && machine.state.kind == .paused), at: at)
+            ]
         case .deviceLost(let code, let at):
             clockRunning = false
             breakTimingChain()
@@ -339,10 +313,11 @@ final class LiveSession<Engine: SessionEngine> {
                 : String(cString: strerror(-code))
             let message = "\(configuration.device): \(reason)"
             return feed(.fail(SessionFailure(.deviceLost, message)), from: .audio) + [
-                .deviceLost(message: message, reason: AudioDeviceError.Reason(errno: -code), errno: -code, at: at)
+                SessionEvent(
+                    .deviceLost(message: message, reason: AudioDeviceError.Reason(errno: -code), errno: -code), at: at)
             ]
         case .deviceBack(_, let at):
-            let notices = feed(.deviceReturned(resume: !interactive), from: .audio)
+            let events = feed(.deviceReturned(resume: !interactive), from: .audio)
             // The machine decides: a ring-out resumes whoever listens, a pause stays a pause.
             let resumed =
                 switch machine.state {
@@ -350,9 +325,10 @@ final class LiveSession<Engine: SessionEngine> {
                 default: false
                 }
             if resumed { clockRunning = true }
-            return notices + [.deviceBack(resumed: resumed, at: at)]
+            return events + [SessionEvent(.deviceBack(resumed: resumed), at: at)]
         case .priorityRefused(let priority, let code):
-            return [.priorityRefused(realtime: priority == .realtime, message: String(cString: strerror(code)))]
+            let asked: SessionEvent.Priority = priority == .realtime ? .realtime : .raised
+            return [SessionEvent(.priorityRefused(priority: asked, message: String(cString: strerror(code))))]
         case .finished:
             // The audio thread has ended: the device played its last frame, or a stop ended the
             // wait for a lost device. The renderer's own `finished` has normally completed the
@@ -363,55 +339,56 @@ final class LiveSession<Engine: SessionEngine> {
             if SessionMachine.accepts(.finished, in: machine.state.kind) {
                 return feed(.finished(playedFrames: latestSessionFrame - skippedFrames), from: .audio)
             }
-            let stranded = InvalidTransition(from: machine.state.kind, input: .finished)
             let message = "the audio stopped while the session was \(machine.state.kind.rawValue)"
-            return [.internalError(stranded)] + feed(.fail(SessionFailure(.fatal, message)), from: .audio) + [
-                .failed(message: message)
-            ]
+            return [SessionEvent(.internalError(input: .finished, state: machine.state.kind))]
+                + feed(.fail(SessionFailure(.fatal, message)), from: .audio) + [SessionEvent(.failed(message: message))]
         case .eventsDropped(let count):
-            return [.eventsLost(count: Int(count))]
+            return [SessionEvent(.eventsLost(count: Int(count)))]
         }
     }
 
-    private func handle(_ event: RenderEvent, audible: MonotonicTime) -> [LiveNotice] {
+    private func handle(_ event: RenderEvent, audible: MonotonicTime) -> [SessionEvent] {
         let timeline = plan.timeline
         let at = SessionMoment(sessionFrame: event.sessionFrame, audible: audible)
         switch event.kind {
         case .phaseBegan(let phase, let cycle):
             // Resumed part way through, the phase began before the session's frame 0.
             phaseStartFrame = timeline.phaseSpan(containing: event.sessionFrame)?.lowerBound ?? event.sessionFrame
-            let notices = feed(event)
+            let events = feed(event)
             let length = phaseLength(at: event.sessionFrame)
             position.phase = Int(phase)
             position.cycle = Int(cycle)
             position.phaseLengthSeconds = length
-            return notices + [
-                .phaseBegan(
-                    name: timeline.pattern.phases[Int(phase)].name, cycle: Int(cycle) + 1,
-                    cycleCount: timeline.cycleCount, lengthSeconds: length, at: at)
+            return events + [
+                SessionEvent(
+                    .phaseBegan(
+                        phase: timeline.pattern.phases[Int(phase)].name, cycle: Int(cycle) + 1,
+                        cycles: timeline.cycleCount, seconds: length), at: at)
             ]
         case .cueStarted(let sound, let scheduled):
             let late = event.sessionFrame - scheduled
             let off = measureTiming(sessionFrame: event.sessionFrame, audible: audible)
-            return feed(event) + [.cue(sound: timeline.sounds[Int(sound)], lateFrames: late, offFrames: off, at: at)]
+            return feed(event) + [
+                SessionEvent(.cue(sound: timeline.sounds[Int(sound)], lateFrames: late, offFrames: off), at: at)
+            ]
         case .sessionEnded, .finished:
             return feed(event)
         case .paused:
             clockRunning = false
             breakTimingChain()
             anchor = (event.sessionFrame, audible)
-            return [.paused(at: at)]
+            return [SessionEvent(.paused, at: at)]
         case .resumed:
             // The clock starts again from where it stopped, when the resume is heard (never
             // earlier than now).
             anchor = (event.sessionFrame, max(audible, MonotonicTime.now()))
             clockRunning = true
             breakTimingChain()
-            return [.resumed(at: at)]
+            return [SessionEvent(.resumed, at: at)]
         case .skipped(let frames):
             skippedFrames += frames
             breakTimingChain()
-            return [.skipped(seconds: Double(frames) / Double(configuration.rate), at: at)]
+            return [SessionEvent(.skipped(seconds: Double(frames) / Double(configuration.rate)), at: at)]
         case .voiceStolen:
             return []
         }
@@ -419,7 +396,7 @@ final class LiveSession<Engine: SessionEngine> {
 
     /// Feeds the state machine what a renderer's event means to it (`RenderEvent.sessionInput`;
     /// played time is the session clock less the stretches skipped over).
-    private func feed(_ event: RenderEvent) -> [LiveNotice] {
+    private func feed(_ event: RenderEvent) -> [SessionEvent] {
         event.sessionInput(skippedFrames: skippedFrames).map { feed($0, from: .audio) } ?? []
     }
 

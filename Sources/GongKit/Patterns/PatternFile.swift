@@ -42,8 +42,8 @@ public enum PatternFile {
     }
 
     /// TOML text as a table; malformed TOML is an error naming the file and line. (Config
-    /// files are read the same way.)
-    static func table(_ text: String, path: String) throws(PatternError) -> TOMLTable {
+    /// files are read the same way, by GongPractice: hence `package`.)
+    package static func table(_ text: String, path: String) throws(PatternError) -> TOMLTable {
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
@@ -303,15 +303,16 @@ public enum PatternFile {
 
 /// Finds the line a key was written on. TOMLKit does not keep source positions, so this reads
 /// the text: `[[phases]]` headers are counted to find `phases[2]`, `[pace]` opens `pace.*`, and
-/// inside a section the first line that assigns the key wins.
-struct TOMLLines {
+/// inside a section the first line that assigns the key wins. (GongPractice's config file uses it
+/// too.)
+package struct TOMLLines {
     private let lines: [Substring]
 
-    init(_ text: String) {
+    package init(_ text: String) {
         lines = text.split(separator: "\n", omittingEmptySubsequences: false)
     }
 
-    func line(of keyPath: String) -> Int? {
+    package func line(of keyPath: String) -> Int? {
         var parts = keyPath.split(separator: ".").map(String.init)
         guard !parts.isEmpty else { return nil }
         var range = 0..<lines.count

@@ -228,12 +228,12 @@ protocol LiveSessionDriving: AnyObject {
     var summary: SessionSummary { get }
     var timing: CueTiming { get }
     var eventsReadyDescriptor: Int32 { get }
-    func start() -> [LiveNotice]
-    func send(_ input: SessionInput) -> [LiveNotice]
-    func togglePause() -> [LiveNotice]
-    func halt() -> [LiveNotice]
+    func start() -> [SessionEvent]
+    func send(_ input: SessionInput) throws(CommandRingFull) -> [SessionEvent]
+    func togglePause() throws(CommandRingFull) -> [SessionEvent]
+    func halt() -> [SessionEvent]
     func setGain(decibels: Double) -> Bool
-    func poll(now: MonotonicTime) -> [LiveNotice]
+    func poll(now: MonotonicTime) -> [SessionEvent]
     func refreshPosition(now: MonotonicTime)
     func waitUntilDone()
     func abandon()
@@ -260,11 +260,9 @@ private final class SessionCore: Sendable {
 
     private let shared: Locked<Shared>
     private let eventsReadyDescriptor: Int32
-    private let pattern: String
 
     init(_ live: sending any LiveSessionDriving, gainDB: Double) {
         eventsReadyDescriptor = live.eventsReadyDescriptor
-        pattern = live.plan.timeline.pattern.name
         shared = Locked(Shared(live: live, gainDB: gainDB))
     }
 
@@ -300,34 +298,36 @@ private final class SessionCore: Sendable {
     func send(_ command: SessionCommand) -> Result<Void, CommandRefusal> {
         shared.withLock { shared in
             guard shared.report == nil else { return .failure(CommandRefusal(command: command.name, reason: .over)) }
-            let notices: [LiveNotice]
-            switch command {
-            case .setGain(let decibels):
-                guard (try? SessionLimits.check(gainDB: decibels)) != nil else {
-                    return .failure(CommandRefusal(command: .gain, reason: .gainOutOfRange(decibels)))
+            let events: [SessionEvent]
+            do throws(CommandRingFull) {
+                switch command {
+                case .setGain(let decibels):
+                    guard (try? SessionLimits.check(gainDB: decibels)) != nil else {
+                        return .failure(CommandRefusal(command: .gain, reason: .gainOutOfRange(decibels)))
+                    }
+                    guard shared.live.setGain(decibels: decibels) else {
+                        return .failure(CommandRefusal(command: .gain, reason: .busy))
+                    }
+                    shared.gainDB = decibels
+                    emit(SessionEvent(.gainChanged(decibels: decibels)), to: &shared)
+                    return .success(())
+                case .halt:
+                    emit(shared.live.halt(), to: &shared)
+                    return .success(())
+                case .pause: events = try shared.live.send(.pause)
+                case .resume: events = try shared.live.send(.resume)
+                case .togglePause: events = try shared.live.togglePause()
+                case .skip: events = try shared.live.send(.skip)
+                case .stop: events = try shared.live.send(.stop)
                 }
-                guard shared.live.setGain(decibels: decibels) else {
-                    return .failure(CommandRefusal(command: .gain, reason: .busy))
-                }
-                shared.gainDB = decibels
-                emit(SessionEvent(.gainChanged(decibels: decibels)), to: &shared)
-                return .success(())
-            case .halt:
-                emit(shared.live.halt(), to: &shared)
-                return .success(())
-            case .pause: notices = shared.live.send(.pause)
-            case .resume: notices = shared.live.send(.resume)
-            case .togglePause: notices = shared.live.togglePause()
-            case .skip: notices = shared.live.send(.skip)
-            case .stop: notices = shared.live.send(.stop)
+            } catch {
+                return .failure(CommandRefusal(command: command.name, reason: .busy))
             }
-            emit(notices, to: &shared)
-            for notice in notices {
-                if case .ignored(let refusal) = notice {
-                    let name = SessionCommand.Name(refusal.input) ?? command.name
-                    return .failure(CommandRefusal(command: name, reason: .notNow(refusal.from)))
+            emit(events, to: &shared)
+            for event in events {
+                if case .ignored(let name, let state) = event.kind {
+                    return .failure(CommandRefusal(command: name, reason: .notNow(state)))
                 }
-                if case .busy = notice { return .failure(CommandRefusal(command: command.name, reason: .busy)) }
             }
             return .success(())
         }
@@ -400,9 +400,8 @@ private final class SessionCore: Sendable {
 
     // MARK: Emitting
 
-    private func emit(_ notices: [LiveNotice], to shared: inout Shared) {
-        for notice in notices {
-            guard var event = SessionEvent(notice, pattern: pattern) else { continue }
+    private func emit(_ events: [SessionEvent], to shared: inout Shared) {
+        for var event in events {
             if case .finished(var report) = event.kind, case .failed(let failure, _) = shared.live.state {
                 report.failure = failure.message
                 event.kind = .finished(report)

@@ -1,12 +1,12 @@
 import Foundation
 
 /// A file-system problem in words: `file not found`, `permission denied`, `is a directory`.
-struct FileProblem: Error {
-    let message: String
+package struct FileProblem: Error {
+    package let message: String
 }
 
 /// Reads a UTF-8 text file, saying plainly why it could not be read.
-func readTextFile(_ path: String) throws(FileProblem) -> String {
+package func readTextFile(_ path: String) throws(FileProblem) -> String {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
         throw FileProblem(message: "file not found")
@@ -19,7 +19,7 @@ func readTextFile(_ path: String) throws(FileProblem) -> String {
 }
 
 /// Expands a leading `~` to the home directory, as a shell would.
-func expandingTilde(_ path: String) -> String {
+package func expandingTilde(_ path: String) -> String {
     guard path == "~" || path.hasPrefix("~/") else { return path }
     return NSHomeDirectory() + path.dropFirst()
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GongKit
+import GongPractice
 
 struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import GongCore
 import GongKit
+import GongPractice
 
 struct CtlCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GongCore
 import GongKit
+import GongPractice
 
 struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import GongCore
 import GongKit
+import GongPractice
 import GongTerminal
 
 struct ResumeCommand: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GongCore
 import GongKit
+import GongPractice
 import GongTerminal
 
 struct StatsCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GongCore
 import GongKit
+import GongPractice
 
 /// Options for playing on an audio device, shared by `run` and `breathe`.
 struct LiveOptions: ParsableArguments {

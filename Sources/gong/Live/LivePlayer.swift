@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import GongCore
 import GongKit
+import GongPractice
 import GongTerminal
 
 /// Runs a live session in the terminal, on GongKit's `GongSession`: one loop takes, in order,

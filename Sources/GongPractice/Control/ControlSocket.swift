@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import GongAudio
 import GongCore
+import GongKit
 import Synchronization
 
 /// Where control sockets live: `$XDG_RUNTIME_DIR/gong/<pid>.sock` (without XDG_RUNTIME_DIR,

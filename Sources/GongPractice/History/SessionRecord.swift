@@ -1,4 +1,5 @@
 import Foundation
+import GongKit
 
 /// One sitting in the history: a session gong played, or one a person added by hand.
 ///

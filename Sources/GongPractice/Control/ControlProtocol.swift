@@ -1,4 +1,5 @@
 import Foundation
+import GongKit
 
 /// The control channel's protocol: one JSON object per line each way, the same on standard
 /// input (`gong run --control stdin`), on the session's Unix socket and for `gong ctl`.

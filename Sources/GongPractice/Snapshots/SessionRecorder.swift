@@ -1,6 +1,7 @@
 import Foundation
 import GongAudio
 import GongCore
+import GongKit
 
 /// Keeps a live session safe from its process dying: its record in the history and its snapshot
 /// to resume from, written when it starts, again at every pause, resume, skip and phase, and at
@@ -17,6 +18,10 @@ import GongCore
 /// and every write is queued on a serial queue of the recorder's (the history is even opened
 /// there), so a slow disk or a locked database never delays the audio or the control loop. Each
 /// kind of failure is reported once, through `failed`, and the session plays on.
+///
+/// It lives in GongPractice, beside the history it writes, and not inside `GongSession`: all it
+/// needs is what any subscriber gets (`GongSession.events()` and `status`), so the facade needs
+/// no recorder hook, and a program that embeds sessions (libgong.so) links no database.
 public final class SessionRecorder: Sendable {
     public static let progressSeconds: Double = 15
 

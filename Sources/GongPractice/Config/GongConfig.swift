@@ -1,6 +1,7 @@
 import Foundation
 import GongAudio
 import GongCore
+import GongKit
 import TOMLKit
 
 /// gong's settings and where each came from: built in, `$XDG_CONFIG_HOME/gong/config.toml`, the

@@ -1,5 +1,6 @@
 import Foundation
 import GongCore
+import GongKit
 
 /// Where a playing session stands, kept on disk so that it can be resumed after its process
 /// died (`kill -9`, a power loss): the pattern as it was played, the position on its clock, its

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GongKit
 
 /// The history of sittings, in SQLite under `$XDG_DATA_HOME/gong/history.sqlite`.
 ///
