@@ -33,6 +33,11 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
     private let requested = Locked<(fault: Fault?, fired: Bool)>((nil, false))
     /// Pace writes like a sound card would (sleeping), so time passes as in a real session.
     public let realTime: Bool
+    /// The kernel thread that opened the device (made this object), and those that closed it:
+    /// a test compares them with the engine's audio thread, which must never open or close one.
+    public let openedOnThread = FaultInjectingPCM.callingThreadID()
+    private let closers = Locked<[Int32]>([])
+    public var closedOnThreads: [Int32] { closers.withLock { $0 } }
 
     public init(
         writeFaults: [Int: Fault] = [:], waitFaults: [Int: Fault] = [:], rate: Int = 48000, channels: Int = 2,
@@ -105,6 +110,19 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
 
     public func drain() -> Int32 { real.drain() }
     public func status() -> PCMStatus? { stuck ? nil : real.status() }
-    public func close() { real.close() }
+    public func close() {
+        let thread = FaultInjectingPCM.callingThreadID()
+        closers.withLock { $0.append(thread) }
+        real.close()
+    }
     public func silenceHeardFrames() -> Int64? { silenceHeard }
+
+    /// The calling thread's kernel id (the last part of /proc/thread-self), as the engine
+    /// publishes its audio thread's (`PlaybackEngine.audioThreadID`).
+    public static func callingThreadID() -> Int32 {
+        var link = [CChar](repeating: 0, count: 64)
+        let length = readlink("/proc/thread-self", &link, link.count - 1)
+        let path = String(decoding: link.prefix(max(0, length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return path.split(separator: "/").last.flatMap { Int32($0) } ?? 0
+    }
 }
