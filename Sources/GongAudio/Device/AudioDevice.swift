@@ -311,16 +311,18 @@ public struct PCMStatus: Sendable, Equatable, BitwiseCopyable {
 /// (`-EPIPE` underrun, `-ESTRPIPE` suspended, `-EAGAIN`, `-EINTR`, `-ENODEV` gone) — so the loop
 /// handles real devices and injected faults the same way.
 ///
-/// What the calls cost the audio thread, which makes them all (through `DeviceCalls`, the one
-/// place the compiler's checks stop): none waits but `wait` and `drain`, none opens or closes
-/// anything (the control side opens a device and calls `close`), and on ALSA's `null` and the
-/// hand-off ring of gong's PipeWire and JACK streams none allocates or locks. Two sound-server
-/// routes do, inside their libraries, and it is accepted because it is theirs to do and bounded:
+/// What the calls cost the audio thread, which makes them all but `close` (through
+/// `DeviceCalls`, the one place the compiler's checks stop): `wait` and `drain` wait by design
+/// (an ALSA write would wait too for room it lacks, which the loop waits for first); nothing is
+/// opened or closed (the control side opens a device and calls `close`); and on ALSA's `null`
+/// and the hand-off ring of gong's PipeWire and JACK streams nothing allocates or locks. Two
+/// sound-server routes do, inside their libraries, accepted because it is theirs and bounded:
 /// - gong's PulseAudio client (`PulsePCM`): `status` sends the server a timing request about
 ///   once a second, and libpulse allocates for each (measured: 5 allocations in 40 periods of a
 ///   5 s session, docs/benchmarks.md); the server's answer is what places cues in time.
 /// - ALSA's `pulse` plugin (any ALSA name that leads to a server): each call takes the lock the
-///   plugin shares with its own thread, and libpulse allocates there too (4 in 100 periods).
+///   plugin shares with its own thread, and libpulse allocates there too (4 allocations in the
+///   process in 100 periods, docs/benchmarks.md).
 /// The engine reads the status at most five times a second once the clock is known
 /// (`PushLoop.statusIntervalSeconds`), which keeps those costs to a handful a second.
 public protocol PCM: AnyObject, SendableMetatype {
