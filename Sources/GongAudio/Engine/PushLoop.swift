@@ -26,6 +26,11 @@ final class PushShared: Sendable {
 /// Non-generic on purpose: the checker refuses calls into unspecialised generic code (they may
 /// allocate metadata), so the device is reached through `DeviceCalls`' existential, which costs a
 /// dynamic call per device call — a few a period.
+///
+/// Access: a step that passes one of the loop's fields `inout` (`&renderEvents`) reads the
+/// fields it calls through (`renderer`, `audio`) into locals first: the thread-sanitizer build
+/// (`make test`'s) refused the two together as overlapping accesses, though the plain build
+/// took them.
 struct PushLoop: ~Copyable {
     /// How often the device clock is read once it is known. Through a sound server every read
     /// wakes the server's client thread too: read every 40 ms, it cost a tenth of the CPU of a
@@ -134,6 +139,7 @@ struct PushLoop: ~Copyable {
         self.timing = timing.map { .passUnretained($0) }
         stallNanoseconds = Int64(SessionMachine.DeviceLoss.stallSeconds) * 1_000_000_000
         self.device = device
+        // A placeholder: `begin` starts the stream on the device before the first period.
         stream = DeviceStream(
             renderedBase: 0, clock: DeviceClock(rate: rate, reportJitterNanoseconds: 0), frameBytes: 0,
             bufferNanoseconds: 0, playStart: 0, stepFrames: periodFrames)
@@ -236,6 +242,7 @@ struct PushLoop: ~Copyable {
     private mutating func takeCommands() {
         guard let command = audio.takeCommand() else { return }
         takeBack()
+        let (audio, renderer) = (self.audio, self.renderer)  // see `PushLoop`'s note on access
         audio.apply(startingWith: command, to: &renderer.pointee, events: &renderEvents)
         // What was rendered before the commands would undo them if gone back to.
         checkpoints.removeAll()
@@ -276,9 +283,10 @@ struct PushLoop: ~Copyable {
     private mutating func renderPeriod() -> UnsafeRawPointer {
         let slot = device.format.slot
         let block = converters[slot].renderBuffer
+        let (audio, renderer, eventsHeld) = (self.audio, self.renderer, held.appended)
         let silent = audio.render(
             &renderer.pointee, into: block, frames: periodFrames, stepFrames: stream.stepFrames,
-            events: &renderEvents, saving: device.takesBack, checkpoints: &checkpoints, eventsHeld: held.appended)
+            events: &renderEvents, saving: device.takesBack, checkpoints: &checkpoints, eventsHeld: eventsHeld)
         // Most of a session is silence between gongs: a silent period already converted need
         // not be converted again.
         let bytes =
@@ -433,6 +441,7 @@ struct PushLoop: ~Copyable {
     private mutating func reportUnderrun(lostFrames: Int64, heard: Int64) {
         var silent = true  // the session was paused: nothing audible was lost
         if case .playing = renderer.pointee.lifecycle { silent = false }
+        let renderer = self.renderer
         renderer.pointee.apply(.advance(frames: lostFrames), events: &renderEvents)
         checkpoints.removeAll()  // going back before the advance would undo it
         audio.report(.underrun(lostFrames: lostFrames, silent: silent, at: moment(heard: heard)))
@@ -451,6 +460,7 @@ struct PushLoop: ~Copyable {
         let frames = renderer.pointee.outputFrame - checkpoints.outputFrame(at: index)
         guard frames > 0, device.rewind(frames: Int(frames)) == Int(frames) else { return }
         held.truncate(toNumber: checkpoints.tag(at: index))
+        let renderer = self.renderer
         renderer.pointee.restore(checkpoint: index, from: &checkpoints)
         stream.writtenFrames -= frames
     }
@@ -515,6 +525,7 @@ struct PushLoop: ~Copyable {
     /// session — and what they did is told.
     @_noAllocation @_noLocks
     private mutating func awaitHandover() -> DeviceCalls? {
+        let (renderer, unheardBlock) = (self.renderer, self.unheardBlock)
         while true {
             Self.sleep(onBell: commandBell)
             while let command = audio.takeCommand() {
