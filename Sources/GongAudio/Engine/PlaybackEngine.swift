@@ -148,17 +148,19 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         thread.start()
     }
 
-    /// Waits for the audio thread to finish.
+    /// Waits for the audio thread to finish, then closes the device it played: here, on the
+    /// control side, rather than wherever the engine's last reference happens to go.
     public func join() {
         done.wait()
         done.signal()  // later joins return at once
+        devicesLock.withLock { device?.close() }
     }
 
     // MARK: A lost device, on the control side
 
     /// Closes the device the audio thread reported lost: here, never on the audio thread, which
     /// let go of it before it told. Nothing to do while it plays one (a finished session's
-    /// device is closed when the engine goes).
+    /// device is closed by `join`, once the thread has ended).
     public func closeLostDevice() {
         devicesLock.withLock {
             guard shared.deviceLetGo.load(ordering: .acquiring) else { return }
