@@ -35,7 +35,7 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
     public let realTime: Bool
     /// The kernel thread that opened the device (made this object), and those that closed it:
     /// a test compares them with the engine's audio thread, which must never open or close one.
-    public let openedOnThread = FaultInjectingPCM.callingThreadID()
+    public let openedOnThread = kernelThreadID()
     private let closers = Locked<[Int32]>([])
     public var closedOnThreads: [Int32] { closers.withLock { $0 } }
 
@@ -111,18 +111,9 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
     public func drain() -> Int32 { real.drain() }
     public func status() -> PCMStatus? { stuck ? nil : real.status() }
     public func close() {
-        let thread = FaultInjectingPCM.callingThreadID()
+        let thread = kernelThreadID()
         closers.withLock { $0.append(thread) }
         real.close()
     }
     public func silenceHeardFrames() -> Int64? { silenceHeard }
-
-    /// The calling thread's kernel id (the last part of /proc/thread-self), as the engine
-    /// publishes its audio thread's (`PlaybackEngine.audioThreadID`).
-    public static func callingThreadID() -> Int32 {
-        var link = [CChar](repeating: 0, count: 64)
-        let length = readlink("/proc/thread-self", &link, link.count - 1)
-        let path = String(decoding: link.prefix(max(0, length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return path.split(separator: "/").last.flatMap { Int32($0) } ?? 0
-    }
 }

@@ -273,9 +273,9 @@ public struct MonotonicTime: Sendable, Equatable, Comparable, BitwiseCopyable {
     @_noAllocation @_noLocks
     init(_ stamp: timespec) { nanoseconds = Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec) }
 
-    /// Read on the audio thread too: `clock_gettime` of CLOCK_MONOTONIC is answered from the
-    /// vDSO, without a system call, an allocation or a lock. The checker cannot see into libc,
-    /// so that is vouched for here.
+    /// Read on the audio thread too: `clock_gettime` of CLOCK_MONOTONIC allocates nothing and
+    /// takes no lock (Linux normally answers it from the vDSO, without a system call). The
+    /// checker cannot see into libc, so that is vouched for here.
     @_noAllocation @_noLocks
     public static func now() -> MonotonicTime {
         var stamp = timespec()

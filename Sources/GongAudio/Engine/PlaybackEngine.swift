@@ -238,17 +238,14 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
         // Its priority first: whoever finds the thread by its name finds it at that priority.
         requestPriority(for: firstConfiguration)
-        // Named for `top -H`; its id (the last part of /proc/thread-self) for whoever watches
-        // it. These allocate: before the first period.
+        // Named for `top -H`, and its id published for whoever watches it. The id allocates:
+        // before the first period.
         let comm = open("/proc/thread-self/comm", O_WRONLY)
         if comm >= 0 {
             _ = write(comm, "gong audio", 10)
             close(comm)
         }
-        var link = [CChar](repeating: 0, count: 64)
-        let length = readlink("/proc/thread-self", &link, link.count - 1)
-        let path = String(decoding: link.prefix(max(0, length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if let id = path.split(separator: "/").last.flatMap({ Int32($0) }) { threadID.store(id, ordering: .releasing) }
+        threadID.store(kernelThreadID(), ordering: .releasing)
         loop.pointee.run()
     }
 
