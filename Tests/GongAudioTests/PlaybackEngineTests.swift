@@ -38,7 +38,9 @@ import Testing
             while let event = engine.events.tryPop() {
                 events.append(event)
                 if case .render(let render, _) = event, case .cueStarted = render.kind { cues += 1 }
-                if stopWhenLost, case .deviceLost = event { engine.send(.stop) }
+                if case .deviceLost = event {
+                    if stopWhenLost { engine.send(.stop) } else { Self.carryOutLoss(on: engine) }
+                }
             }
             while let next = pending.first, cues >= next.afterCues {
                 engine.send(next.1)
@@ -50,6 +52,14 @@ import Testing
         engine.join()
         while let event = engine.events.tryPop() { events.append(event) }
         return events
+    }
+
+    /// What the state machine has the control side do when the device is lost (its
+    /// `.sendToAudio(.pause)`, `.closeDevice`, `.reopenDevice`), done by the test in its place.
+    static func carryOutLoss(on engine: PlaybackEngine<FaultInjectingPCM>) {
+        engine.send(.pause)
+        engine.closeLostDevice()
+        engine.reopenLostDevice()
     }
 
     static func renderKinds(_ events: [EngineEvent]) -> [RenderEvent.Kind] {
@@ -205,6 +215,7 @@ import Testing
         let timeline = try Self.timeline()
         let renderer = Self.renderer(timeline)
         let device = try FaultInjectingPCM(writeFaults: [30: .error(-ENODEV)])
+        let reopened = Locked<FaultInjectingPCM?>(nil)
         let attempts = Attempts()
         let engine = PlaybackEngine(renderer: renderer, device: device) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in
@@ -214,7 +225,11 @@ import Testing
             if attempt <= 5 {
                 throw AudioDeviceError(code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "gone")
             }
-            do { return try FaultInjectingPCM() } catch {
+            do {
+                let device = try FaultInjectingPCM()
+                reopened.withLock { $0 = device }
+                return device
+            } catch {
                 throw AudioDeviceError(code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "\(error)")
             }
         }
@@ -226,14 +241,17 @@ import Testing
         while engine.isRunning, Date() < deadline {
             while let event = engine.events.tryPop() {
                 events.append(event)
-                if case .deviceLost = event { lostAt = (CPUTime.thread(engine.audioThreadID), Date()) }
+                if case .deviceLost = event {
+                    lostAt = (CPUTime.thread(engine.audioThreadID), Date())
+                    Self.carryOutLoss(on: engine)
+                }
                 if case .deviceBack = event, let lostAt, let succeeding = attempts.succeedingAttempt {
-                    // Up to the attempt that succeeds (opening ALSA's configuration costs CPU of its own).
-                    let waited = succeeding.wall.timeIntervalSince(lostAt.wall)
-                    let cpu = (succeeding.cpu ?? .infinity) - (lostAt.cpu ?? 0)
-                    #expect(lostAt.cpu != nil && succeeding.cpu != nil, "the audio thread is found by its id")
+                    // Up to the attempt that succeeds, from the test's thread.
+                    let waited = succeeding.timeIntervalSince(lostAt.wall)
+                    let cpu = (CPUTime.thread(engine.audioThreadID) ?? .infinity) - (lostAt.cpu ?? 0)
+                    #expect(lostAt.cpu != nil, "the audio thread is found by its id")
                     // Waiting for the device is sleeping, not spinning: the audio thread's own CPU
-                    // time over the 3 s of backoff.
+                    // time over the 3 s of backoff (the attempts are the control side's).
                     #expect(cpu / waited < 0.01, "cpu \(cpu) s over \(waited) s")
                     #expect(waited >= 3, "backoff 100 + 200 + 400 + 800 + 1600 ms")
                     engine.send(.resume)
@@ -247,6 +265,12 @@ import Testing
         let lost = events.compactMap { if case .deviceLost(-ENODEV, let at) = $0 { at } else { nil } }
         let back = events.compactMap { if case .deviceBack(6, let at) = $0 { at } else { nil } }
         #expect(lost.count == 1 && back.count == 1, "\(events)")
+        // The lost device was closed when the loss was carried out, the one that came back by
+        // `join`: each once, and neither on the audio thread.
+        let closers = [device.closedOnThreads, reopened.withLock { $0?.closedOnThreads } ?? []]
+        #expect(
+            closers.allSatisfy { $0.count == 1 && !$0.contains(engine.audioThreadID) },
+            "\(closers), audio thread \(engine.audioThreadID)")
         // The 30th write failed: 29 periods were played, and the session waits where it broke off.
         #expect(lost.first?.sessionFrame == 30 * 256 && back.first?.sessionFrame == lost.first?.sessionFrame)
         #expect(resumed)
@@ -278,13 +302,13 @@ import Testing
 final class Attempts: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
-    private var succeeding: (cpu: Double?, wall: Date)?
+    private var succeeding: Date?
     func next() -> Int { lock.lock(); defer { lock.unlock() }; count += 1; return count }
-    /// Called on the audio thread, by the attempt that succeeds.
+    /// Called by the attempt that succeeds (on the control side's reopening thread).
     func markSucceedingAttempt() {
-        lock.lock(); defer { lock.unlock() }; succeeding = (CPUTime.callingThread(), Date())
+        lock.lock(); defer { lock.unlock() }; succeeding = Date()
     }
-    var succeedingAttempt: (cpu: Double?, wall: Date)? { lock.lock(); defer { lock.unlock() }; return succeeding }
+    var succeedingAttempt: Date? { lock.lock(); defer { lock.unlock() }; return succeeding }
 }
 
 enum CPUTime {
@@ -295,13 +319,6 @@ enum CPUTime {
             let nanoseconds = Double(stat.split(separator: " ").first ?? "")
         else { return nil }
         return nanoseconds / 1e9
-    }
-
-    /// Exact CPU seconds of the calling thread.
-    static func callingThread() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
     /// User + system CPU seconds of this process.

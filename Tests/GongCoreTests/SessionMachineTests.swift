@@ -194,6 +194,21 @@ import Testing
         }
     }
 
+    /// The device-loss policy is the machine's: the renderer is paused where the loss broke in
+    /// before the device is closed and opened again, and the attempts back off from 100 ms,
+    /// doubling, to 5 s, as README promises.
+    @Test func aLostDeviceIsPausedClosedAndReopenedWithTheMachinesBackoff() throws {
+        var machine = try Self.machine(at: .active)
+        let effects = try machine.handle(Self.lostDevice)
+        #expect(
+            effects.filter { if case .announce = $0 { false } else { true } } == [
+                .sendToAudio(.pause), .closeDevice, .reopenDevice
+            ])
+        let delays = (1...9).map { SessionMachine.DeviceLoss.retryDelayMilliseconds(beforeAttempt: $0) }
+        #expect(delays == [100, 200, 400, 800, 1600, 3200, 5000, 5000, 5000])
+        #expect(SessionMachine.DeviceLoss.stallSeconds == 2)
+    }
+
     @Test func aDeviceLostWhilePlayingComesBackPausedForAPersonAndPlayingWhenHeadless() throws {
         var interactive = try Self.machine(at: .active)
         try interactive.handle(Self.lostDevice)

@@ -19,6 +19,8 @@ import Testing
     /// then `failedReopens` failures, then a healthy one again.
     final class Devices: Sendable {
         let opens = Atomic<Int>(0)
+        /// Every device opened, in order.
+        let opened = Locked<[FaultInjectingPCM]>([])
         let lostAfterWrites: Int
         let failedReopens: Int
 
@@ -34,8 +36,10 @@ import Testing
                     code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "no such device")
             }
             do {
-                return try FaultInjectingPCM(
+                let device = try FaultInjectingPCM(
                     writeFaults: attempt == 1 ? [lostAfterWrites: .error(-ENODEV)] : [:], realTime: true)
+                opened.withLock { $0.append(device) }
+                return device
             } catch {
                 throw AudioDeviceError(code: -EIO, operation: "snd_pcm_open", device: "null", message: "\(error)")
             }
@@ -123,6 +127,26 @@ import Testing
         #expect(summary.deviceLosses == 1)
         #expect(summary.cyclesCompleted == 3 && summary.phasesCompleted == 24, "nothing was skipped: \(summary)")
         #expect(!summary.stoppedEarly)
+    }
+
+    /// Opening and closing a device may allocate, take locks and wait on a server: never on the
+    /// audio thread (miniaudio's first rule for an audio callback). The lost device is closed, the
+    /// failed attempts are made and the replacement is opened on the control side.
+    @Test func theDeviceIsNeverOpenedOrClosedOnTheAudioThread() throws {
+        let devices = Devices()
+        var (session, notices) = try Self.start(interactive: false, devices: devices)
+        Self.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
+        session.waitUntilDone()
+        let audioThread = session.engine.audioThreadID
+        #expect(audioThread > 0, "the audio thread published its id")
+        let opened = devices.opened.withLock { $0 }
+        #expect(opened.count == 2 && devices.opens.load(ordering: .relaxed) == 4, "\(notices)")
+        #expect(
+            opened.allSatisfy { $0.openedOnThread > 0 && $0.openedOnThread != audioThread },
+            "opened on \(opened.map(\.openedOnThread)), the audio thread is \(audioThread)")
+        let closers = opened.map(\.closedOnThreads)
+        #expect(closers.allSatisfy { !$0.isEmpty }, "the lost device was closed, and the last once the session ended")
+        #expect(closers.allSatisfy { !$0.contains(audioThread) }, "closed on \(closers), audio thread \(audioThread)")
     }
 
     @Test func anInteractiveSessionWaitsForThePersonWhenTheDeviceReturns() throws {

@@ -33,6 +33,11 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
     private let requested = Locked<(fault: Fault?, fired: Bool)>((nil, false))
     /// Pace writes like a sound card would (sleeping), so time passes as in a real session.
     public let realTime: Bool
+    /// The kernel thread that opened the device (made this object), and those that closed it:
+    /// a test compares them with the engine's audio thread, which must never open or close one.
+    public let openedOnThread = kernelThreadID()
+    private let closers = Locked<[Int32]>([])
+    public var closedOnThreads: [Int32] { closers.withLock { $0 } }
 
     public init(
         writeFaults: [Int: Fault] = [:], waitFaults: [Int: Fault] = [:], rate: Int = 48000, channels: Int = 2,
@@ -105,6 +110,10 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
 
     public func drain() -> Int32 { real.drain() }
     public func status() -> PCMStatus? { stuck ? nil : real.status() }
-    public func close() { real.close() }
+    public func close() {
+        let thread = kernelThreadID()
+        closers.withLock { $0.append(thread) }
+        real.close()
+    }
     public func silenceHeardFrames() -> Int64? { silenceHeard }
 }

@@ -120,7 +120,7 @@ public struct AudioDeviceError: Error, Equatable, Sendable, CustomStringConverti
 }
 
 /// Sample formats gong can write, in the order it prefers them: float needs no conversion.
-public enum SampleFormat: String, Sendable, CaseIterable {
+public enum SampleFormat: String, Sendable, CaseIterable, BitwiseCopyable {
     case float32, int32, int16
 
     var alsa: snd_pcm_format_t {
@@ -131,7 +131,14 @@ public enum SampleFormat: String, Sendable, CaseIterable {
         }
     }
 
-    public var bytesPerSample: Int { self == .int16 ? 2 : 4 }
+    public var bytesPerSample: Int {
+        @_noAllocation @_noLocks get {
+            switch self {
+            case .int16: 2
+            case .float32, .int32: 4
+            }
+        }
+    }
 }
 
 /// What a session asks of the device. Anything nil is negotiated.
@@ -263,11 +270,16 @@ public struct MonotonicTime: Sendable, Equatable, Comparable, BitwiseCopyable {
     @_noAllocation @_noLocks
     public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
 
+    @_noAllocation @_noLocks
     init(_ stamp: timespec) { nanoseconds = Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec) }
 
+    /// Read on the audio thread too: `clock_gettime` of CLOCK_MONOTONIC allocates nothing and
+    /// takes no lock (Linux normally answers it from the vDSO, without a system call). The
+    /// checker cannot see into libc, so that is vouched for here.
+    @_noAllocation @_noLocks
     public static func now() -> MonotonicTime {
         var stamp = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &stamp)
+        _unsafePerformance { _ = clock_gettime(CLOCK_MONOTONIC, &stamp) }
         return MonotonicTime(stamp)
     }
 
@@ -297,7 +309,22 @@ public struct PCMStatus: Sendable, Equatable, BitwiseCopyable {
 ///
 /// The calls mirror ALSA's and return what ALSA returns — a frame count, 0, or a negative errno
 /// (`-EPIPE` underrun, `-ESTRPIPE` suspended, `-EAGAIN`, `-EINTR`, `-ENODEV` gone) — so the loop
-/// handles real devices and injected faults the same way. None of them may allocate or lock.
+/// handles real devices and injected faults the same way.
+///
+/// What the calls cost the audio thread, which makes them all but `close` (through
+/// `DeviceCalls`, the one place the compiler's checks stop): `wait` and `drain` wait by design
+/// (an ALSA write would wait too for room it lacks, which the loop waits for first); nothing is
+/// opened or closed (the control side opens a device and calls `close`); and on ALSA's `null`
+/// and the hand-off ring of gong's PipeWire and JACK streams nothing allocates or locks. Two
+/// sound-server routes do, inside their libraries, accepted because it is theirs and bounded:
+/// - gong's PulseAudio client (`PulsePCM`): `status` sends the server a timing request about
+///   once a second, and libpulse allocates for each (measured: 5 allocations in 40 periods of a
+///   5 s session, docs/benchmarks.md); the server's answer is what places cues in time.
+/// - ALSA's `pulse` plugin (any ALSA name that leads to a server): each call takes the lock the
+///   plugin shares with its own thread, and libpulse allocates there too (4 allocations in the
+///   process in 100 periods, docs/benchmarks.md).
+/// The engine reads the status at most five times a second once the clock is known
+/// (`PushLoop.statusIntervalSeconds`), which keeps those costs to a handful a second.
 public protocol PCM: AnyObject, SendableMetatype {
     var configuration: PCMConfiguration { get }
     /// Queues `frames` interleaved frames in the device's format; may write fewer.
@@ -334,7 +361,9 @@ public protocol PCM: AnyObject, SendableMetatype {
 /// What `PCM.wait` returns besides 1 (a period of room), 0 (timeout) and a negative errno.
 public enum PCMWait {
     /// The wake descriptor was rung: there are commands to take.
-    public static let woken: Int32 = 2
+    public static var woken: Int32 {
+        @_noAllocation @_noLocks get { 2 }
+    }
 }
 
 extension PCM {

@@ -54,7 +54,7 @@ public enum OutputRoute: Equatable, Sendable {
     }
 
     /// Hands `user` the opener of this route's device for `request`, typed as the device it
-    /// opens (the real-time loop is specialised for each): the one switch from a route to a
+    /// opens (the control side keeps and closes it as that type): the one switch from a route to a
     /// device, which sessions and benchmarks alike go through.
     public func open<User: DeviceOpenerUser>(_ request: PCMRequest, with user: User) throws(User.Failure) -> User.Result
     {

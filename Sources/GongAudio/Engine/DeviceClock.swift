@@ -38,6 +38,7 @@ struct DeviceClock {
     ///   drift the origin's one-to-two-second window lags behind: 2 ms, a thousand ppm, more than
     ///   any device has shown here.
     ///   - measuresGaps: false for a device that counts the frames it lost (`lost(frames:)`).
+    @_noAllocation @_noLocks
     init(rate: Int, reportJitterNanoseconds: Int64, measuresGaps: Bool = true) {
         self.rate = Int64(rate)
         gapThresholdNanoseconds = reportJitterNanoseconds + 2_000_000
@@ -46,6 +47,7 @@ struct DeviceClock {
 
     /// The device counted `frames` heard as silence in place of ours: every frame written since
     /// is heard that much later.
+    @_noAllocation @_noLocks
     mutating func lost(frames: Int64) {
         let nanoseconds = FrameTime.nanoseconds(ofFrames: frames, rate: rate)
         pendingGap = 0
@@ -56,6 +58,7 @@ struct DeviceClock {
 
     /// The device reported an underrun (`-EPIPE`) and was recovered: the next report measures
     /// the audio it lost, however small.
+    @_noAllocation @_noLocks
     mutating func noteReportedUnderrun() {
         reportedUnderruns += 1
     }
@@ -63,6 +66,7 @@ struct DeviceClock {
     /// Takes one status report: `writtenFrames` handed to the device so far, the next of which
     /// is heard `delayFrames` after `measuredAt`. Returns the frames lost, when the report shows
     /// (or confirms) a gap or measures a reported underrun that lost any.
+    @_noAllocation @_noLocks
     mutating func observe(writtenFrames: Int64, delayFrames: Int, measuredAt: Int64) -> Int64? {
         // A report read again (a sound server answers a timing request once a second, and the
         // loop reads the last answer five times a second) says nothing new, and must not count
@@ -102,10 +106,12 @@ struct DeviceClock {
     }
 
     /// When device frame `frame` is heard, or nil before the first report.
+    @_noAllocation @_noLocks
     func audibleNanoseconds(ofDeviceFrame frame: Int64) -> Int64? {
         originNanoseconds.map { $0 + FrameTime.nanoseconds(ofFrames: frame, rate: rate) }
     }
 
+    @_noAllocation @_noLocks
     private mutating func restart(at origin: Int64) {
         pendingGap = 0
         reportedUnderruns = 0
@@ -113,6 +119,7 @@ struct DeviceClock {
         currentWindowMinimum = origin
     }
 
+    @_noAllocation @_noLocks
     private func frames(_ nanoseconds: Int64) -> Int64 {
         FrameTime.frames(inNanoseconds: nanoseconds, rate: rate)
     }

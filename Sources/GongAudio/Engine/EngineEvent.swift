@@ -8,6 +8,7 @@ public struct SessionMoment: BitwiseCopyable, Sendable, Equatable {
     /// its clock is not yet known.
     public var audible: MonotonicTime
 
+    @_noAllocation @_noLocks
     public init(sessionFrame: Int64, audible: MonotonicTime) {
         self.sessionFrame = sessionFrame
         self.audible = audible
@@ -47,9 +48,10 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
     case eventsDropped(count: Int32)
 }
 
-// The audio thread's two ring calls, with the element types fixed so that the compiler checks
-// what their attributes promise: taking a command and posting an event allocate nothing and
-// take no lock. The engine makes its ring calls on the audio thread through these alone.
+// The audio thread's ring calls, with the element types fixed so that the compiler checks what
+// their attributes promise: taking a command or a device handed over, and posting an event or a
+// period's timing, allocate nothing and take no lock. The engines make their ring calls on the
+// audio thread through these alone.
 
 @_noAllocation @_noLocks
 func takeCommandOnAudioThread(_ ring: SPSCRing<RenderCommand>) -> RenderCommand? {
@@ -64,4 +66,9 @@ func postFromAudioThread(_ event: EngineEvent, to ring: SPSCRing<EngineEvent>) -
 @_noAllocation @_noLocks
 func postTimingFromAudioThread(_ timing: PeriodTiming, to ring: SPSCRing<PeriodTiming>) -> Bool {
     ringPush(timing, to: ring)
+}
+
+@_noAllocation @_noLocks
+func takeHandoverOnAudioThread(_ ring: SPSCRing<DeviceHandover>) -> DeviceHandover? {
+    ringPop(ring)
 }

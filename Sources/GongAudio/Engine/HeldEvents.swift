@@ -16,7 +16,9 @@ struct HeldEvents: ~Copyable {
     /// Events appended since the start.
     private(set) var appended: Int64 = 0
     /// Events handed on since the start: no take-back may go before the last of them.
-    var released: Int64 { appended - Int64(count) }
+    var released: Int64 {
+        @_noAllocation @_noLocks get { appended - Int64(count) }
+    }
 
     init(capacity: Int) {
         precondition(capacity > 0)
@@ -26,9 +28,12 @@ struct HeldEvents: ~Copyable {
 
     deinit { storage.deallocate() }
 
-    var first: RenderEvent? { count > 0 ? storage[oldest] : nil }
+    var first: RenderEvent? {
+        @_noAllocation @_noLocks get { count > 0 ? storage[oldest] : nil }
+    }
 
     /// Appends, or refuses when full (the caller then releases the oldest first).
+    @_noAllocation @_noLocks
     mutating func append(_ event: RenderEvent) -> Bool {
         guard count < capacity else { return false }
         storage[(oldest + count) % capacity] = event
@@ -37,6 +42,7 @@ struct HeldEvents: ~Copyable {
         return true
     }
 
+    @_noAllocation @_noLocks
     mutating func removeFirst() -> RenderEvent? {
         guard count > 0 else { return nil }
         let event = storage[oldest]
@@ -46,6 +52,7 @@ struct HeldEvents: ~Copyable {
     }
 
     /// Drops every event numbered `number` or later (they are being rendered again).
+    @_noAllocation @_noLocks
     mutating func truncate(toNumber number: Int64) {
         precondition(number >= released, "a take-back may not reach events already handed on")
         let drop = Int(appended - number)

@@ -22,6 +22,7 @@ public struct PeriodTiming: BitwiseCopyable, Sendable, Equatable {
     public var statusDelayFrames: Int64
     public var statusWrittenFrames: Int64
 
+    @_noAllocation @_noLocks
     public init(
         woke: Int64, rendered: Int64, written: Int64, framesBefore: Int64, clockOrigin: Int64 = 0,
         statusTimestamp: Int64 = 0, statusDelayFrames: Int64 = 0, statusWrittenFrames: Int64 = 0

@@ -110,6 +110,11 @@ public final class PullEngine: SessionEngine, @unchecked Sendable {
         link.eventBell.ring()
     }
 
+    /// A host's callback is no device of gong's: it is never lost, so there is nothing to close
+    /// or open again.
+    public func closeLostDevice() {}
+    public func reopenLostDevice() {}
+
     // MARK: The host's real-time call
 
     /// Fills `buffer` with the next `frames` frames of the session, interleaved at `channels`.

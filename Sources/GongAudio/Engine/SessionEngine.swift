@@ -22,6 +22,11 @@ public protocol SessionEngine: AnyObject, Sendable {
     /// The session is being let go while it may still play: whatever must happen for the audio
     /// side to end without anyone driving it any more.
     func abandon()
+    /// The state machine's `.closeDevice`: close the device the audio side let go of after a loss.
+    func closeLostDevice()
+    /// The state machine's `.reopenDevice`: open the lost device again, with the machine's
+    /// backoff, and hand it to the audio side.
+    func reopenLostDevice()
 }
 
 extension PlaybackEngine: SessionEngine {

@@ -63,3 +63,14 @@ public enum ThreadPriority: Equatable, Sendable, BitwiseCopyable {
         setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, value) == 0 ? 0 : errno
     }
 }
+
+/// The calling thread's kernel id (the last part of /proc/thread-self): what `top -H` shows and
+/// where /proc keeps the thread's CPU time. The audio thread publishes its own
+/// (`PlaybackEngine.audioThreadID`); tests compare others with it. It allocates: never on the
+/// audio thread once it plays.
+public func kernelThreadID() -> Int32 {
+    var link = [CChar](repeating: 0, count: 64)
+    let length = readlink("/proc/thread-self", &link, link.count - 1)
+    let path = String(decoding: link.prefix(max(0, length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return path.split(separator: "/").last.flatMap { Int32($0) } ?? 0
+}

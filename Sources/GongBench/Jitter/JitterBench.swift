@@ -108,6 +108,11 @@ public struct JitterBench: Sendable {
                     analysis.addUnderrun(lostFrames: lostFrames, at: at.audible.nanoseconds)
                 case .deviceLost(_, let at):
                     analysis.addDeviceLoss(at: at.audible.nanoseconds)
+                    // The device-loss policy for a headless session (`SessionMachine`): closed
+                    // and opened again from here, and the measurement carries on by itself
+                    // once it is back (never paused, so nothing to resume).
+                    engine.closeLostDevice()
+                    engine.reopenLostDevice()
                 case .priorityRefused(let asked, let code):
                     priorityRefused =
                         "\(asked == .realtime ? "SCHED_FIFO \(ThreadPriority.realtimeLevel)" : "nice \(ThreadPriority.raisedNice)") refused: \(String(cString: strerror(code)))"

@@ -37,11 +37,13 @@ public struct RenderCheckpoints: ~Copyable {
     private func slot(_ index: Int) -> Int { (oldest + index) % capacity }
 
     /// The output frame the `index`th checkpoint (0 the oldest) was taken at.
+    @_noAllocation @_noLocks
     public func outputFrame(at index: Int) -> Int64 {
         precondition(index >= 0 && index < count)
         return states[slot(index)].outputFrame
     }
 
+    @_noAllocation @_noLocks
     public func tag(at index: Int) -> Int64 {
         precondition(index >= 0 && index < count)
         return tags[slot(index)]

@@ -36,12 +36,16 @@ public struct SessionRenderer: ~Copyable {
     var state: PlayState
 
     /// Position on the session's timeline (frames since its first, skips and losses included).
-    public var sessionFrame: Int64 { state.sessionFrame }
+    public var sessionFrame: Int64 {
+        @_noAllocation @_noLocks get { state.sessionFrame }
+    }
     /// Frames rendered since the renderer started.
     public var outputFrame: Int64 {
         @_noAllocation @_noLocks get { state.outputFrame }
     }
-    public var lifecycle: Lifecycle { state.lifecycle }
+    public var lifecycle: Lifecycle {
+        @_noAllocation @_noLocks get { state.lifecycle }
+    }
     /// True once the planned end has passed (the end cue and tails are ringing out).
     public var hasEnded: Bool { state.hasEnded }
     /// True when the last `render` produced only zeros (no voice rang in it), so a caller may

@@ -5,8 +5,22 @@
 /// offline render and a test.
 ///
 /// It owns what follows a fault: an underrun is counted; a suspend is counted and pauses an
-/// interactive session that was playing; a lost device moves to `failed`, which keeps the state
-/// it interrupted so that the device's return carries on from there (a ring-out rings out).
+/// interactive session that was playing; a lost device is the policy below.
+///
+/// A lost device, decided here and only carried out elsewhere. The audio side takes a device
+/// for gone when it says so (`ENODEV`, `EIO`, a server that went away) or takes no audio for
+/// `DeviceLoss.stallSeconds`; it then stops touching it at once and reports it, and does nothing
+/// more of its own. The session moves to `failed`, keeping the state the loss interrupted, and:
+/// - the session is paused where it broke off (`.sendToAudio(.pause)`: the fade is rendered
+///   unheard, so the device comes back to a paused session, not a mid-fade);
+/// - the device is closed (`.closeDevice`) and opened again (`.reopenDevice`) from the control
+///   side, never the audio thread, waiting `DeviceLoss.retryDelayMilliseconds` before each
+///   attempt (100 ms, doubling to 5 s) — sleeping, never spinning — for as long as the session
+///   waits: it never gives up by itself; a stop (or a halt) ends the wait and the session;
+/// - the person is told twice: the device is lost (why, as data), and it is back;
+/// - when it is back (`.deviceReturned`) the session carries on from the state interrupted: a
+///   ring-out rings on by itself, a pause the person made stays, and a session that was playing
+///   resumes by itself only when headless; an interactive one waits for the person.
 public struct SessionMachine: Sendable {
     public private(set) var state: SessionState = .idle
     /// Counters for the summary, kept up to date as inputs arrive.
@@ -173,7 +187,10 @@ public struct SessionMachine: Sendable {
 
         case (_, .fail(let failure)):
             if failure.reason == .deviceLost {
+                // The policy in the type's doc: silence the renderer where it broke off (a
+                // pause is nothing to one already paused), close, open again.
                 summary.deviceLosses += 1
+                effects.append(.sendToAudio(.pause))
                 effects.append(.closeDevice)
                 effects.append(.reopenDevice)
             } else {
@@ -185,7 +202,7 @@ public struct SessionMachine: Sendable {
             guard failure.reason == .deviceLost else {
                 throw InvalidTransition(from: state.kind, input: input.kind)
             }
-            // The engine paused the renderer when the device went (`silenceAfterLoss`). The
+            // The renderer was paused when the device went (the loss's `.pause` above). The
             // session carries on from what the loss interrupted.
             switch interrupted {
             case .completing:
@@ -218,5 +235,22 @@ public struct SessionMachine: Sendable {
     private mutating func countCompletedPhase() {
         summary.phasesCompleted += 1
         if lastPhase.phase == phasesPerCycle - 1 { summary.cyclesCompleted += 1 }
+    }
+}
+
+extension SessionMachine {
+    /// The numbers of the device-loss policy (see `SessionMachine`): the one place they are set.
+    public enum DeviceLoss {
+        /// A device that takes no audio this long — every write refused, every wait timed out —
+        /// is taken for gone. Long enough for a sound server that is busy or restarting to catch
+        /// up; short enough that a person hears of it while they still wonder at the silence.
+        public static var stallSeconds: Int { 2 }
+
+        /// How long to wait before attempt `attempt` (from 1) to open a lost device again: 100 ms,
+        /// doubling, at most 5 s. A device unplugged for a moment (a USB reset, a server's
+        /// restart) is back at once; one gone for long costs an attempt every 5 s.
+        public static func retryDelayMilliseconds(beforeAttempt attempt: Int) -> Int {
+            min(5000, 100 << min(max(attempt - 1, 0), 6))
+        }
     }
 }

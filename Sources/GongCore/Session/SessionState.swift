@@ -111,7 +111,11 @@ public enum SessionInput: Equatable, Sendable {
 /// owner (a live session, an offline render) carries these out in one place.
 public enum SessionEffect: Equatable, Sendable {
     case sendToAudio(RenderCommand)
+    /// Close the device, from the control side: a lost one at once (the audio side has let go
+    /// of it), one the session played to its end once the audio side has ended.
     case closeDevice
+    /// Open the lost device again, with the machine's backoff (`SessionMachine.DeviceLoss`),
+    /// and hand it to the audio side; from the control side.
     case reopenDevice
     /// Tell whoever listens (terminal, JSON lines) that the state changed.
     case announce(SessionState)

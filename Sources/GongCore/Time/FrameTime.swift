@@ -10,13 +10,13 @@ public enum FrameTime {
     public static let nanosecondsPerSecond: Int64 = 1_000_000_000
 
     /// How long `frames` last at `rate` frames a second, in nanoseconds.
-    @inline(__always)
+    @inline(__always) @_noAllocation @_noLocks
     public static func nanoseconds(ofFrames frames: Int64, rate: Int64) -> Int64 {
         (frames / rate) * nanosecondsPerSecond + (frames % rate) * nanosecondsPerSecond / rate
     }
 
     /// How many frames at `rate` fit in `nanoseconds`.
-    @inline(__always)
+    @inline(__always) @_noAllocation @_noLocks
     public static func frames(inNanoseconds nanoseconds: Int64, rate: Int64) -> Int64 {
         (nanoseconds / nanosecondsPerSecond) * rate + (nanoseconds % nanosecondsPerSecond) * rate / nanosecondsPerSecond
     }

@@ -253,9 +253,10 @@ final class LiveSession<Engine: SessionEngine> {
                     finishedNotified = true
                     events.append(SessionEvent(.finished(SessionReport(summary: summary, timing: timing))))
                 }
-            case .closeDevice, .reopenDevice:
-                // The audio thread closes and reopens its own device.
-                break
+            case .closeDevice:
+                engine.closeLostDevice()
+            case .reopenDevice:
+                engine.reopenLostDevice()
             }
         }
         return events
@@ -305,11 +306,11 @@ final class LiveSession<Engine: SessionEngine> {
             clockRunning = false
             breakTimingChain()
             // The engine's -EAGAIN is its own verdict, not a device's word: nothing was taken
-            // for `stallSeconds` (the same whatever the device). strerror would say "Resource
-            // temporarily unavailable".
+            // for the policy's stall limit (the same whatever the device). strerror would say
+            // "Resource temporarily unavailable".
             let reason =
                 code == -EAGAIN
-                ? "stalled: it took no audio for \(Int(PlaybackEngine<AlsaPCM>.stallSeconds)) s"
+                ? "stalled: it took no audio for \(SessionMachine.DeviceLoss.stallSeconds) s"
                 : String(cString: strerror(-code))
             let message = "\(configuration.device): \(reason)"
             return feed(.fail(SessionFailure(.deviceLost, message)), from: .audio) + [
