@@ -31,6 +31,8 @@ let package = Package(
         // The callbacks sound servers call on their real-time threads, in C (they must never
         // allocate, lock or wait), and the frame ring they read from.
         .target(name: "CGongStreams", dependencies: ["CPipeWire", "CJack"]),
+        // The commit gong was built from, handed in at build time (`gong --version`).
+        .target(name: "CGongBuild"),
 
         // Pure Swift: patterns, timeline, state machine, mixer, lock-free rings. No C, no clocks.
         .target(name: "GongCore"),
@@ -40,7 +42,9 @@ let package = Package(
         // The embedding facade: pattern files, sound bank lookup, sessions, their history.
         .target(
             name: "GongKit",
-            dependencies: ["GongCore", "GongAudio", "TOMLKit", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: [
+                "GongCore", "GongAudio", "CGongBuild", "TOMLKit", .product(name: "GRDB", package: "GRDB.swift")
+            ]),
         // `gong bench`: timing jitter measured on a live device, and gong against the players
         // people use instead, found in a recording of what was heard.
         .target(
