@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DEMO_FILE ?= out/demo.wav
 
-.PHONY: all deps build gong-path lib demo test test-suites lint format install uninstall bench bench-suite bench-thresholds clean sounds
+.PHONY: all deps build build-commit gong-path lib static-lib dist dist-check demo test test-suites lint format install uninstall bench bench-suite bench-thresholds clean sounds
 
 all: build
 
@@ -15,8 +15,17 @@ deps:
 # of CPU at every start). Built in a scratch directory of its own: SwiftPM rebuilds everything
 # when a runtime linked in and one linked dynamically (libgong.so, below) alternate in one.
 GONG = .build/static/release/gong
-build: deps
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build/static --product gong
+# SwiftPM links the runtime statically into executables only; -static-stdlib handed to swiftc
+# as well does it for libgong.so too (see static-lib). Both products use the same flags, so they
+# share one build. -z now: every symbol bound at start, so the relocations can be made read-only
+# (what Debian's hardening checks a packaged binary for; lintian: hardening-no-bindnow).
+STATIC = -c release --static-swift-stdlib -Xswiftc -static-stdlib -Xlinker -znow --scratch-path .build/static
+build: deps build-commit
+	$(SWIFT) build $(STATIC) --product gong
+
+# The commit `gong --version` names, written where the build reads it (scripts/build-commit.sh).
+build-commit:
+	@scripts/build-commit.sh
 
 # Where `make build` puts gong, for the benchmarks, which measure the binary people run.
 gong-path:
@@ -26,7 +35,7 @@ gong-path:
 # names the product libGongABI.so (a product cannot share the executable's name gong); it has no
 # SONAME, so the copy under the documented name is what programs link against.
 CONFIGURATION ?= release
-lib: deps
+lib: deps build-commit
 	$(SWIFT) build -c $(CONFIGURATION) --product GongABI
 	cp .build/$(CONFIGURATION)/libGongABI.so .build/$(CONFIGURATION)/libgong.so
 
@@ -48,19 +57,25 @@ demo: build
 # through a sound server, which a CPU-bound test suite beside them would disturb as it would a
 # sound card); then the embedding examples (C, Python, Swift; pushed to a device and pulled by
 # the host); then the lock-free rings and the real-time engines (push, and pulled by a host thread
-# while commands come from another) again under the thread sanitizer.
+# while commands come from another) again under the thread sanitizer; then the release files,
+# built and run where the Swift toolchain cannot be reached (dist-check). The servers are started
+# under the same trap that stops them, so a server that fails to start does not leave the others
+# running; and every process started carries GONG_TEST_RUN in its environment, so that
+# scripts/check-leftovers.sh can tell, at the very end, that none of them is still alive (else
+# make test fails, naming them).
 REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests|LiveJackTests
 test: lint
 	@scripts/install-deps.sh test
-	@scripts/test-pulse.sh
-	@scripts/test-pipewire.sh >/dev/null
-	@scripts/test-jack.sh >/dev/null
-	@trap 'scripts/test-jack.sh stop; scripts/test-pipewire.sh stop; scripts/test-pulse.sh stop' EXIT; \
-	  trap 'exit 130' INT TERM; \
-	  $(MAKE) --no-print-directory test-suites
+	@export GONG_TEST_RUN=make-test-$$$$; \
+	  trap 'status=$$?; scripts/test-jack.sh stop; scripts/test-pipewire.sh stop; scripts/test-pulse.sh stop; \
+	    scripts/check-leftovers.sh || status=1; exit $$status' EXIT; \
+	  trap 'exit 130' INT TERM HUP; \
+	  scripts/test-pulse.sh && scripts/test-pipewire.sh >/dev/null && scripts/test-jack.sh >/dev/null && \
+	  $(MAKE) --no-print-directory test-suites && \
+	  $(MAKE) --no-print-directory dist-check
 
 # What `make test` runs once the servers are up (by itself it starts none).
-test-suites:
+test-suites: build-commit
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)'
 	$(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)'
@@ -87,6 +102,22 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gong $(DESTDIR)$(PREFIX)/lib/libgong.so $(DESTDIR)$(PREFIX)/include/gong.h
 	rm -rf $(DESTDIR)$(PREFIX)/share/gong
 
+# What a release ships, beside `make build`'s gong in its scratch directory: libgong.so with the
+# Swift runtime linked in too, and argument-parser's generate-manual, which writes the man pages.
+static-lib: build
+	$(SWIFT) build $(STATIC) --product GongABI
+	$(SWIFT) build $(STATIC) --product generate-manual
+
+# The release files for this machine: out/dist/gong-VERSION-linux-ARCH.tar.gz and
+# gong_VERSION_ARCH.deb, with lintian's verdict in out/dist/lintian.txt (packaging/dist.sh).
+dist: static-lib
+	@scripts/install-deps.sh dist
+	packaging/dist.sh
+
+# The release files installed and run where no Swift toolchain can be reached (scripts/dist-check.sh).
+dist-check: dist
+	scripts/dist-check.sh
+
 # Regenerate the sound bank from its recipe (needs python3 with numpy, and sox).
 sounds:
 	python3 Sounds/make_sounds.py
@@ -111,4 +142,4 @@ bench-thresholds: deps
 	cd bench && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update --no-progress
 
 clean:
-	rm -rf .build .build-examples .build-tsan out
+	rm -rf .build .build-examples .build-tsan out Sources/CGongBuild/build-commit.h

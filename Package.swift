@@ -32,6 +32,8 @@ let package = Package(
         // The callbacks sound servers call on their real-time threads, in C (they must never
         // allocate, lock or wait), and the frame ring they read from.
         .target(name: "CGongStreams", dependencies: ["CPipeWire", "CJack"]),
+        // The commit gong was built from, handed in at build time (`gong --version`).
+        .target(name: "CGongBuild"),
 
         // Pure Swift: patterns, timeline, state machine, mixer, lock-free rings. No C, no clocks.
         .target(name: "GongCore"),
@@ -40,7 +42,7 @@ let package = Package(
             name: "GongAudio", dependencies: ["GongCore", "CAlsa", "CPulse", "CSndFile", "CSoxr", "CGongStreams"]),
         // The embedding facade: pattern files, sound bank lookup, sessions. What a program that
         // plays sessions links, libgong.so included, so it carries no database.
-        .target(name: "GongKit", dependencies: ["GongCore", "GongAudio", "TOMLKit"]),
+        .target(name: "GongKit", dependencies: ["GongCore", "GongAudio", "CGongBuild", "TOMLKit"]),
         // What gong keeps and serves around a session for the person using it: the history and
         // its stats (SQLite through GRDB), snapshots and the recorder that keeps both, the config
         // file, the control channel. Built on GongKit, never the other way round.

@@ -9,8 +9,10 @@ pattern uses, a warm one reads them from the cache. The cache is a scratch direc
 user's own. The null sink runs at 48 kHz, so at the other rates the server converts too, as a
 sound server does for any client.
 
-Usage: bench/first-frame.py [--runs N] [--pattern NAME]   (defaults: 5 runs, box; run it under
-`flock /tmp/gong-live.lock` on a shared machine)
+Usage: bench/first-frame.py [--runs N] [--pattern NAME] [--gong PATH]   (defaults: 5 runs, box,
+the gong `make build` makes; run it under `flock /tmp/gong-live.lock` on a shared machine).
+--gong measures another binary: the one a release installed (/usr/bin/gong from the .deb, or
+PREFIX/bin/gong from the tarball), to compare with the build tree's.
 """
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -18,9 +20,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 5
 pattern = sys.argv[sys.argv.index("--pattern") + 1] if "--pattern" in sys.argv else "box"
 
-# gong as `make build` makes it: the binary people run.
-subprocess.run(["make", "--no-print-directory", "build"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-GONG = os.path.join(ROOT, subprocess.run(["make", "-s", "gong-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip())
+if "--gong" in sys.argv:
+    GONG = os.path.abspath(sys.argv[sys.argv.index("--gong") + 1])
+else:
+    # gong as `make build` makes it: the binary people run.
+    subprocess.run(["make", "--no-print-directory", "build"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    GONG = os.path.join(ROOT, subprocess.run(["make", "-s", "gong-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip())
 if subprocess.run(["pactl", "info"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
     subprocess.run([os.path.join(ROOT, "scripts/test-pulse.sh")], check=True)
 cache = tempfile.mkdtemp(prefix="gong-first-frame-cache-")
@@ -45,7 +50,7 @@ def first_frame_heard(rate):
 
 
 try:
-    print(f"command start to first frame heard, `gong run {pattern} --device pulse --rate R` ({runs} runs each; bar: 100 ms warm)")
+    print(f"{GONG}: command start to first frame heard, `gong run {pattern} --device pulse --rate R` ({runs} runs each; bar: 100 ms warm)")
     for rate in (44100, 48000, 96000):
         cold = []
         for _ in range(runs):

@@ -31,8 +31,8 @@
  * host pulls it to its end: do not wait for it on the thread that pulls. Stop calling gong_render
  * before gong_session_free; a session freed before its end reports finished there.
  *
- * Memory: every string the library returns is the caller's, freed with gong_free (never free());
- * a session is freed with gong_session_free.
+ * Memory: every string the library returns is the caller's, freed with gong_free (never free()),
+ * except gong_version()'s, which is the library's; a session is freed with gong_session_free.
  */
 #ifndef GONG_H
 #define GONG_H
@@ -65,6 +65,13 @@ typedef struct gong_session gong_session;
 
 /* The ABI version of the loaded library (GONG_ABI_VERSION when they match). */
 unsigned int gong_abi_version(void);
+
+/*
+ * The release and the commit the library was built from, as `gong --version` prints them:
+ * "0.1.0 (1a2b3c4d5e6f)", or "0.1.0" when the build could not tell the commit. The string is
+ * the library's and lives as long as the process: do not free it.
+ */
+const char *gong_version(void);
 
 /*
  * Opens `device` ("auto", "pulse", "pulse:SINK", "default", "hw:0", "null", ...; NULL: "auto")

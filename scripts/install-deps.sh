@@ -21,13 +21,18 @@ set -eu
 BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libpipewire-0.3-dev libjack-jackd2-dev libsndfile1-dev libsoxr-dev libsqlite3-dev"
 TEST_PACKAGES="sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus python3-numpy jackd2 pipewire-jack"
 BENCH_PACKAGES="klick hyperfine"
+# make dist and its check (make test runs it): dpkg-shlibdeps and dpkg-architecture, lintian,
+# strip and chrpath, man to read the pages, bash-completion to complete with, sox to compare
+# renders, python3 for the ctypes example.
+DIST_PACKAGES="dpkg-dev lintian binutils chrpath man-db bash-completion sox python3"
 
 want="$BUILD_PACKAGES"
 case "${1:-build}" in
   build) ;;
-  test) want="$want $TEST_PACKAGES" ;;
+  dist) want="$want $DIST_PACKAGES" ;;
+  test) want="$want $TEST_PACKAGES $DIST_PACKAGES" ;;
   bench) want="$want $TEST_PACKAGES $BENCH_PACKAGES" ;;
-  *) echo "usage: $0 [build|test|bench]" >&2; exit 64 ;;
+  *) echo "usage: $0 [build|dist|test|bench]" >&2; exit 64 ;;
 esac
 
 missing=""

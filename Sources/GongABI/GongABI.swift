@@ -222,6 +222,13 @@ private func create(
 @_cdecl("gong_abi_version")
 public func gong_abi_version() -> UInt32 { abiVersion }
 
+/// `gong --version`'s text, kept for the life of the process: the one string the library hands
+/// out that the caller does not free, so a program can print it without owning anything.
+private nonisolated(unsafe) let versionText: UnsafeMutablePointer<CChar> = strdup(GongVersion.description)
+
+@_cdecl("gong_version")
+public func gong_version() -> UnsafePointer<CChar> { UnsafePointer(versionText) }
+
 @_cdecl("gong_session_create")
 public func gong_session_create(
     _ pattern: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?, _ device: UnsafePointer<CChar>?,

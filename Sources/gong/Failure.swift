@@ -71,6 +71,22 @@ func describe(_ error: SoundBankError) -> String {
     error.description + (error.kind == .unknownSound && error.available.isEmpty ? "; pass --sounds DIR" : "")
 }
 
+/// A directory of the sound bank's search path with why it was searched: `/usr/share/gong/sounds
+/// ($XDG_DATA_DIRS)`.
+func describe(_ place: SoundBank.Place) -> String {
+    let why =
+        switch place.origin {
+        case .given: "--sounds"
+        case .environment: "GONG_SOUNDS"
+        case .config: "the config's sounds"
+        case .user: "your own"
+        case .installed: "installed beside gong"
+        case .dataDirs: "$XDG_DATA_DIRS"
+        case .sourceTree: "the source tree gong was built from"
+        }
+    return "\(place.path) (\(why))"
+}
+
 /// A history CSV that cannot be read; a wrong header is named by the command that writes a right one.
 func describe(_ error: HistoryCSVError) -> String {
     var worded = error

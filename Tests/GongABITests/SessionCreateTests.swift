@@ -1,5 +1,6 @@
 import Foundation
 import GongABI
+import GongKit
 import Testing
 
 /// The four `gong_session_create*` calls share one path: what each refuses, with which status
@@ -16,6 +17,11 @@ struct SessionCreateTests {
         let status = body(&session, &error)
         defer { gong_free(error) }
         return (status, session, error.map { String(cString: $0) })
+    }
+
+    @Test func theVersionIsTheOneGongPrints() {
+        #expect(String(cString: gong_version()) == GongVersion.description)
+        #expect(gong_version() == gong_version(), "one string for the life of the process")
     }
 
     @Test func aNullPatternIsAnArgumentErrorOnEveryCall() {

@@ -136,6 +136,12 @@ import Testing
 /// What GongKit and GongCore leave as data, worded by the command line with the flag or command
 /// that helps.
 @Suite struct CommandLineWordingTests {
+    @Test func eachPlaceOfTheSoundBankSaysWhyItWasSearched() {
+        #expect(
+            describe(SoundBank.Place("/usr/share/gong/sounds", .dataDirs)) == "/usr/share/gong/sounds ($XDG_DATA_DIRS)")
+        #expect(describe(SoundBank.Place("/opt/g/share/gong/sounds", .installed)).hasSuffix("(installed beside gong)"))
+    }
+
     @Test func aMissingBankNamesTheFlagThatGivesOne() {
         let none = SoundBankError(kind: .unknownSound, sound: "gong", usedBy: "start", searched: ["/a", "/b"])
         #expect(

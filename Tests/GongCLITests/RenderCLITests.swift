@@ -1,5 +1,6 @@
 import Foundation
 import GongAudio
+import GongKit
 import Testing
 
 @Suite struct RenderCLITests {
@@ -72,10 +73,20 @@ import Testing
         #expect(resonant.stdout.contains("5.5 breaths/min"))
     }
 
-    @Test func soundsListsTheBank() throws {
+    @Test func soundsListsTheBankAndWhereItWasFound() throws {
         let result = try runGong(["sounds"])
         #expect(result.status == 0)
-        #expect(result.stdout.split(separator: "\n").count == 7)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 8)
+        // Run from the build tree, nothing is installed beside it: the source tree's bank.
+        #expect(lines.first?.hasPrefix("from ") == true)
+        #expect(lines.first?.hasSuffix("/Sounds (the source tree gong was built from)") == true, "\(lines)")
+    }
+
+    @Test func versionSaysTheReleaseAndTheCommit() throws {
+        let result = try runGong(["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout == GongVersion.description + "\n")
     }
 
     /// Each bad input: its exit status (sysexits), one line on stderr starting with `gong:`,

@@ -137,7 +137,7 @@ final class ScratchDirectory {
     @Test func everyShippedSoundStartsOnItsStrikeAndEndsInSilence() throws {
         let names = shippedBank.availableSounds().map(\.name)
         #expect(names == ["bowl", "chime", "click", "gong", "gong-end", "gong-triple", "woodblock"])
-        for (name, path) in shippedBank.availableSounds() {
+        for (name, path, _) in shippedBank.availableSounds() {
             let sound = try loadSound(path: path)
             #expect(abs(sound.samples[0]) >= 1e-3, "\(name) starts on its strike")
             #expect(sound.samples.last == 0, "\(name) fades to silence")

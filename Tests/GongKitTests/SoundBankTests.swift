@@ -78,4 +78,30 @@ import Testing
         #expect(Array(bank.directories.prefix(3)) == ["/mine", "/env", "/home/me/.local/share/gong/sounds"])
         #expect(bank.directories.last == SoundBank.sourceTreeSounds)
     }
+
+    /// An installed bank is found beside the running program wherever it was unpacked, before
+    /// $XDG_DATA_DIRS (an older package's bank there must not shadow the tarball's own), and the
+    /// source tree comes last; each place says why it is searched.
+    @Test func theInstalledBankIsFoundBesideTheProgramBeforeTheDataDirectories() {
+        let bank = SoundBank.standard(
+            extra: ["/zen"], environment: [:],
+            gongDirectories: GongDirectories(environment: ["HOME": "/home/me", "XDG_DATA_DIRS": "/a:/b"]))
+        #expect(
+            bank.places.map(\.origin) == [.config, .user, .installed, .dataDirs, .dataDirs, .sourceTree],
+            "\(bank.places)")
+        // The test runner is .build/CONFIGURATION/NAME: its prefix is .build.
+        let program = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let prefix = program.deletingLastPathComponent().deletingLastPathComponent().path
+        #expect(bank.places[2].path == prefix + "/share/gong/sounds")
+        #expect(bank.places[3] == SoundBank.Place("/a/gong/sounds", .dataDirs))
+    }
+
+    @Test func aSoundNamesThePlaceItCameFrom() throws {
+        let scratch = try ScratchDirectory()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: scratch.file("gong.wav")))
+        let bank = SoundBank(places: [.init(scratch.path, .user), .init(SoundBank.sourceTreeSounds, .sourceTree)])
+        let sounds = bank.availableSounds()
+        #expect(sounds.first { $0.name == "gong" }?.place.origin == .user)
+        #expect(sounds.first { $0.name == "bowl" }?.place.origin == .sourceTree)
+    }
 }

@@ -126,7 +126,7 @@ public struct SessionEvent: Sendable, Equatable {
 extension SessionEvent: Codable {
     enum Key: String, CodingKey {
         case schema, type, frame, audible
-        case pattern, device, rate, channels, format, latencyMs
+        case pattern, device, rate, channels, format, latencyMs, version
         case phase, cycle, cycles, seconds, sound, lateFrames, offFrames
         case decibels, lostFrames, paused, resumed, message, priority, command, state, input, count
         case reason, errno
@@ -150,6 +150,9 @@ extension SessionEvent: Codable {
             try c.encode(rate, forKey: .rate)
             try c.encode(channels, forKey: .channels); try c.encode(format, forKey: .format);
             try c.encode(latencyMs, forKey: .latencyMs)
+            // Which gong is speaking: the writer's build, not a property of the session, so
+            // it is written here and not carried in `Kind` (a reader needs no version to act).
+            try c.encode(GongVersion.description, forKey: .version)
         case .firstFrameAudible, .paused, .resumed, .stopping:
             break
         case .phaseBegan(let phase, let cycle, let cycles, let seconds):

@@ -1,0 +1,2 @@
+/* Filled in by `git archive` (export-subst); left as is in a checkout. */
+#define GONG_ARCHIVE_COMMIT "$Format:%h$"
