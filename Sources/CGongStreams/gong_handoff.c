@@ -97,3 +97,24 @@ void gong_handoff_counters_read(gong_handoff *handoff, gong_handoff_counters *co
     counters->missed_cycles = atomic_load_explicit(&handoff->missed_cycles, memory_order_relaxed);
     counters->missed_frames = atomic_load_explicit(&handoff->missed_frames, memory_order_relaxed);
 }
+
+uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint32_t frames) {
+    uint32_t told = 0;
+    if (skips->started) {
+        // Positions wrap at 2^32; the difference of two does not.
+        int32_t step = (int32_t)(position - skips->expected);
+        if (position == skips->previous) {
+            // The same position twice: the last call read it early, having begun late.
+            skips->held = skips->last_frames >= skips->held ? 0 : skips->held - skips->last_frames;
+        } else if (step >= 0) {
+            told = skips->held;
+            skips->held = (uint32_t)step;
+        }
+        skips->in_doubt = step > 0;
+    }
+    skips->started = 1;
+    skips->previous = position;
+    skips->last_frames = frames;
+    skips->expected = position + frames;
+    return told;
+}

@@ -44,7 +44,7 @@ struct gong_jack_stream {
     float *scratch;
 
     // The process callback's own.
-    gong_jack_skips skips;
+    gong_cycle_skips skips;
 
     /// The ports' playback latency (the largest), kept by the latency callback.
     _Atomic uint32_t latency_frames;
@@ -80,33 +80,12 @@ static void jack_clock_now(int64_t *monotonic, int64_t *jack_ns) {
     }
 }
 
-uint32_t gong_jack_skips_cycle(gong_jack_skips *skips, uint32_t frame_time, uint32_t frames) {
-    uint32_t told = 0;
-    if (skips->started) {
-        // Frame times wrap at 2^32 (a day at 48 kHz); the difference of two does not.
-        int32_t step = (int32_t)(frame_time - skips->expected);
-        if (frame_time == skips->previous) {
-            // The same cycle's frame time twice: the last call read it early, having begun late.
-            skips->held = skips->last_frames >= skips->held ? 0 : skips->held - skips->last_frames;
-        } else if (step >= 0) {
-            told = skips->held;
-            skips->held = (uint32_t)step;
-        }
-        skips->in_doubt = step > 0;
-    }
-    skips->started = 1;
-    skips->previous = frame_time;
-    skips->last_frames = frames;
-    skips->expected = frame_time + frames;
-    return told;
-}
-
 static int on_process(jack_nframes_t nframes, void *data) {
     struct gong_jack_stream *self = data;
     jack_nframes_t frame_time = jack_last_frame_time(self->client);
     // Cycles the server ran without this client (it was stopped, or too late) show as the frame
-    // time moving on by more than the last cycle's frames (gong_jack.h says when it is told).
-    uint32_t missed = gong_jack_skips_cycle(&self->skips, frame_time, nframes);
+    // time moving on by more than the last cycle's frames (gong_handoff.h says when it is told).
+    uint32_t missed = gong_cycle_skips_step(&self->skips, frame_time, nframes);
     if (missed) gong_handoff_missed(&self->handoff, missed);
 
     float *outputs[GONG_JACK_MAX_CHANNELS];
@@ -142,7 +121,7 @@ static int on_process(jack_nframes_t nframes, void *data) {
     jack_clock_now(&now, &now_jack_ns);
     int64_t heard = now + ((int64_t)heard_jack * 1000 - now_jack_ns);
 
-    // A frame time in doubt (gong_jack.h) may be a cycle ahead, and would place this cycle's
+    // A frame time in doubt (gong_handoff.h) may be a cycle ahead, and would place this cycle's
     // frames a cycle late: its timing is not reported, the last cycle's stands.
     if (self->skips.in_doubt)
         gong_handoff_cycle_untimed(&self->handoff);

@@ -38,8 +38,7 @@ struct gong_pw_stream {
     char error[256];
 
     // The callback's own.
-    uint64_t previous_ticks;
-    uint32_t previous_quantum;
+    gong_cycle_skips skips;
     int named;
     /// The largest quantum seen, in frames (for GONG_PIPEWIRE_TRACE).
     _Atomic uint32_t largest_quantum;
@@ -92,16 +91,18 @@ static void on_process(void *data) {
     int64_t delay_ns = time.delay * (int64_t)time.rate.num * 1000000000LL / (int64_t)time.rate.denom;
     int64_t queued_ns = (int64_t)(time.queued + time.buffered) * 1000000000LL / self->rate;
     int64_t frames_ns = (int64_t)frames * 1000000000LL / self->rate;
-    // A cycle the graph ran without us shows as ticks moving on by more than we gave.
-    if (self->previous_ticks) {
-        uint64_t expected = self->previous_ticks +
-                            (uint64_t)self->previous_quantum * time.rate.denom / (time.rate.num * self->rate);
-        if (time.ticks > expected)
-            gong_handoff_missed(&self->handoff, (time.ticks - expected) * time.rate.num * self->rate / time.rate.denom);
-    }
-    self->previous_ticks = time.ticks;
-    self->previous_quantum = frames;
-    gong_handoff_cycle_done(&self->handoff, time.now, time.now + delay_ns + queued_ns + frames_ns, frames);
+    // A cycle the graph ran without us shows as the graph's clock moving on by more than we gave
+    // (gong_handoff.h says when it is told). Its ticks counted in the stream's frames, modulo
+    // 2^32 as the count wants; a year of ticks times the rate stays far inside 64 bits.
+    uint32_t position = (uint32_t)(time.ticks * time.rate.num * self->rate / time.rate.denom);
+    uint32_t missed = gong_cycle_skips_step(&self->skips, position, frames);
+    if (missed) gong_handoff_missed(&self->handoff, missed);
+    // A position in doubt may be a cycle ahead, and would place this cycle's frames a cycle late:
+    // its timing is not reported, the last cycle's stands.
+    if (self->skips.in_doubt)
+        gong_handoff_cycle_untimed(&self->handoff);
+    else
+        gong_handoff_cycle_done(&self->handoff, time.now, time.now + delay_ns + queued_ns + frames_ns, frames);
 }
 
 // MARK: The thread loop

@@ -58,6 +58,28 @@ import Testing
         #expect(clock.originNanoseconds == later)
     }
 
+    /// A device that counts what it lost: its server's clock may also wobble early for a few
+    /// reports (jack2's DLL settling), which must not move when frames are heard; a clock that
+    /// really moved (more than half of the recent reports agree) is followed.
+    @Test func aDeviceThatCountsItsLossesRidesOutAnEarlyWobbleAndFollowsAMove() {
+        var clock = DeviceClock(rate: 48000, reportJitterNanoseconds: 30_000_000, measuresGaps: false)
+        var written: Int64 = 0
+        for report in 0..<60 {
+            written += Self.step
+            let wobble: Int64 = (30..<36).contains(report) ? -16_000_000 : 0
+            _ = clock.observe(
+                writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + wobble)
+            #expect(clock.originNanoseconds == Self.start, "report \(report)")
+        }
+        let moved = Self.start + 3_000_000
+        for _ in 0..<8 {
+            written += Self.step
+            _ = clock.observe(
+                writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: moved))
+        }
+        #expect(clock.originNanoseconds == moved)
+    }
+
     @Test func aGapSeenTwiceInARowIsLostAudioOfItsLength() {
         var clock = DeviceClock(rate: 48000, reportJitterNanoseconds: 30_000_000)
         var written: Int64 = 0

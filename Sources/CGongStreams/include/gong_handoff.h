@@ -30,6 +30,27 @@ typedef struct gong_handoff_counters {
     uint64_t missed_frames;
 } gong_handoff_counters;
 
+/// The cycles a callback was not run for, read from the server's clock position (JACK's frame
+/// time, PipeWire's ticks) in the cycles it was. That position is the server's current cycle, not
+/// necessarily the one the call serves: a call that began late, after the server had moved on,
+/// reads the next cycle's, and when the server then runs that cycle too, the same position comes
+/// twice. So a jump is held for one cycle and told only if the next call does not read the same
+/// position again; told at once, a late start would be counted as a lost cycle and the session
+/// moved on by it, a cycle early on the server's clock from then on. Positions are frames modulo
+/// 2^32: they wrap (a day at 48 kHz), their differences do not.
+typedef struct gong_cycle_skips {
+    uint32_t previous, last_frames, expected;
+    uint32_t held;
+    int started;
+    /// Whether the last cycle's position jumped: it may be the next cycle's, read early, so the
+    /// moment it places a frame at is in doubt (its timing is not reported).
+    int in_doubt;
+} gong_cycle_skips;
+
+/// A cycle at `position` of `frames` frames was run: the frames to tell as missed now.
+/// Real-time safe (the callbacks').
+uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint32_t frames);
+
 /// Frames that fit now; writes up to `count` interleaved float frames, returning how many.
 uint32_t gong_handoff_writable(gong_handoff *handoff);
 uint32_t gong_handoff_write(gong_handoff *handoff, const float *frames, uint32_t count);

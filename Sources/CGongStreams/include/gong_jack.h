@@ -37,26 +37,6 @@ const char *gong_jack_client_name(gong_jack_stream *stream);
 /// it is open.
 gong_handoff *gong_jack_handoff(gong_jack_stream *stream);
 
-/// The cycles a JACK client was not run for, read from the frame times of those it was. The
-/// frame time a process call reads is the server's current cycle, not necessarily the one the
-/// call serves: a call that began late, after the server had moved on, reads the next cycle's,
-/// and when the server then runs that cycle too, the same frame time comes twice. So a jump is
-/// held for one cycle and told only if the next call does not read the same frame time again;
-/// told at once, a late start would be counted as a lost cycle and the session moved on by it,
-/// a cycle early on the server's clock from then on.
-typedef struct gong_jack_skips {
-    uint32_t previous, last_frames, expected;
-    uint32_t held;
-    int started;
-    /// Whether the last cycle's frame time jumped: it may be the next cycle's, read early, so
-    /// the moment it places a frame at is in doubt (its timing is not reported).
-    int in_doubt;
-} gong_jack_skips;
-
-/// A cycle at `frame_time` of `frames` frames was run: the frames to tell as missed now.
-/// Real-time safe (the process callback's).
-uint32_t gong_jack_skips_cycle(gong_jack_skips *skips, uint32_t frame_time, uint32_t frames);
-
 /// A playback port the server has: its full name, and whether it is a physical one.
 typedef struct gong_jack_port {
     char name[320];

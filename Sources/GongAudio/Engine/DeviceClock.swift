@@ -14,7 +14,12 @@ import GongCore
 /// A device that counts what it lost to the frame (`PCM.silenceHeardFrames`) says so itself:
 /// the clock then only places frames in time, measures no gap (a late report there is the
 /// server's clock wobbling, as jack2's dummy driver's does when it wakes late, not lost audio),
-/// and is moved on by what the device counted.
+/// and is moved on by what the device counted. Its reports are read in the server's own callback,
+/// so they are not late by a status call's delay; but the server's clock wobbles both ways (jack2's
+/// DLL, settling after a late wake-up, placed frames 16 ms early for a while on an idle machine,
+/// and the earliest estimate then called an exact cue off its frame). Its origin is therefore the
+/// median of the last `recentReports` estimates: a wobble of fewer reports than half of them
+/// does not move it.
 ///
 /// Plain arithmetic on integers: the real-time loop calls it and tests drive it with made-up
 /// reports.
@@ -32,6 +37,12 @@ struct DeviceClock {
     private var currentWindowMinimum = Int64.max
     private var previousWindowMinimum = Int64.max
     private var windowEndFrame: Int64 = 0
+    /// A device that counts its losses: the origins its last reports placed (a ring), whose
+    /// median is the origin. Fifteen reports: three seconds at the push loop's five a second.
+    private static var recentReports: Int { 15 }
+    private var recent = InlineArray<15, Int64>(repeating: 0)
+    private var recentCount = 0
+    private var recentNext = 0
 
     /// - Parameter reportJitterNanoseconds: how far apart honest reports may place a frame
     ///   (`PCMConfiguration.reportJitterNanoseconds`). A gap must stand clear of that and of the
@@ -54,6 +65,7 @@ struct DeviceClock {
         originNanoseconds = originNanoseconds.map { $0 + nanoseconds }
         if currentWindowMinimum != .max { currentWindowMinimum += nanoseconds }
         if previousWindowMinimum != .max { previousWindowMinimum += nanoseconds }
+        for index in 0..<recentCount { recent[index] += nanoseconds }
     }
 
     /// The device reported an underrun (`-EPIPE`) and was recovered: the next report measures
@@ -101,8 +113,39 @@ struct DeviceClock {
             }
             currentWindowMinimum = min(currentWindowMinimum, origin)
         }
-        originNanoseconds = min(previousWindowMinimum, currentWindowMinimum)
+        if measuresGaps {
+            originNanoseconds = min(previousWindowMinimum, currentWindowMinimum)
+        } else {
+            remember(origin)
+            originNanoseconds = recentMedian()
+        }
         return lost
+    }
+
+    @_noAllocation @_noLocks
+    private mutating func remember(_ origin: Int64) {
+        recent[recentNext] = origin
+        recentNext = (recentNext + 1) % Self.recentReports
+        recentCount = min(recentCount + 1, Self.recentReports)
+    }
+
+    /// The median of the recent origins (the lower of the middle two of an even count), sorted
+    /// in a copy on the stack.
+    @_noAllocation @_noLocks
+    private func recentMedian() -> Int64 {
+        var sorted = recent
+        var index = 1
+        while index < recentCount {
+            let value = sorted[index]
+            var slot = index
+            while slot > 0 && sorted[slot - 1] > value {
+                sorted[slot] = sorted[slot - 1]
+                slot -= 1
+            }
+            sorted[slot] = value
+            index += 1
+        }
+        return sorted[(recentCount - 1) / 2]
     }
 
     /// When device frame `frame` is heard, or nil before the first report.
@@ -117,6 +160,8 @@ struct DeviceClock {
         reportedUnderruns = 0
         previousWindowMinimum = origin
         currentWindowMinimum = origin
+        recentCount = 0
+        recentNext = 0
     }
 
     @_noAllocation @_noLocks

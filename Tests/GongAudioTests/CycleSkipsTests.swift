@@ -1,14 +1,14 @@
 import CGongStreams
 import Testing
 
-/// The cycles gong's JACK client tells as missed, from the frame times its process calls read
-/// (gong_jack.h): a jump is told a cycle later, and not at all when it was a call that began
-/// late and read the next cycle's frame time.
-struct JackSkipsTests {
+/// The cycles gong's JACK and PipeWire callbacks tell as missed, from the server's clock position
+/// each call reads (gong_handoff.h; JACK's frame time here): a jump is told a cycle later, and not
+/// at all when it was a call that began late and read the next cycle's position.
+struct CycleSkipsTests {
     /// Feeds cycles of 256 frames at these frame times; what each call told.
     func told(_ frameTimes: [UInt32]) -> [UInt32] {
-        var skips = gong_jack_skips()
-        return frameTimes.map { gong_jack_skips_cycle(&skips, $0, 256) }
+        var skips = gong_cycle_skips()
+        return frameTimes.map { gong_cycle_skips_step(&skips, $0, 256) }
     }
 
     @Test func cyclesEndToEndTellNothing() {
@@ -34,9 +34,9 @@ struct JackSkipsTests {
     /// A cycle whose frame time jumped is in doubt (its timing is not reported) until the next
     /// one; the others are not.
     @Test func aCycleIsInDoubtWhenItsFrameTimeJumped() {
-        var skips = gong_jack_skips()
+        var skips = gong_cycle_skips()
         let doubts = [1000, 1256, 1768, 1768, 2024].map { (frameTime: UInt32) -> Bool in
-            _ = gong_jack_skips_cycle(&skips, frameTime, 256)
+            _ = gong_cycle_skips_step(&skips, frameTime, 256)
             return skips.in_doubt != 0
         }
         #expect(doubts == [false, false, true, false, false])
