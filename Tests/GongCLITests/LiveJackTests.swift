@@ -381,7 +381,7 @@ enum JackServer {
         // beside it, jack2's dummy driver wakes late and its clock (a DLL) moves by milliseconds
         // before it settles — once only 1 of 16 reports were within 0.1 ms, up to 4.8 ms apart
         // in other runs — the server's own doing, which the device clock rides out (it takes the
-        // earliest report of a second or two, and a gap only when two reports in a row show one).
+        // median of its last 15 reports, and the losses JACK's frame times count).
         // What is asserted is what holds on a busy machine: nine in ten within 5 ms. A report
         // carried to CLOCK_MONOTONIC from the wrong clock is caught above (`beyond`), 11 108
         // frames off here.
