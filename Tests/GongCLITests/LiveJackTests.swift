@@ -117,7 +117,7 @@ enum JackServer {
         // A cue whose first frames fell in audio gong lost is cut or heard late, as its verdict
         // `audioLost` says: the intervals on either side of it are not measured.
         let cut = Set(
-            cueFrames.indices.filter { index in events.losses.contains { $0.overlaps(cue: cueFrames[index]) } })
+            cueFrames.indices.filter { index in events.losses.contains { $0.touches(frame: cueFrames[index]) } })
         let intervals = recording.intervals().enumerated().map { index, interval in
             cut.contains(index) || cut.contains(index + 1) ? nil : interval
         }
@@ -261,17 +261,30 @@ enum JackServer {
         let heard = recording.placedOnsets(quietFrames: 24000)
         #expect(heard.count == cues.count, "\(cues.count) cues reported, \(heard.count) heard: \(heard)")
         // Six woodblocks and the end click a second apart, but for the pause between the third
-        // and the fourth (an onset the tap could not place, after a cycle it missed, excepted).
-        let intervals = recording.intervals(quietFrames: 24000)
+        // and the fourth. Excepted: an onset the tap could not place (after a cycle it missed),
+        // and the intervals around a cue that began in audio gong told lost (a busy machine's;
+        // jack2 skipped one cycle in an idle run of the whole suite), which is cut or heard late.
+        let cueFrames = cues.compactMap { $0["frame"] as? Int }
+        let cut = Set(
+            cueFrames.indices.filter { index in events.losses.contains { $0.touches(frame: cueFrames[index]) } })
+        let intervals = recording.intervals(quietFrames: 24000).enumerated().map { index, interval in
+            cut.contains(index) || cut.contains(index + 1) ? nil : interval
+        }
         #expect(
             intervals.count == 6
                 && intervals.enumerated().allSatisfy { index, interval in
                     guard let interval else { return true }
                     return index == 2 ? interval > 48000 + 60000 : interval == 48000
-                } && intervals.filter { $0 == nil }.count <= 1, "\(intervals), the tap missed \(recording.missedFrames)"
-        )
+                } && intervals.filter { $0 == nil }.count <= 1 + 2 * cut.count,
+            "\(intervals), gong lost \(events.losses), the tap missed \(recording.missedFrames)")
         #expect(recording.longSilences(atLeast: 1.4) == 1, "the pause was silent, nothing else was")
-        #expect(events.last("finished")?["xruns"] as? Int == 0, "\(events.last("finished") ?? [:])")
+        // Every loss is told, and none is the take-back's own doing: no audio was lost where the
+        // pause took back what JACK had not claimed.
+        let pausedAt = events.last("paused")?["frame"] as? Int ?? -1
+        #expect(
+            events.last("finished")?["xruns"] as? Int == events.losses.count
+                && !events.losses.contains { $0.touches(frame: pausedAt) },
+            "\(events.last("finished") ?? [:]), gong lost \(events.losses), paused at \(pausedAt)")
         print(
             "JACK: pause heard \(pauseHeard) s and resume \(resumeHeard) s after the key; intervals \(JackTapRecording.describe(intervals))"
         )

@@ -238,20 +238,23 @@ struct GongEvents {
 
     /// The frames gong told it lost (its xruns), each with the session frame where the loss
     /// began (the event's frame is where the session went on from).
-    var losses: [Loss] {
-        all("xrun").compactMap { event in
-            guard let frame = event["frame"] as? Int, let lost = event["lostFrames"] as? Int else { return nil }
-            return Loss(from: frame - lost, frames: lost)
-        }
-    }
+    var losses: [Loss] { Loss.told(by: all("xrun")) }
 
     struct Loss: CustomStringConvertible {
         let from: Int
         let frames: Int
 
-        /// Whether a cue at session frame `cue` began in this loss, or within a cycle (256
-        /// frames) of it: a loss is counted a cycle at a time, and told a cycle late on JACK.
-        func overlaps(cue: Int) -> Bool { (from - 256...from + frames + 256).contains(cue) }
+        /// The losses `xrun` events tell.
+        static func told(by xruns: [[String: Any]]) -> [Loss] {
+            xruns.compactMap { event in
+                guard let frame = event["frame"] as? Int, let lost = event["lostFrames"] as? Int else { return nil }
+                return Loss(from: frame - lost, frames: lost)
+            }
+        }
+
+        /// Whether session frame `frame` (a cue's, a pause's) falls in this loss, or within a cycle
+        /// (256 frames) of it: a loss is counted a cycle at a time, and told a cycle late on JACK.
+        func touches(frame: Int) -> Bool { (from - 256...from + frames + 256).contains(frame) }
 
         var description: String { "\(frames) frames from \(from)" }
     }

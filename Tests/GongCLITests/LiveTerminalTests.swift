@@ -92,6 +92,9 @@ final class EventReader: @unchecked Sendable {
         return lines.filter { $0["type"] as? String == type }
     }
 
+    /// The frames gong told it lost so far (`GongEvents.losses`).
+    var losses: [GongEvents.Loss] { GongEvents.Loss.told(by: all("xrun")) }
+
     func last(_ type: String) -> [String: Any]? {
         lock.lock()
         defer { lock.unlock() }
