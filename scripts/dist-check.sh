@@ -10,7 +10,7 @@
 #      asked for `gong ru<TAB>`; the Python example driving the installed libgong.so.
 #   4. The .deb: dpkg -i, gong from /usr/bin, then dpkg -r and --purge: every file and directory
 #      it added is gone. lintian's verdict is printed here, for the log.
-# Needs root (the mount namespace, dpkg); CI is root.
+# Needs root (the mount namespace, dpkg); CI is root. Elsewhere, not root, it says it skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIST=${DIST:-out/dist}
@@ -22,7 +22,12 @@ toolchain=$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v swift)")"
 
 say() { echo "dist-check: $*"; }
 fail() { echo "dist-check: FAILED: $*" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "dist-check: needs root (a mount namespace, dpkg -i)" >&2; exit 77; }
+# Not root: on CI that is an error; elsewhere (a developer's make test) the check is skipped, said.
+if [ "$(id -u)" -ne 0 ]; then
+  [ -z "${CI:-}" ] || fail "needs root (a mount namespace, dpkg -i), and CI must run it"
+  echo "dist-check: SKIPPED: needs root (a mount namespace, dpkg -i); the release files are in $DIST" >&2
+  exit 0
+fi
 [ -f "$tarball" ] && [ -f "$deb" ] || fail "no $tarball or $deb: run make dist"
 [ -d "$toolchain/usr/bin" ] || fail "cannot tell the Swift toolchain's directory (found '$toolchain')"
 
