@@ -102,7 +102,7 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
     uint32_t told = 0;
     if (skips->started) {
         // Positions wrap at 2^32; the difference of two does not.
-        int32_t step = (int32_t)(position - skips->expected);
+        int32_t step = (int32_t)(position - (skips->previous + skips->last_frames));
         if (position == skips->previous) {
             // The same position twice: the last call read it early, having begun late.
             skips->held = skips->last_frames >= skips->held ? 0 : skips->held - skips->last_frames;
@@ -115,6 +115,5 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
     skips->started = 1;
     skips->previous = position;
     skips->last_frames = frames;
-    skips->expected = position + frames;
     return told;
 }

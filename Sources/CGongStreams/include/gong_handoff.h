@@ -39,7 +39,8 @@ typedef struct gong_handoff_counters {
 /// moved on by it, a cycle early on the server's clock from then on. Positions are frames modulo
 /// 2^32: they wrap (a day at 48 kHz), their differences do not.
 typedef struct gong_cycle_skips {
-    uint32_t previous, last_frames, expected;
+    /// The last cycle's position and frames: the next cycle is expected at their sum.
+    uint32_t previous, last_frames;
     uint32_t held;
     int started;
     /// Whether the last cycle's position jumped: it may be the next cycle's, read early, so the

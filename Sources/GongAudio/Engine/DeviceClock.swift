@@ -18,8 +18,8 @@ import GongCore
 /// so they are not late by a status call's delay; but the server's clock wobbles both ways (jack2's
 /// DLL, settling after a late wake-up, placed frames 16 ms early for a while on an idle machine,
 /// and the earliest estimate then called an exact cue off its frame). Its origin is therefore the
-/// median of the last `recentReports` estimates: a wobble of fewer reports than half of them
-/// does not move it.
+/// median of the last 15 estimates: a wobble of fewer reports than half of them does not move
+/// it.
 ///
 /// Plain arithmetic on integers: the real-time loop calls it and tests drive it with made-up
 /// reports.
@@ -39,7 +39,6 @@ struct DeviceClock {
     private var windowEndFrame: Int64 = 0
     /// A device that counts its losses: the origins its last reports placed (a ring), whose
     /// median is the origin. Fifteen reports: three seconds at the push loop's five a second.
-    private static var recentReports: Int { 15 }
     private var recent = InlineArray<15, Int64>(repeating: 0)
     private var recentCount = 0
     private var recentNext = 0
@@ -125,8 +124,8 @@ struct DeviceClock {
     @_noAllocation @_noLocks
     private mutating func remember(_ origin: Int64) {
         recent[recentNext] = origin
-        recentNext = (recentNext + 1) % Self.recentReports
-        recentCount = min(recentCount + 1, Self.recentReports)
+        recentNext = (recentNext + 1) % recent.count
+        recentCount = min(recentCount + 1, recent.count)
     }
 
     /// The median of the recent origins (the lower of the middle two of an even count), sorted
