@@ -18,6 +18,14 @@ quantum gong asks for, as a desktop's at rest does). --recorder-latency is parec
 (--latency, default 500 ms in 125 ms periods), the plain client gong must not lose to;
 --player pw-play plays it with PipeWire's own player (its default latency unless --latency).
 
+On PipeWire the sink's monitor is also recorded by bench/tools/pw-tap.c (built into out/ on
+first use), which writes each graph cycle at the driver's position: the intervals "on the graph's
+clock", the clock a sound card keeps. parec, like any recorder on the graph, loses the cycles the
+whole graph misses when the machine stalls its driver; a player that keeps its place in its own
+stream (pacat) then looks exact to it, and one that keeps the schedule on the device's clock
+(gong) looks short. The tap shows which was on time. (None: an interval the tap could not place,
+its onset just after a cycle the tap itself missed.)
+
 --load N runs N busy loops (`yes > /dev/null`) beside each run. The servers are the test rig's:
 scripts/test-pulse.sh and scripts/test-pipewire.sh start them.
 """
@@ -49,6 +57,17 @@ if server == "pipewire":
     env["PULSE_SERVER"] = f"unix:{PIPEWIRE_RUNTIME}/pulse/native"
     env["PIPEWIRE_RUNTIME_DIR"] = PIPEWIRE_RUNTIME
 scratch = tempfile.mkdtemp()
+# On PipeWire a second recorder, bench/tools/pw-tap.c, writes each cycle at the graph's position:
+# intervals on the clock a sound card would keep (parec, a follower like any other, loses the
+# cycles the whole graph misses, and a player's interval across them with it).
+TAP = os.path.join(ROOT, "out", "pw-tap")
+source = os.path.join(ROOT, "bench", "tools", "pw-tap.c")
+if server == "pipewire" and (not os.path.exists(TAP) or os.path.getmtime(TAP) < os.path.getmtime(source)):
+    os.makedirs(os.path.dirname(TAP), exist_ok=True)
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libpipewire-0.3"], check=True, capture_output=True,
+                           text=True).stdout.split()
+    subprocess.run(["cc", "-O2", "-o", TAP, source] + flags + ["-lm"],
+                   check=True)
 pattern = os.path.join(scratch, "ticks.toml")
 with open(pattern, "w") as f:
     f.write(f'warmup = "1s"\nduration = "{seconds}s"\n[[phases]]\nname = "tick"\nlength = "3s"\ncue = "woodblock"\n')
@@ -75,6 +94,9 @@ def run_once(latency):
     recorder = subprocess.Popen(["chrt", "-f", "60", "parec", "-d", f"{sink}.monitor", "--format=float32le", "--rate=48000",
                                  "--channels=1", "--raw", raw]
                                 + ([f"--latency-msec={recorder_latency}"] if recorder_latency else []), env=env)
+    tap_raw = os.path.join(scratch, "tap.f32")
+    tap = subprocess.Popen(["chrt", "-f", "60", TAP, sink, str(seconds + 120), tap_raw], env=env,
+                           stderr=subprocess.PIPE, text=True) if server == "pipewire" else None
     time.sleep(0.3)
     target = device if sink == "gong_test" or device in ("auto", "default") else f"{device}:{sink}"
     command = [GONG, "run", pattern, "--device", target, "--channels", option("--channels", "2"), "--json"]
@@ -92,6 +114,20 @@ def run_once(latency):
     time.sleep(0.3)
     recorder.kill()
     recorder.wait()
+    tap_off, tap_said = None, ""
+    if tap:
+        tap.send_signal(signal.SIGTERM)
+        tap_said = tap.communicate()[1].strip()
+        tap_samples = array("f")
+        with open(tap_raw, "rb") as f:
+            tap_samples.frombytes(f.read())
+        tap_heard = onsets(tap_samples)
+        # An onset right after a hole (a cycle the tap itself did not get) may have begun in it:
+        # the intervals either side of it cannot be placed, and are marked None.
+        placed = [not any(x != x for x in tap_samples[max(0, at - 2048):at]) for at in tap_heard]
+        tap_off = [(index, b - a - 144000 if placed[index] and placed[index + 1] else None)
+                   for index, (a, b) in enumerate(zip(tap_heard, tap_heard[1:]))
+                   if b - a != 144000 or not (placed[index] and placed[index + 1])]
     samples = array("f")
     with open(raw, "rb") as f:
         samples.frombytes(f.read())
@@ -104,7 +140,7 @@ def run_once(latency):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     xruns = [(e.get("frame"), e.get("lostFrames")) for e in events if e["type"] == "xrun"]
     return {"xrunEvents": xruns, "heard": finished.get("heard"), "latencyMs": started.get("latencyMs"), "status": result.returncode, "xruns": finished.get("xruns"),
-            "cues": len(heard), "intervals": len(intervals), "off": off, "cpu": cpu, "stderr": result.stderr.strip()}
+            "cues": len(heard), "intervals": len(intervals), "off": off, "tapOff": tap_off, "tapSaid": tap_said, "cpu": cpu, "stderr": result.stderr.strip()}
 
 
 # Killed (SIGTERM), it still ends its busy loops: the `finally` below runs.
@@ -119,7 +155,9 @@ try:
             print(f"  latency {latency:>7} (granted {r['latencyMs']} ms): exit {r['status']}, xruns reported {r['xruns']}, "
                   f"cues heard {r['cues']}, intervals off {len(r['off'])}/{r['intervals']} {r['off'][:8]}, cpu {r['cpu']:.2f} s, "
                   f"gong's verdict {r['heard']}" + (f", xruns at (frame, lost) {r['xrunEvents']}" if r["xrunEvents"] else "")
-                  + (f", stderr: {r['stderr']}" if r["stderr"] else ""), flush=True)
+                  + (f", stderr: {r['stderr']}" if r["stderr"] else "")
+                  + (f"\n    on the graph's clock: intervals off {len(r['tapOff'])} {r['tapOff'][:8]} ({r['tapSaid']})"
+                     if r["tapOff"] is not None else ""), flush=True)
 finally:
     for process in busy:
         process.kill()
