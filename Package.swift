@@ -76,6 +76,9 @@ let package = Package(
         .target(name: "GongTestSupport", dependencies: ["GongAudio", "GongCore"], path: "Tests/GongTestSupport"),
         // A JACK client of the live tests' own, recording what it hears onto the server's frame clock.
         .target(name: "CJackTap", dependencies: ["CJack"], path: "Tests/CJackTap"),
+        // A PipeWire capture of a sink's monitor of the live tests' own, onto the graph's clock
+        // (bench/tools/pw-tap.c builds the same recorder for bench/exactness.py).
+        .target(name: "CPipeWireTap", dependencies: ["CPipeWire"], path: "Tests/CPipeWireTap"),
         .testTarget(name: "GongCoreTests", dependencies: ["GongCore"]),
         .testTarget(
             name: "GongAudioTests", dependencies: ["GongAudio", "GongCore", "GongTestSupport", "CGongStreams", "CPulse"]
@@ -85,7 +88,7 @@ let package = Package(
         .testTarget(name: "GongBenchTests", dependencies: ["GongBench", "GongCore"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
         .testTarget(name: "GongABITests", dependencies: ["GongABI", "GongKit", "GongTestSupport"]),
-        .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit", "GongPractice", "CJackTap"])
+        .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit", "GongPractice", "CJackTap", "CPipeWireTap"])
     ],
     swiftLanguageModes: [.v6]
 )

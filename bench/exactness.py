@@ -61,12 +61,13 @@ scratch = tempfile.mkdtemp()
 # intervals on the clock a sound card would keep (parec, a follower like any other, loses the
 # cycles the whole graph misses, and a player's interval across them with it).
 TAP = os.path.join(ROOT, "out", "pw-tap")
-source = os.path.join(ROOT, "bench", "tools", "pw-tap.c")
-if server == "pipewire" and (not os.path.exists(TAP) or os.path.getmtime(TAP) < os.path.getmtime(source)):
+sources = [os.path.join(ROOT, "bench", "tools", "pw-tap.c"), os.path.join(ROOT, "Tests", "CPipeWireTap", "pipewire_tap.c")]
+if server == "pipewire" and (not os.path.exists(TAP) or os.path.getmtime(TAP) < max(map(os.path.getmtime, sources))):
     os.makedirs(os.path.dirname(TAP), exist_ok=True)
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libpipewire-0.3"], check=True, capture_output=True,
                            text=True).stdout.split()
-    subprocess.run(["cc", "-O2", "-o", TAP, source] + flags + ["-lm"],
+    subprocess.run(["cc", "-O2", "-o", TAP, "-I", os.path.join(ROOT, "Tests", "CPipeWireTap", "include")] + sources
+                   + flags + ["-lm"],
                    check=True)
 pattern = os.path.join(scratch, "ticks.toml")
 with open(pattern, "w") as f:

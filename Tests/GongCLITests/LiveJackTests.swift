@@ -206,7 +206,7 @@ enum JackServer {
         #expect(abs(audibleAcross - 3) < 0.001, "cues heard \(audibleAcross) s apart across the gap: \(audible)")
         print(
             "JACK stopped \(stoppedFor) s: lost \(lost) frames, the tap missed \(recording.missedFrames),"
-                + " recorded intervals \(JackTapRecording.describe(intervals)), heard across \(audibleAcross) s"
+                + " recorded intervals \(TapRecording.describe(intervals)), heard across \(audibleAcross) s"
         )
     }
 
@@ -286,7 +286,7 @@ enum JackServer {
                 && !events.losses.contains { $0.touches(frame: pausedAt) },
             "\(events.last("finished") ?? [:]), gong lost \(events.losses), paused at \(pausedAt)")
         print(
-            "JACK: pause heard \(pauseHeard) s and resume \(resumeHeard) s after the key; intervals \(JackTapRecording.describe(intervals))"
+            "JACK: pause heard \(pauseHeard) s and resume \(resumeHeard) s after the key; intervals \(TapRecording.describe(intervals))"
         )
     }
 

@@ -1,4 +1,5 @@
 import CJackTap
+import CPipeWireTap
 import Foundation
 import Glibc
 
@@ -24,10 +25,10 @@ final class JackTap {
 
     /// Stops recording and reads it: the samples, NaN where no cycle reached the tap, and the
     /// cycles that did not.
-    func finish() -> JackTapRecording {
+    func finish() -> TapRecording {
         jack_tap_stop(tap)
         let samples = Array(UnsafeBufferPointer(start: jack_tap_samples(tap), count: Int(jack_tap_frames(tap))))
-        return JackTapRecording(
+        return TapRecording(
             samples: samples, missedFrames: Int(jack_tap_missed_frames(tap)),
             movedCycles: Int(jack_tap_moved_cycles(tap)))
     }
@@ -35,12 +36,45 @@ final class JackTap {
     deinit { jack_tap_close(tap) }
 }
 
-/// A recording on JACK's frame clock, and the onsets in it that can be placed to the frame.
-struct JackTapRecording {
+/// What reached a PipeWire sink, recorded from its monitor on the graph's clock (the C tap in
+/// Tests/CPipeWireTap): each cycle at the driver's position, so a cycle the whole graph missed
+/// (its driver stalled on a busy machine) is a hole, where parec, a follower that splices what it
+/// gets, loses it and shortens every interval across it. gong keeps its cues on the device's
+/// clock through such a stall; this is the recording in which that can be checked.
+final class PipeWireTap {
+    private let tap: OpaquePointer
+
+    /// Records the monitor of `sink` on the server the environment names (its
+    /// PIPEWIRE_RUNTIME_DIR), for at most `seconds`.
+    init(sink: String, environment: [String: String], seconds: Int) throws {
+        let runtime =
+            environment["PIPEWIRE_RUNTIME_DIR"] ?? ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? ""
+        guard let tap = pipewire_tap_open(runtime + "/pipewire-0", sink, UInt32(seconds * 48000), 10_000) else {
+            throw POSIXError(.EIO)
+        }
+        self.tap = tap
+    }
+
+    /// Stops recording and reads it: the samples, NaN where no cycle reached the tap.
+    func finish() -> TapRecording {
+        pipewire_tap_stop(tap)
+        let samples = Array(
+            UnsafeBufferPointer(start: pipewire_tap_samples(tap), count: Int(pipewire_tap_frames(tap))))
+        return TapRecording(
+            samples: samples, missedFrames: Int(pipewire_tap_missed_frames(tap)),
+            movedCycles: Int(pipewire_tap_moved_cycles(tap)))
+    }
+
+    deinit { pipewire_tap_close(tap) }
+}
+
+/// A recording on a server's own clock (JACK's frame time, PipeWire's graph position), and the
+/// onsets in it that can be placed to the frame.
+struct TapRecording {
     let samples: [Float]
     /// The frames of the cycles the tap did not hear (holes in `samples`).
     let missedFrames: Int
-    /// Cycles the tap placed a cycle late at first and moved back (jack_tap.h).
+    /// Cycles the tap placed a cycle late at first and moved back (jack_tap.h, pipewire_tap.h).
     let movedCycles: Int
 
     /// Onsets (a second of quiet, then a sample over 0.01), each with whether the frame before it

@@ -1,0 +1,35 @@
+#ifndef PIPEWIRE_TAP_H
+#define PIPEWIRE_TAP_H
+
+#include <stdint.h>
+
+/// A PipeWire capture stream of the tests' own on a sink's monitor, recording channel 0 onto the
+/// graph's clock: the frames of a cycle land at the driver's position (its ticks) less the
+/// first cycle's, so a cycle the graph ran without the tap, or missed altogether (its driver
+/// stalled), is a hole (NaN) where it belongs, not a splice. parec, pw-record and every other
+/// recorder write what they get end to end: when the whole graph misses cycles, such a
+/// recording is short by them, and a player that keeps the device's schedule looks short while
+/// one that plays on from where it was looks exact. On the graph's clock it is the other way.
+/// Used by the live tests and by bench/tools/pw-tap.c.
+typedef struct pipewire_tap pipewire_tap;
+
+/// Connects to the PipeWire server whose socket is `remote` (a path, or NULL for the
+/// environment's), captures the monitor of the sink named `sink` at 48 kHz and waits up to
+/// `timeout_ms` for the first cycle. `capacity` frames are recorded at most. NULL when the
+/// server does not answer, or no cycle came.
+pipewire_tap *pipewire_tap_open(const char *remote, const char *sink, uint32_t capacity, int timeout_ms);
+/// Disconnects the stream: once it returns, nothing more is recorded and what was is stable.
+void pipewire_tap_stop(pipewire_tap *tap);
+/// The recording: NaN where no cycle reached the tap, the first frame at the first cycle.
+const float *pipewire_tap_samples(pipewire_tap *tap);
+/// How far the recording reaches (its last cycle's end), in frames.
+uint32_t pipewire_tap_frames(pipewire_tap *tap);
+/// The frames of the cycles the tap did not get.
+uint32_t pipewire_tap_missed_frames(pipewire_tap *tap);
+/// Cycles the tap placed a cycle late at first (a call that began after the driver moved on
+/// reads the next cycle's position) and moved back once the driver ran that cycle as well.
+uint32_t pipewire_tap_moved_cycles(pipewire_tap *tap);
+/// Stops it if needed, disconnects and frees the recording.
+void pipewire_tap_close(pipewire_tap *tap);
+
+#endif

@@ -1,0 +1,151 @@
+#include "pipewire_tap.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+
+#define RATE 48000
+
+struct pipewire_tap {
+    struct pw_thread_loop *loop;
+    struct pw_context *context;
+    struct pw_core *core;
+    struct pw_stream *stream;
+    struct spa_hook listener;
+    float *samples;
+    uint32_t capacity;
+    int stopped;
+    // Written by the data thread only; read once the stream is disconnected, or through the
+    // atomic `frames` while it runs.
+    int started, has_last;
+    uint64_t origin, expected;
+    uint32_t last_at, last_frames, moved_cycles, missed_frames;
+    _Atomic uint32_t frames;
+};
+
+static void on_process(void *data) {
+    struct pipewire_tap *tap = data;
+    struct pw_buffer *buffer = pw_stream_dequeue_buffer(tap->stream);
+    if (!buffer) return;
+    struct spa_data *plane = &buffer->buffer->datas[0];
+    struct pw_time time;
+    memset(&time, 0, sizeof time);
+    if (plane->data && plane->chunk->size > 0 && pw_stream_get_time_n(tap->stream, &time, sizeof time) == 0 &&
+        time.rate.num > 0 && time.rate.denom > 0) {
+        uint32_t frames = plane->chunk->size / (2 * sizeof(float));
+        uint64_t now = time.ticks * time.rate.num * RATE / time.rate.denom;
+        if (!tap->started) {
+            tap->started = 1;
+            tap->origin = now;
+        } else if (now > tap->expected) {
+            tap->missed_frames += (uint32_t)(now - tap->expected);
+        } else if (now < tap->expected && tap->has_last && tap->expected - now <= tap->last_at) {
+            // The position is the driver's current cycle: a call that began late, after the
+            // driver moved on, read the next one's, and the driver has now run that cycle too.
+            // The last cycle belongs `back` frames earlier, where the jump before it left a hole.
+            uint32_t back = (uint32_t)(tap->expected - now);
+            memmove(tap->samples + tap->last_at - back, tap->samples + tap->last_at, tap->last_frames * sizeof(float));
+            for (uint32_t f = tap->last_at - back + tap->last_frames; f < tap->last_at + tap->last_frames; f++)
+                tap->samples[f] = NAN;
+            tap->missed_frames -= back <= tap->missed_frames ? back : tap->missed_frames;
+            tap->moved_cycles++;
+        }
+        tap->expected = now + frames;
+        uint64_t at = now - tap->origin;
+        if (at < tap->capacity && frames <= tap->capacity - at) {
+            const float *interleaved = (const float *)((const uint8_t *)plane->data + plane->chunk->offset);
+            for (uint32_t f = 0; f < frames; f++) tap->samples[at + f] = interleaved[2 * f];
+            tap->has_last = 1;
+            tap->last_at = (uint32_t)at;
+            tap->last_frames = frames;
+            atomic_store_explicit(&tap->frames, (uint32_t)at + frames, memory_order_release);
+        }
+    }
+    pw_stream_queue_buffer(tap->stream, buffer);
+}
+
+static const struct pw_stream_events events = {PW_VERSION_STREAM_EVENTS, .process = on_process};
+
+pipewire_tap *pipewire_tap_open(const char *remote, const char *sink, uint32_t capacity, int timeout_ms) {
+    pw_init(NULL, NULL);
+    struct pipewire_tap *tap = calloc(1, sizeof *tap);
+    if (!tap) return NULL;
+    tap->capacity = capacity;
+    tap->samples = malloc((size_t)capacity * sizeof(float));
+    tap->loop = pw_thread_loop_new("pipewire-tap", NULL);
+    if (!tap->samples || !tap->loop) goto failed;
+    for (uint32_t f = 0; f < capacity; f++) tap->samples[f] = NAN;
+    // client-rt.conf: a real-time data thread, as gong's and pw-record's.
+    tap->context = pw_context_new(pw_thread_loop_get_loop(tap->loop),
+                                  pw_properties_new(PW_KEY_CONFIG_NAME, "client-rt.conf", NULL), 0);
+    if (!tap->context || pw_thread_loop_start(tap->loop) < 0) goto failed;
+    pw_thread_loop_lock(tap->loop);
+    tap->core = pw_context_connect(
+        tap->context, remote ? pw_properties_new(PW_KEY_REMOTE_NAME, remote, NULL) : NULL, 0);
+    if (tap->core) {
+        // A long latency: the recorder must not set the graph's quantum.
+        struct pw_properties *props = pw_properties_new(
+            PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Capture", PW_KEY_MEDIA_ROLE, "Music",
+            PW_KEY_TARGET_OBJECT, sink, PW_KEY_STREAM_CAPTURE_SINK, "true", PW_KEY_NODE_LATENCY, "8192/48000", NULL);
+        tap->stream = pw_stream_new(tap->core, "gong-test-tap", props);
+    }
+    if (tap->stream) {
+        pw_stream_add_listener(tap->stream, &tap->listener, &events, tap);
+        uint8_t pod_buffer[1024];
+        struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(pod_buffer, sizeof pod_buffer);
+        struct spa_audio_info_raw info = {.format = SPA_AUDIO_FORMAT_F32, .rate = RATE, .channels = 2};
+        const struct spa_pod *params[1] = {spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info)};
+        if (pw_stream_connect(tap->stream, PW_DIRECTION_INPUT, PW_ID_ANY,
+                              PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS,
+                              params, 1) < 0) {
+            pw_stream_destroy(tap->stream);
+            tap->stream = NULL;
+        }
+    }
+    pw_thread_loop_unlock(tap->loop);
+    if (!tap->stream) goto failed;
+    // Recording once cycles arrive, not after a guess at how long linking takes on a busy machine.
+    for (int waited = 0; waited < timeout_ms; waited += 10) {
+        if (atomic_load_explicit(&tap->frames, memory_order_acquire) > 0) return tap;
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+failed:
+    pipewire_tap_close(tap);
+    return NULL;
+}
+
+void pipewire_tap_stop(pipewire_tap *tap) {
+    if (tap->stopped || !tap->loop) return;
+    tap->stopped = 1;
+    pw_thread_loop_lock(tap->loop);
+    if (tap->stream) pw_stream_disconnect(tap->stream);
+    pw_thread_loop_unlock(tap->loop);
+}
+
+const float *pipewire_tap_samples(pipewire_tap *tap) { return tap->samples; }
+
+uint32_t pipewire_tap_frames(pipewire_tap *tap) { return atomic_load_explicit(&tap->frames, memory_order_acquire); }
+
+uint32_t pipewire_tap_missed_frames(pipewire_tap *tap) { return tap->missed_frames; }
+
+uint32_t pipewire_tap_moved_cycles(pipewire_tap *tap) { return tap->moved_cycles; }
+
+void pipewire_tap_close(pipewire_tap *tap) {
+    pipewire_tap_stop(tap);
+    if (tap->loop) {
+        pw_thread_loop_lock(tap->loop);
+        if (tap->stream) pw_stream_destroy(tap->stream);
+        if (tap->core) pw_core_disconnect(tap->core);
+        pw_thread_loop_unlock(tap->loop);
+        pw_thread_loop_stop(tap->loop);
+    }
+    if (tap->context) pw_context_destroy(tap->context);
+    if (tap->loop) pw_thread_loop_destroy(tap->loop);
+    free(tap->samples);
+    free(tap);
+}
