@@ -53,6 +53,7 @@ func flag(for override: PatternOverrides.Field) -> String {
     case .ratio: "--ratio"
     case .warmUp: "--warmup"
     case .cue: "--cue"
+    case .seed: "--seed"
     case .phases: "--set/--ratio/--bpm"
     case .overrides: "overrides"
     }

@@ -36,6 +36,12 @@ struct PatternOptions: ParsableArguments {
             "Play another sound or file: a phase, PHASE.bell, start or end (repeatable).", valueName: "TARGET=SOUND"))
     var cues: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Draw a pattern's random bells from this seed (the summary prints the one drawn otherwise).",
+            valueName: "N"))
+    var seed: UInt64?
+
     @Option(help: ArgumentHelp("Directory of sounds searched before the built-in bank.", valueName: "DIR"))
     var sounds: String?
 
@@ -72,6 +78,7 @@ struct PatternOptions: ParsableArguments {
             do { overrides.ratio = try PatternText.ratio(ratio) } catch { throw error.caused(by: .ratio) }
         }
         if let warmup { overrides.warmUp = try Self.duration(warmup, for: .warmUp, allowZero: true) }
+        overrides.seed = seed
         for text in cues {
             do { overrides.cues.append(try PatternText.cueAssignment(text)) } catch { throw error.caused(by: .cue) }
         }
@@ -106,6 +113,7 @@ struct PatternOptions: ParsableArguments {
         add("--ratio", ratio)
         add("--warmup", warmup)
         for text in cues { add("--cue", text) }
+        add("--seed", seed.map(String.init))
         return words.joined(separator: " ")
     }
 

@@ -26,13 +26,34 @@ public enum BreathMotion: String, Hashable, Sendable, CaseIterable, Codable {
 
 /// A bell repeated inside a phase: it rings every `every` seconds after the phase begins, as long
 /// as it falls before the phase ends (a bell on the boundary belongs to the next phase).
+///
+/// A random bell (`randomUpTo` set) waits a fresh gap before each ring instead, drawn between
+/// `every` and `randomUpTo` from the pattern's `seed`, so a seed replays the same sit.
 public struct IntervalBell: Hashable, Sendable, Codable {
+    /// The gap before each ring; for a random bell, the shortest.
     public var every: Rational
+    /// The longest gap of a random bell; nil for a fixed interval. (Optional so snapshots written
+    /// before random bells existed still read.)
+    public var randomUpTo: Rational?
     public var cue: Cue
 
     public init(every: Rational, cue: Cue) {
         self.every = every
         self.cue = cue
+    }
+
+    public init(randomFrom shortest: Rational, upTo longest: Rational, cue: Cue) {
+        every = shortest
+        randomUpTo = longest
+        self.cue = cue
+    }
+
+    public var isRandom: Bool { randomUpTo != nil }
+
+    /// The bell in words, as `patterns show` and the summary put it.
+    public var spacing: String {
+        guard let randomUpTo else { return "every \(DurationText.format(every))" }
+        return "at random every \(DurationText.format(every)) to \(DurationText.format(randomUpTo))"
     }
 }
 
@@ -108,6 +129,9 @@ public struct Pattern: Hashable, Sendable, Codable {
     public var pace: Pace?
     /// Played when the last cycle ends; the session ends once it has rung out.
     public var endCue: Cue?
+    /// Draws the gaps of random bells. Fixed before a session plays (`applying(_:)` draws one
+    /// when none was asked for) and kept with the pattern, so a snapshot resumes the same bells.
+    public var seed: UInt64?
 
     public init(
         name: String, summary: String = "", warmUp: Rational = .zero, startCue: Cue? = nil,
@@ -126,6 +150,19 @@ public struct Pattern: Hashable, Sendable, Codable {
     /// Breathing patterns have inhale/exhale phases; only they take `--bpm` and `--ratio`.
     public var isBreathing: Bool {
         pace != nil || phases.contains { $0.motion == .inhale || $0.motion == .exhale }
+    }
+
+    public var hasRandomBells: Bool { phases.contains { $0.bell?.isRandom == true } }
+
+    /// This pattern with the seed of its random bells fixed: `seed`, else the one it has, else
+    /// one drawn now — the one place a seed is drawn. From then on it plays the same bells
+    /// wherever it goes (a render, a snapshot resumed). Nine digits at most: short enough to
+    /// type back as `--seed`, and exact in every JSON reader. A pattern without random bells
+    /// keeps no seed.
+    public func seeded(_ seed: UInt64? = nil) -> Pattern {
+        var pattern = self
+        pattern.seed = hasRandomBells ? seed ?? self.seed ?? .random(in: 0..<1_000_000_000) : nil
+        return pattern
     }
 
     /// Every cue the pattern can play, in a stable order (start, phases, bells, end).

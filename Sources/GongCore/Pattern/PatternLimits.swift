@@ -87,10 +87,20 @@ extension Pattern {
                         key: "\(key).bell", problem: "interval bells need phases of fixed length",
                         allowed: "bells in patterns without a breathing rate")
                 }
-                guard bell.every >= PatternLimits.minBellSeconds, bell.every <= PatternLimits.maxSessionSeconds else {
+                // A random bell's shortest gap is `every` in the pattern but `random` in its file.
+                let gapKey = bell.isRandom ? "\(key).bell.random" : "\(key).bell.every"
+                for gap in [bell.every] + (bell.randomUpTo.map { [$0] } ?? []) {
+                    guard gap >= PatternLimits.minBellSeconds, gap <= PatternLimits.maxSessionSeconds else {
+                        throw PatternError(
+                            key: gapKey, value: DurationText.format(gap), problem: "is out of range",
+                            allowed: "a duration from 1s to \(PatternLimits.maxSessionText)")
+                    }
+                }
+                if let longest = bell.randomUpTo, longest < bell.every {
                     throw PatternError(
-                        key: "\(key).bell.every", value: DurationText.format(bell.every), problem: "is out of range",
-                        allowed: "a duration from 1s to \(PatternLimits.maxSessionText)")
+                        key: gapKey, value: "\(DurationText.format(bell.every)) to \(DurationText.format(longest))",
+                        problem: "the shortest gap is longer than the longest",
+                        allowed: "[shortest, longest], such as [\"3m\", \"8m\"]")
                 }
                 try Pattern.validate(bell.cue, key: "\(key).bell.cue")
             }

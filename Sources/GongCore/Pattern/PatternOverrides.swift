@@ -16,6 +16,8 @@ public struct PatternOverrides: Sendable, Equatable {
     /// `--cue TARGET=SOUND`: TARGET is a phase name, `PHASE.bell`, `start` or `end`.
     public var cues: [CueAssignment] = []
     public var warmUp: Rational?
+    /// `--seed N`: the draw of random bells, to sit the same random sit again.
+    public var seed: UInt64?
 
     public struct PhaseLength: Sendable, Equatable {
         public var phase: String
@@ -35,7 +37,7 @@ public struct PatternOverrides: Sendable, Equatable {
 
     /// Each kind of override, for errors to say which one was wrong.
     public enum Field: String, Sendable, CaseIterable, CustomStringConvertible {
-        case phaseLength, cycles, duration, pace, ramp, ratio, warmUp, cue
+        case phaseLength, cycles, duration, pace, ramp, ratio, warmUp, cue, seed
         /// The phases as a whole: their lengths, ratio or pace together.
         case phases
         /// More than one, or none in particular.
@@ -92,6 +94,12 @@ extension Pattern {
         if let duration = overrides.duration { pattern.length = .duration(duration) }
         if let warmUp = overrides.warmUp { pattern.warmUp = warmUp }
         for assignment in overrides.cues { try pattern.assignCue(assignment) }
+        if let seed = overrides.seed, !pattern.hasRandomBells {
+            throw PatternError(
+                override: .seed, value: "\(seed)", problem: "\(name) has no random bells",
+                allowed: "a pattern with bell = { random = [\"3m\", \"8m\"] }")
+        }
+        pattern = pattern.seeded(overrides.seed)
         do {
             try pattern.validate()
             // Lengths that only the schedule can check (a duration shorter than one breath).

@@ -49,6 +49,7 @@ public struct SessionMachine: Sendable {
             plannedFrames: timeline.plannedEndFrame,
             plannedCycles: timeline.cycleCount, phasesPerCycle: timeline.pattern.phases.count,
             firstPhase: timeline.phaseBoundaries.first.map { ($0.phase, $0.cycle) } ?? (0, 0))
+        summary.seed = timeline.pattern.hasRandomBells ? timeline.pattern.seed : nil
     }
 
     /// Which inputs each state accepts. `handle` rejects everything else with `InvalidTransition`.

@@ -157,6 +157,8 @@ public struct SessionSummary: Equatable, Sendable, Codable {
     public var cuesPlayed = 0
     /// The worst lateness of any cue, in frames (0 means every cue on its frame).
     public var maxCueLatenessFrames: Int64 = 0
+    /// The seed the pattern's random bells were drawn from (nil: it has none), to sit them again.
+    public var seed: UInt64?
 
     public init(patternName: String, sampleRate: Int, plannedFrames: Int64, plannedCycles: Int) {
         self.patternName = patternName

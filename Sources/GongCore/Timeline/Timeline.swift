@@ -93,6 +93,8 @@ public struct Timeline: Sendable {
         }
 
         var events: [TimelineEvent] = []
+        // One draw through the whole session, in time order: the seed decides every random bell.
+        var draw = BellDraw(seed: pattern.seed ?? 0)
         if let startCue = pattern.startCue { events.append(TimelineEvent(frame: 0, kind: trigger(startCue))) }
         for cycle in 0..<cycles {
             for (index, phase) in pattern.phases.enumerated() {
@@ -104,12 +106,23 @@ public struct Timeline: Sendable {
                 if let bell = phase.bell, case .exact(let start) = begins,
                     case .exact(let ends) = try clock.time(cycle: cycle, phase: index + 1)
                 {
-                    var ring = 1 as Int64
-                    while let offset = bell.every.multiplied(by: Rational(ring)), let at = start.adding(offset),
-                        at < ends
-                    {
-                        events.append(TimelineEvent(frame: at.frame(atRate: sampleRate), kind: trigger(bell.cue)))
-                        ring += 1
+                    if let longest = bell.randomUpTo {
+                        // Each ring's time is the exact sum of the gaps drawn so far, rounded once.
+                        var at = start
+                        while let gap = draw.gap(from: bell.every, upTo: longest), let next = at.adding(gap),
+                            next < ends
+                        {
+                            events.append(TimelineEvent(frame: next.frame(atRate: sampleRate), kind: trigger(bell.cue)))
+                            at = next
+                        }
+                    } else {
+                        var ring = 1 as Int64
+                        while let offset = bell.every.multiplied(by: Rational(ring)), let at = start.adding(offset),
+                            at < ends
+                        {
+                            events.append(TimelineEvent(frame: at.frame(atRate: sampleRate), kind: trigger(bell.cue)))
+                            ring += 1
+                        }
                     }
                 }
             }

@@ -20,7 +20,7 @@ import TOMLKit
 /// length = "20m"              # a duration (or `share = 4` in a paced pattern)
 /// cue = "gong"
 /// motion = "still"            # inhale, hold, exhale or still (drives the breathing bar)
-/// bell = { every = "5m", cue = "bowl" }
+/// bell = { every = "5m", cue = "bowl" }   # or random = ["3m", "8m"]: each gap drawn between the two
 /// ```
 ///
 /// Every problem is reported with the file, the line, the key, the value and what is allowed;
@@ -199,16 +199,33 @@ public enum PatternFile {
                         "\(key).bell", display(value), "must be a table",
                         allowed: "bell = { every = \"5m\", cue = \"bowl\" }")
                 }
-                try checkKeys(bellTable, allowed: ["every", "cue"], in: "\(key).bell")
-                guard let every = try duration(bellTable["every"], key: "\(key).bell.every") else {
-                    throw fail("\(key).bell.every", nil, "missing", allowed: DurationText.allowed)
-                }
+                try checkKeys(bellTable, allowed: ["every", "random", "cue"], in: "\(key).bell")
+                let spacing = "every = \"5m\", or random = [\"3m\", \"8m\"] (the shortest and longest gap)"
                 guard let bellCue = try cue(bellTable["cue"], key: "\(key).bell.cue") else {
                     throw fail(
                         "\(key).bell.cue", nil, "missing",
                         allowed: "a sound name such as bowl, or a path to a sound file")
                 }
-                bell = IntervalBell(every: every, cue: bellCue)
+                switch (bellTable["every"], bellTable["random"]) {
+                case (.some, .some):
+                    throw fail("\(key).bell.random", nil, "every and random cannot both be set", allowed: spacing)
+                case (nil, nil):
+                    throw fail("\(key).bell.every", nil, "missing", allowed: spacing)
+                case (.some(let value), nil):
+                    guard let every = try duration(value, key: "\(key).bell.every") else {
+                        throw fail("\(key).bell.every", nil, "missing", allowed: spacing)
+                    }
+                    bell = IntervalBell(every: every, cue: bellCue)
+                case (nil, .some(let value)):
+                    let randomKey = "\(key).bell.random"
+                    guard let bounds = value.array, bounds.count == 2 else {
+                        throw fail(randomKey, display(value), "must be two durations", allowed: spacing)
+                    }
+                    guard let shortest = try duration(bounds[0], key: randomKey),
+                        let longest = try duration(bounds[1], key: randomKey)
+                    else { throw fail(randomKey, display(value), "must be two durations", allowed: spacing) }
+                    bell = IntervalBell(randomFrom: shortest, upTo: longest, cue: bellCue)
+                }
             }
             return Phase(
                 name, length: length, cue: try cue(table["cue"], key: "\(key).cue"), bell: bell, motion: motion)

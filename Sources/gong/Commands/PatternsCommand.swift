@@ -93,7 +93,7 @@ enum PatternDescription {
                 text += DurationText.format(phase.length)
             }
             if let cue = phase.cue { text += ", cue \(cue)" }
-            if let bell = phase.bell { text += ", bell \(bell.cue) every \(DurationText.format(bell.every))" }
+            if let bell = phase.bell { text += ", bell \(bell.cue) \(bell.spacing)" }
             if phase.motion != .still { text += ", \(phase.motion.rawValue)" }
             lines.append(text)
         }

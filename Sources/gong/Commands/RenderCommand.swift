@@ -118,12 +118,13 @@ struct RenderCommand: ParsableCommand {
             }
         let late = report.cues.map { $0.sessionFrame - $0.scheduledFrame }.max() ?? 0
         let speed = report.elapsedSeconds > 0 ? seconds / report.elapsedSeconds : 0
+        let seed = summary.seed.map { "\n" + NoticeFormat.seedLine($0) } ?? ""
         return """
             \(summary.patternName) → \(request.outputPath): \(DurationText.format(seconds: seconds)) at \(request.sampleRate) Hz, \(layout), \(encoding) \(request.format.rawValue.uppercased())
               \(report.cues.count) cues, \(late == 0 ? "every one on its scheduled frame" : "latest \(late) frames late"); \
             \(summary.cyclesCompleted) of \(summary.plannedCycles) cycles
               planned \(DurationText.format(seconds: summary.plannedSeconds)), then \(DurationText.format(seconds: seconds - summary.plannedSeconds)) of ring-out; \
-            rendered in \(String(format: "%.2f", report.elapsedSeconds)) s (\(Int(speed))× real time)
+            rendered in \(String(format: "%.2f", report.elapsedSeconds)) s (\(Int(speed))× real time)\(seed)
             """
     }
 }

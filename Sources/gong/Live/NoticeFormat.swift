@@ -58,6 +58,7 @@ enum NoticeFormat {
             "  cycles \(report.cycles) of \(report.plannedCycles) · phases \(report.phases) · pauses \(report.pauses) · skips \(report.skips)"
                 + " · xruns \(report.xruns) · suspends \(report.suspends) · device losses \(report.deviceLosses)")
         lines.append("  cues \(report.cues), " + heard(report))
+        if let seed = report.seed { lines.append(seedLine(seed)) }
         if let timing = report.timing {
             let count = timing.intervals
             var heard =
@@ -72,6 +73,11 @@ enum NoticeFormat {
             lines.append(heard)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// How a live summary and a render say where random bells came from, so they can be rung again.
+    static func seedLine(_ seed: UInt64) -> String {
+        "  random bells drawn from seed \(seed) (--seed \(seed) rings them again)"
     }
 
     /// What the verdict lets the summary say, and no more.
