@@ -54,6 +54,7 @@ func flag(for override: PatternOverrides.Field) -> String {
     case .warmUp: "--warmup"
     case .cue: "--cue"
     case .seed: "--seed"
+    case .open: "--open"
     case .phases: "--set/--ratio/--bpm"
     case .overrides: "overrides"
     }

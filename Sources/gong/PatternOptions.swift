@@ -36,6 +36,9 @@ struct PatternOptions: ParsableArguments {
             "Play another sound or file: a phase, PHASE.bell, start or end (repeatable).", valueName: "TARGET=SOUND"))
     var cues: [String] = []
 
+    @Flag(help: "Repeat the cycles until you stop (q, gong ctl stop, Ctrl-C); then the end cue.")
+    var open = false
+
     @Option(
         help: ArgumentHelp(
             "Draw a pattern's random bells from this seed (the summary prints the one drawn otherwise).",
@@ -79,6 +82,7 @@ struct PatternOptions: ParsableArguments {
         }
         if let warmup { overrides.warmUp = try Self.duration(warmup, for: .warmUp, allowZero: true) }
         overrides.seed = seed
+        overrides.open = open
         for text in cues {
             do { overrides.cues.append(try PatternText.cueAssignment(text)) } catch { throw error.caused(by: .cue) }
         }
@@ -114,6 +118,7 @@ struct PatternOptions: ParsableArguments {
         add("--warmup", warmup)
         for text in cues { add("--cue", text) }
         add("--seed", seed.map(String.init))
+        if open { words.append("--open") }
         return words.joined(separator: " ")
     }
 

@@ -106,10 +106,17 @@ public struct Pace: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 }
 
-/// How long the session runs: a number of cycles, or whole cycles that fit in a duration.
+/// How long the session runs: a number of cycles, or whole cycles that fit in a duration — or
+/// open, until the person stops it.
 public enum SessionLength: Hashable, Sendable, Codable {
     case cycles(Int)
     case duration(Rational)
+    /// Cycles repeat until a stop, then the end cue plays; a stop is how it ends, not early.
+    /// The timeline lays them out up front for the longest a session may run
+    /// (`PatternLimits.maxSessionSeconds`, which also ends a sit nobody stopped), cutting the
+    /// last phase to fit when one cycle is longer: a phase written `length = "open"` is one
+    /// that long, so its interval bells ring until the stop.
+    case open
 }
 
 /// A session's shape: named phases repeated for a number of cycles, with cues at phase starts,

@@ -117,6 +117,8 @@ extension Pattern {
             }
         }
         switch length {
+        case .open:
+            break
         case .cycles(let count):
             guard (1...PatternLimits.maxCycles).contains(count) else {
                 throw PatternError(

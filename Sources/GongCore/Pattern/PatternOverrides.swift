@@ -16,6 +16,8 @@ public struct PatternOverrides: Sendable, Equatable {
     /// `--cue TARGET=SOUND`: TARGET is a phase name, `PHASE.bell`, `start` or `end`.
     public var cues: [CueAssignment] = []
     public var warmUp: Rational?
+    /// `--open`: cycles repeat until the person stops the session.
+    public var open = false
     /// `--seed N`: the draw of random bells, to sit the same random sit again.
     public var seed: UInt64?
 
@@ -37,7 +39,7 @@ public struct PatternOverrides: Sendable, Equatable {
 
     /// Each kind of override, for errors to say which one was wrong.
     public enum Field: String, Sendable, CaseIterable, CustomStringConvertible {
-        case phaseLength, cycles, duration, pace, ramp, ratio, warmUp, cue, seed
+        case phaseLength, cycles, duration, pace, ramp, ratio, warmUp, cue, seed, open
         /// The phases as a whole: their lengths, ratio or pace together.
         case phases
         /// More than one, or none in particular.
@@ -92,6 +94,14 @@ extension Pattern {
             pattern.length = .cycles(cycles)
         }
         if let duration = overrides.duration { pattern.length = .duration(duration) }
+        if overrides.open {
+            guard overrides.cycles == nil, overrides.duration == nil else {
+                throw PatternError(
+                    override: .open, problem: "an open sit has no number of cycles or duration",
+                    allowed: "--open alone: it lasts until you stop it")
+            }
+            pattern.length = .open
+        }
         if let warmUp = overrides.warmUp { pattern.warmUp = warmUp }
         for assignment in overrides.cues { try pattern.assignCue(assignment) }
         if let seed = overrides.seed, !pattern.hasRandomBells {

@@ -496,7 +496,7 @@ public struct RenderEvent: BitwiseCopyable, Equatable, Sendable {
         switch kind {
         case .phaseBegan(let phase, let cycle): .phaseBegan(phase: Int(phase), cycle: Int(cycle))
         case .cueStarted(_, let scheduled): .cuePlayed(lateFrames: sessionFrame - scheduled)
-        case .sessionEnded: .sessionEnded
+        case .sessionEnded: .sessionEnded(playedFrames: sessionFrame - skippedFrames)
         case .finished: .finished(playedFrames: sessionFrame - skippedFrames)
         case .paused, .resumed, .skipped, .voiceStolen: nil
         }

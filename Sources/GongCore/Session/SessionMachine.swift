@@ -50,6 +50,7 @@ public struct SessionMachine: Sendable {
             plannedCycles: timeline.cycleCount, phasesPerCycle: timeline.pattern.phases.count,
             firstPhase: timeline.phaseBoundaries.first.map { ($0.phase, $0.cycle) } ?? (0, 0))
         summary.seed = timeline.pattern.hasRandomBells ? timeline.pattern.seed : nil
+        summary.openEnded = timeline.pattern.length == .open
     }
 
     /// Which inputs each state accepts. `handle` rejects everything else with `InvalidTransition`.
@@ -86,6 +87,8 @@ public struct SessionMachine: Sendable {
         }
         var effects: [SessionEffect] = []
         let before = state
+        // An open sit was planned to last until it ended: from here on its length is known.
+        if case .sessionEnded(let played) = input, summary.openEnded { summary.plannedFrames = played }
 
         switch (state, input) {
         case (.idle, .prepare):
@@ -131,14 +134,14 @@ public struct SessionMachine: Sendable {
             effects.append(.sendToAudio(.skipPhase))
 
         case (.preparing, .stop), (.active, .stop), (.paused, .stop):
-            summary.stoppedEarly = true
+            summary.stoppedEarly = !summary.openEnded
             state = .completing
             effects.append(.sendToAudio(.stop))
         case (.failed(let failure, let interrupted), .stop):
             // Nothing can ring out without a device: the audio side stops retrying and ends, and
             // its `finished` completes the session. Should the device come back first, the end
             // cue rings out there. A stop during the ring-out does not make the session early.
-            if interrupted.kind != .completing { summary.stoppedEarly = true }
+            if interrupted.kind != .completing { summary.stoppedEarly = !summary.openEnded }
             state = .failed(failure, interrupted: .completing)
             effects.append(.sendToAudio(.stop))
 
@@ -157,6 +160,8 @@ public struct SessionMachine: Sendable {
         case (.completing, .finished(let played)), (.failed, .finished(let played)):
             // From `failed`: the audio side ended while the device was gone (after a stop).
             summary.playedFrames = played
+            // An open sit planned the cycles it came to sit.
+            if summary.openEnded { summary.plannedCycles = summary.cyclesCompleted }
             state = .completed(summary)
             effects.append(.closeDevice)
 

@@ -72,7 +72,8 @@ public struct Timeline: Sendable {
                 allowed: Timeline.sampleRatesAllowed)
         }
         try pattern.validate()
-        let clock = try BoundaryClock(pattern)
+        let laidOut = pattern.laidOut
+        let clock = try BoundaryClock(laidOut)
         let cycles = try clock.cycleCount(pattern.length)
         let end = try clock.time(cycle: cycles, phase: 0)
         guard end.seconds <= PatternLimits.maxSessionSeconds.doubleValue + 1e-9 else {
@@ -97,7 +98,7 @@ public struct Timeline: Sendable {
         var draw = BellDraw(seed: pattern.seed ?? 0)
         if let startCue = pattern.startCue { events.append(TimelineEvent(frame: 0, kind: trigger(startCue))) }
         for cycle in 0..<cycles {
-            for (index, phase) in pattern.phases.enumerated() {
+            for (index, phase) in laidOut.phases.enumerated() {
                 let begins = try clock.time(cycle: cycle, phase: index)
                 let beginFrame = begins.frame(atRate: sampleRate)
                 events.append(
@@ -210,6 +211,22 @@ public struct Timeline: Sendable {
         self.sounds = sounds
         self.cycleCount = cycleCount
         self.plannedEndFrame = plannedEndFrame
+    }
+}
+
+extension Pattern {
+    /// The pattern as the timeline lays it out: in an open pattern whose one cycle would outlast
+    /// the longest session, the last phase cut to fit — so an open phase's bells are on their
+    /// frames up front like any others (the audio thread only reads them), and a stop ends it
+    /// where the person chose.
+    var laidOut: Pattern {
+        guard length == .open, pace == nil, let last = phases.indices.last else { return self }
+        var pattern = self
+        let before = phases.dropLast().reduce(warmUp) { $0.adding($1.length) ?? PatternLimits.maxSessionSeconds }
+        if let room = PatternLimits.maxSessionSeconds.subtracting(before), room.isPositive, room < phases[last].length {
+            pattern.phases[last].length = room
+        }
+        return pattern
     }
 }
 

@@ -113,7 +113,7 @@ public enum PatternFile {
                 pace = try self.pace(paceTable)
             }
 
-            let length: SessionLength
+            var length: SessionLength
             switch (table["cycles"], table["duration"]) {
             case (.some, .some):
                 throw fail(
@@ -145,6 +145,21 @@ public enum PatternFile {
                 }
                 phases.append(try phase(phaseTable, index: index, paced: pace != nil))
             }
+            let open = phaseArray.indices.filter { phaseArray[$0].table?["length"]?.string == "open" }
+            if let first = open.first {
+                guard first == phaseArray.count - 1 else {
+                    throw fail(
+                        "phases[\(first)].length", "open", "only the last phase can be open",
+                        allowed: "length = \"open\" on the last phase, or a duration such as 20m")
+                }
+                guard table["cycles"] == nil, table["duration"] == nil else {
+                    throw fail(
+                        table["cycles"] == nil ? "duration" : "cycles", nil,
+                        "an open sit has no number of cycles or duration",
+                        allowed: "remove it: an open phase lasts until you stop")
+                }
+                length = .open
+            }
             let pattern = Pattern(
                 name: name, summary: summary, warmUp: warmUp, startCue: startCue, phases: phases,
                 length: length, pace: pace, endCue: endCue)
@@ -155,9 +170,6 @@ public enum PatternFile {
         func phase(_ table: TOMLTable, index: Int, paced: Bool) throws(PatternError) -> Phase {
             let key = "phases[\(index)]"
             try checkKeys(table, allowed: ["name", "length", "share", "cue", "motion", "bell"], in: key)
-            guard let name = try string(table, "name", key: "\(key).name") else {
-                throw fail("\(key).name", nil, "missing", allowed: "a name such as \"meditation\" or \"inhale\"")
-            }
             let length: Rational
             if paced {
                 guard table["length"] == nil else {
@@ -180,10 +192,23 @@ public enum PatternFile {
                         "\(key).share", nil, "shares need a breathing rate",
                         allowed: "length = \"4s\", or add [pace] bpm = 6")
                 }
+                // An open phase lasts as long as a session may; `pattern` makes the session open.
+                if table["length"]?.string == "open" {
+                    return try phase(table, index: index, length: PatternLimits.maxSessionSeconds)
+                }
                 guard let seconds = try duration(table["length"], key: "\(key).length") else {
                     throw fail("\(key).length", nil, "missing", allowed: DurationText.allowed)
                 }
                 length = seconds
+            }
+            return try phase(table, index: index, length: length)
+        }
+
+        /// The rest of a phase, once its length is known.
+        func phase(_ table: TOMLTable, index: Int, length: Rational) throws(PatternError) -> Phase {
+            let key = "phases[\(index)]"
+            guard let name = try string(table, "name", key: "\(key).name") else {
+                throw fail("\(key).name", nil, "missing", allowed: "a name such as \"meditation\" or \"inhale\"")
             }
             var motion = BreathMotion.still
             if let text = try string(table, "motion", key: "\(key).motion") {

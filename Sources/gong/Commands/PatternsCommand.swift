@@ -102,10 +102,14 @@ enum PatternDescription {
         case .cycles(let count): lines.append("  length: \(count) cycle\(count == 1 ? "" : "s")")
         case .duration(let seconds):
             lines.append("  length: \(DurationText.format(seconds)) → \(timeline.cycleCount) whole cycles")
+        case .open:
+            lines.append("  length: open — cycles repeat until you stop, at most \(PatternLimits.maxSessionText)")
         }
-        lines.append(
-            "  session: \(DurationText.format(seconds: timeline.plannedSeconds)) until the end cue, \(timeline.cueOnsets.count) cues"
-        )
+        if pattern.length != .open {
+            lines.append(
+                "  session: \(DurationText.format(seconds: timeline.plannedSeconds)) until the end cue, \(timeline.cueOnsets.count) cues"
+            )
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -91,6 +91,9 @@ struct RenderCommand: ParsableCommand {
     }
 
     private func render(format: AudioFileFormat, encoding: SampleEncoding) throws -> (RenderRequest, RenderReport) {
+        guard !patternOptions.open else {
+            throw UsageError("--open: a render needs an end; use --cycles or --duration")
+        }
         var config = try loadConfig()
         var volume = volume
         volume.adopt(&config)

@@ -51,8 +51,11 @@ enum NoticeFormat {
 
     static func summary(_ report: SessionReport) -> String {
         var lines = [
-            "\(report.pattern) \(report.stoppedEarly ? "stopped" : "finished"): played \(DurationText.format(seconds: report.playedSeconds)) "
-                + "(planned \(DurationText.format(seconds: report.plannedSeconds))\(report.stoppedEarly ? "" : ", then \(DurationText.format(seconds: report.ringOutSeconds)) ring-out"))"
+            report.open
+                ? "\(report.pattern) finished: sat \(DurationText.format(seconds: report.plannedSeconds)), open-ended "
+                    + "(then \(DurationText.format(seconds: report.ringOutSeconds)) ring-out)"
+                : "\(report.pattern) \(report.stoppedEarly ? "stopped" : "finished"): played \(DurationText.format(seconds: report.playedSeconds)) "
+                    + "(planned \(DurationText.format(seconds: report.plannedSeconds))\(report.stoppedEarly ? "" : ", then \(DurationText.format(seconds: report.ringOutSeconds)) ring-out"))"
         ]
         lines.append(
             "  cycles \(report.cycles) of \(report.plannedCycles) · phases \(report.phases) · pauses \(report.pauses) · skips \(report.skips)"
