@@ -286,13 +286,15 @@ enum LivePlayer {
             case .completing, .completed: .completing
             case .failed: .waitingForDevice(message: status.waitingFor ?? "")
             }
-        return LiveStatus(
+        var live = LiveStatus(
             patternName: status.pattern, phaseName: status.phase, phaseIndex: status.phaseIndex,
             phaseCount: status.phaseCount,
             cycle: status.cycle, cycleCount: status.cycles, phaseElapsed: status.phaseElapsedSeconds,
             phaseLength: status.phaseSeconds, sessionElapsed: status.elapsedSeconds,
             sessionLength: status.plannedSeconds,
             motion: status.motion, previousMotion: status.previousMotion, activity: activity)
+        live.isOpen = status.open == true
+        return live
     }
 }
 
