@@ -10,7 +10,9 @@ public enum StatusLines {
         lines.append("\(status.patternName)  ·  \(status.phaseName)\(cycle)")
 
         let barWidth = max(4, width - 8)
-        if status.isOpen {
+        if let startsIn = status.startsIn {
+            lines.append("starting in \(DurationText.clock(seconds: startsIn))  ·  the start cue then")
+        } else if status.isOpen {
             // Counting up, a clock shows whole seconds gone (the countdowns round up instead).
             let sat = DurationText.clock(seconds: status.sessionElapsed.rounded(.down))
             lines.append("\(sat) sat  ·  open-ended: q ends it with the end cue")
@@ -56,6 +58,7 @@ public enum StatusLines {
             let step = length / Double(steps)
             return (elapsed / step).rounded(.down) * step + step - elapsed
         }
+        if let startsIn = status.startsIn { return max(0.02, untilWholeSecond(startsIn) + 0.001) }
         // An open sit's clock counts up: it changes as the time sat crosses a whole second.
         if status.isOpen {
             return max(0.02, 1 - (status.sessionElapsed - status.sessionElapsed.rounded(.down)) + 0.001)

@@ -55,6 +55,7 @@ func flag(for override: PatternOverrides.Field) -> String {
     case .cue: "--cue"
     case .seed: "--seed"
     case .open: "--open"
+    case .delay: "--delay"
     case .phases: "--set/--ratio/--bpm"
     case .overrides: "overrides"
     }

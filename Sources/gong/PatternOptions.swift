@@ -36,6 +36,11 @@ struct PatternOptions: ParsableArguments {
             "Play another sound or file: a phase, PHASE.bell, start or end (repeatable).", valueName: "TARGET=SOUND"))
     var cues: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Wait this long before the start cue, counting down on the terminal, e.g. 30s.", valueName: "DURATION"))
+    var delay: String?
+
     @Flag(help: "Repeat the cycles until you stop (q, gong ctl stop, Ctrl-C); then the end cue.")
     var open = false
 
@@ -83,6 +88,7 @@ struct PatternOptions: ParsableArguments {
         if let warmup { overrides.warmUp = try Self.duration(warmup, for: .warmUp, allowZero: true) }
         overrides.seed = seed
         overrides.open = open
+        if let delay { overrides.startDelay = try Self.duration(delay, for: .delay, allowZero: true) }
         for text in cues {
             do { overrides.cues.append(try PatternText.cueAssignment(text)) } catch { throw error.caused(by: .cue) }
         }
@@ -119,6 +125,7 @@ struct PatternOptions: ParsableArguments {
         for text in cues { add("--cue", text) }
         add("--seed", seed.map(String.init))
         if open { words.append("--open") }
+        add("--delay", delay)
         return words.joined(separator: " ")
     }
 

@@ -2,8 +2,8 @@ import Foundation
 import GongAudio
 import Testing
 
-/// Random bells from the command line: `--seed` rings the same sit again, the summary says the
-/// seed it drew, and bad input is one line with its exit status.
+/// Random bells and a start delay from the command line: `--seed` rings the same sit again, the
+/// summary says the seed it drew, and bad input is one line with its exit status.
 extension RenderCLITests {
     static let randomSit =
         "[[phases]]\nname = \"sit\"\nlength = \"60s\"\nbell = { random = [\"5s\", \"12s\"], cue = \"bowl\" }\n"
@@ -25,7 +25,7 @@ extension RenderCLITests {
         #expect(drawn.stdout.contains("random bells drawn from seed "), "a seed drawn is printed: \(drawn.stdout)")
     }
 
-    @Test func badRandomBellsAndSeedsAreOneLineWithTheirStatus() throws {
+    @Test func badRandomBellsSeedsAndDelaysAreOneLineWithTheirStatus() throws {
         let scratch = try ScratchDirectory()
         let pattern = scratch.file("random.toml")
         try Self.randomSit.replacingOccurrences(of: "\"12s\"", with: "\"2s\"")
@@ -36,6 +36,9 @@ extension RenderCLITests {
             reversed.stderr
                 == "gong: \(pattern):4: phases[0].bell.random = \"5s to 2s\": the shortest gap is longer than the longest; use [shortest, longest], such as [\"3m\", \"8m\"]\n"
         )
+        let late = try runGong(["render", "two-phase", "--delay", "2h", "-o", scratch.file("w.wav")])
+        #expect(late.status == 64)
+        #expect(late.stderr == "gong: --delay: delay = \"2h\": is out of range; use a delay from 0s to 1h\n")
         let fixed = try runGong(["render", "two-phase", "--seed", "7", "-o", scratch.file("y.wav")])
         #expect(fixed.status == 64)
         #expect(

@@ -136,6 +136,10 @@ public struct Pattern: Hashable, Sendable, Codable {
     public var pace: Pace?
     /// Played when the last cycle ends; the session ends once it has rung out.
     public var endCue: Cue?
+    /// Silence before everything, the start cue included (`--delay`): time to sit down, counted
+    /// down on the terminal. On the session's clock (every frame after it moves by exactly
+    /// this), but not part of the time sat. Optional so older snapshots still read.
+    public var startDelay: Rational?
     /// Draws the gaps of random bells. Fixed before a session plays (`applying(_:)` draws one
     /// when none was asked for) and kept with the pattern, so a snapshot resumes the same bells.
     public var seed: UInt64?

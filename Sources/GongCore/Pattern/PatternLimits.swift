@@ -10,6 +10,8 @@ public enum PatternLimits {
     /// Shorter phases would be inaudible as separate cues.
     public static let minPhaseSeconds = Rational(1, 4)!
     public static let minBellSeconds: Rational = 1
+    /// The longest start delay: time to sit down, not a timer for later in the day.
+    public static let maxDelaySeconds: Rational = 3600
     public static let bpmRange: ClosedRange<Double> = 0.5...60
     public static let gainRangeDB: ClosedRange<Double> = -60...12
     public static let maxNameLength = 64
@@ -51,6 +53,11 @@ extension Pattern {
             throw PatternError(
                 key: "warmup", value: DurationText.format(warmUp), problem: "is longer than a session may be",
                 allowed: PatternLimits.sessionAllowed)
+        }
+        if let startDelay, startDelay < .zero || startDelay > PatternLimits.maxDelaySeconds {
+            throw PatternError(
+                key: "delay", value: DurationText.format(startDelay), problem: "is out of range",
+                allowed: "a delay from 0s to \(DurationText.format(PatternLimits.maxDelaySeconds))")
         }
         var seen = Set<String>()
         for (index, phase) in phases.enumerated() {

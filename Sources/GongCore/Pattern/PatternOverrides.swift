@@ -16,6 +16,8 @@ public struct PatternOverrides: Sendable, Equatable {
     /// `--cue TARGET=SOUND`: TARGET is a phase name, `PHASE.bell`, `start` or `end`.
     public var cues: [CueAssignment] = []
     public var warmUp: Rational?
+    /// `--delay DURATION`: silence before the start cue.
+    public var startDelay: Rational?
     /// `--open`: cycles repeat until the person stops the session.
     public var open = false
     /// `--seed N`: the draw of random bells, to sit the same random sit again.
@@ -39,7 +41,7 @@ public struct PatternOverrides: Sendable, Equatable {
 
     /// Each kind of override, for errors to say which one was wrong.
     public enum Field: String, Sendable, CaseIterable, CustomStringConvertible {
-        case phaseLength, cycles, duration, pace, ramp, ratio, warmUp, cue, seed, open
+        case phaseLength, cycles, duration, pace, ramp, ratio, warmUp, cue, seed, open, delay
         /// The phases as a whole: their lengths, ratio or pace together.
         case phases
         /// More than one, or none in particular.
@@ -61,6 +63,7 @@ public struct PatternOverrides: Sendable, Equatable {
             if key.hasPrefix("cycles") { return .cycles }
             if key.hasPrefix("pace") { return .pace }
             if key.hasPrefix("warmup") { return .warmUp }
+            if key == "delay" { return .delay }
             if key.hasPrefix("phases") { return .phases }
             if key.hasPrefix("start") || key.hasPrefix("end") { return .cue }
             return .overrides
@@ -103,6 +106,7 @@ extension Pattern {
             pattern.length = .open
         }
         if let warmUp = overrides.warmUp { pattern.warmUp = warmUp }
+        if let startDelay = overrides.startDelay { pattern.startDelay = startDelay }
         for assignment in overrides.cues { try pattern.assignCue(assignment) }
         if let seed = overrides.seed, !pattern.hasRandomBells {
             throw PatternError(

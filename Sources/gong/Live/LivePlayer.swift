@@ -294,6 +294,12 @@ enum LivePlayer {
             sessionLength: status.plannedSeconds,
             motion: status.motion, previousMotion: status.previousMotion, activity: activity)
         live.isOpen = status.open == true
+        // The delay is counted down, then left out: the clocks show the sit itself.
+        if let delay = status.startDelaySeconds {
+            if status.elapsedSeconds < delay, activity != .completing { live.startsIn = delay - status.elapsedSeconds }
+            live.sessionElapsed = max(0, status.elapsedSeconds - delay)
+            live.sessionLength = max(0, status.plannedSeconds - delay)
+        }
         return live
     }
 }
