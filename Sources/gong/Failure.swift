@@ -56,6 +56,7 @@ func flag(for override: PatternOverrides.Field) -> String {
     case .seed: "--seed"
     case .open: "--open"
     case .delay: "--delay"
+    case .bed: "--bed/--bed-gain"
     case .phases: "--set/--ratio/--bpm"
     case .overrides: "overrides"
     }

@@ -41,6 +41,16 @@ struct PatternOptions: ParsableArguments {
             "Wait this long before the start cue, counting down on the terminal, e.g. 30s.", valueName: "DURATION"))
     var delay: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Loop a sound under the session: brown-noise, a file of your own, or none.", valueName: "SOUND"))
+    var bed: String?
+
+    @Option(
+        name: .customLong("bed-gain"),
+        help: ArgumentHelp("The bed's gain, -60 to 12 dB (default -18).", valueName: "DB"))
+    var bedGain: Double?
+
     @Flag(help: "Repeat the cycles until you stop (q, gong ctl stop, Ctrl-C); then the end cue.")
     var open = false
 
@@ -88,6 +98,8 @@ struct PatternOptions: ParsableArguments {
         if let warmup { overrides.warmUp = try Self.duration(warmup, for: .warmUp, allowZero: true) }
         overrides.seed = seed
         overrides.open = open
+        overrides.bed = bed
+        overrides.bedGainDB = bedGain
         if let delay { overrides.startDelay = try Self.duration(delay, for: .delay, allowZero: true) }
         for text in cues {
             do { overrides.cues.append(try PatternText.cueAssignment(text)) } catch { throw error.caused(by: .cue) }
@@ -126,6 +138,8 @@ struct PatternOptions: ParsableArguments {
         add("--seed", seed.map(String.init))
         if open { words.append("--open") }
         add("--delay", delay)
+        add("--bed", bed)
+        add("--bed-gain", bedGain.map { "\($0)" })
         return words.joined(separator: " ")
     }
 

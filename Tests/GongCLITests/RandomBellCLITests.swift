@@ -2,7 +2,7 @@ import Foundation
 import GongAudio
 import Testing
 
-/// Random bells and a start delay from the command line: `--seed` rings the same sit again, the
+/// Random bells, a start delay and a bed from the command line: `--seed` rings the same sit again, the
 /// summary says the seed it drew, and bad input is one line with its exit status.
 extension RenderCLITests {
     static let randomSit =
@@ -25,7 +25,7 @@ extension RenderCLITests {
         #expect(drawn.stdout.contains("random bells drawn from seed "), "a seed drawn is printed: \(drawn.stdout)")
     }
 
-    @Test func badRandomBellsSeedsAndDelaysAreOneLineWithTheirStatus() throws {
+    @Test func badRandomBellsSeedsDelaysAndBedsAreOneLineWithTheirStatus() throws {
         let scratch = try ScratchDirectory()
         let pattern = scratch.file("random.toml")
         try Self.randomSit.replacingOccurrences(of: "\"12s\"", with: "\"2s\"")
@@ -39,6 +39,12 @@ extension RenderCLITests {
         let late = try runGong(["render", "two-phase", "--delay", "2h", "-o", scratch.file("w.wav")])
         #expect(late.status == 64)
         #expect(late.stderr == "gong: --delay: delay = \"2h\": is out of range; use a delay from 0s to 1h\n")
+        let bedless = try runGong(["render", "two-phase", "--bed-gain=-12", "-o", scratch.file("v.wav")])
+        #expect(bedless.status == 64)
+        #expect(
+            bedless.stderr
+                == "gong: --bed/--bed-gain: \"-12 dB\": two-phase has no bed; use --bed brown-noise (or a file) with --bed-gain\n"
+        )
         let fixed = try runGong(["render", "two-phase", "--seed", "7", "-o", scratch.file("y.wav")])
         #expect(fixed.status == 64)
         #expect(

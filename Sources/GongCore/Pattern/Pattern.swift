@@ -19,6 +19,31 @@ public struct Cue: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 }
 
+/// A sound looped under the whole session (`brown-noise` from the bank, or a file), faded in
+/// from the first frame and out from the end cue, at its own gain. It never moves a cue: cues
+/// are scheduled on their frames whatever plays under them.
+public struct Bed: Hashable, Sendable, Codable {
+    public var sound: String
+    public var gainDB: Double
+    public var fadeIn: Rational
+    public var fadeOut: Rational
+
+    /// Quiet enough to sit under the bells, and slow fades, unless the pattern says otherwise.
+    public static let defaultGainDB = -18.0
+    public static let defaultFadeIn: Rational = 10
+    public static let defaultFadeOut: Rational = 20
+
+    public init(
+        _ sound: String, gainDB: Double = Bed.defaultGainDB, fadeIn: Rational = Bed.defaultFadeIn,
+        fadeOut: Rational = Bed.defaultFadeOut
+    ) {
+        self.sound = sound
+        self.gainDB = gainDB
+        self.fadeIn = fadeIn
+        self.fadeOut = fadeOut
+    }
+}
+
 /// Which way the breath moves during a phase; drives the breathing bar and nothing else.
 public enum BreathMotion: String, Hashable, Sendable, CaseIterable, Codable {
     case inhale, hold, exhale, still
@@ -140,6 +165,8 @@ public struct Pattern: Hashable, Sendable, Codable {
     /// down on the terminal. On the session's clock (every frame after it moves by exactly
     /// this), but not part of the time sat. Optional so older snapshots still read.
     public var startDelay: Rational?
+    /// Looped under the session; nil for none.
+    public var bed: Bed?
     /// Draws the gaps of random bells. Fixed before a session plays (`applying(_:)` draws one
     /// when none was asked for) and kept with the pattern, so a snapshot resumes the same bells.
     public var seed: UInt64?

@@ -12,6 +12,8 @@ public enum PatternLimits {
     public static let minBellSeconds: Rational = 1
     /// The longest start delay: time to sit down, not a timer for later in the day.
     public static let maxDelaySeconds: Rational = 3600
+    /// The longest fade of a bed: long enough for any taste, short enough to finish in a ring-out.
+    public static let maxBedFadeSeconds: Rational = 120
     public static let bpmRange: ClosedRange<Double> = 0.5...60
     public static let gainRangeDB: ClosedRange<Double> = -60...12
     public static let maxNameLength = 64
@@ -58,6 +60,15 @@ extension Pattern {
             throw PatternError(
                 key: "delay", value: DurationText.format(startDelay), problem: "is out of range",
                 allowed: "a delay from 0s to \(DurationText.format(PatternLimits.maxDelaySeconds))")
+        }
+        if let bed {
+            try Pattern.validate(Cue(bed.sound, gainDB: bed.gainDB), key: "bed")
+            for (key, fade) in [("bed.fade_in", bed.fadeIn), ("bed.fade_out", bed.fadeOut)]
+            where fade < .zero || fade > PatternLimits.maxBedFadeSeconds {
+                throw PatternError(
+                    key: key, value: DurationText.format(fade), problem: "is out of range",
+                    allowed: "a fade from 0s to \(DurationText.format(PatternLimits.maxBedFadeSeconds))")
+            }
         }
         var seen = Set<String>()
         for (index, phase) in phases.enumerated() {

@@ -18,6 +18,10 @@ public struct PatternOverrides: Sendable, Equatable {
     public var warmUp: Rational?
     /// `--delay DURATION`: silence before the start cue.
     public var startDelay: Rational?
+    /// `--bed SOUND`: a bed under the session (`none` removes the pattern's).
+    public var bed: String?
+    /// `--bed-gain DB`: the bed's own gain.
+    public var bedGainDB: Double?
     /// `--open`: cycles repeat until the person stops the session.
     public var open = false
     /// `--seed N`: the draw of random bells, to sit the same random sit again.
@@ -41,7 +45,7 @@ public struct PatternOverrides: Sendable, Equatable {
 
     /// Each kind of override, for errors to say which one was wrong.
     public enum Field: String, Sendable, CaseIterable, CustomStringConvertible {
-        case phaseLength, cycles, duration, pace, ramp, ratio, warmUp, cue, seed, open, delay
+        case phaseLength, cycles, duration, pace, ramp, ratio, warmUp, cue, seed, open, delay, bed
         /// The phases as a whole: their lengths, ratio or pace together.
         case phases
         /// More than one, or none in particular.
@@ -64,6 +68,7 @@ public struct PatternOverrides: Sendable, Equatable {
             if key.hasPrefix("pace") { return .pace }
             if key.hasPrefix("warmup") { return .warmUp }
             if key == "delay" { return .delay }
+            if key.hasPrefix("bed") { return .bed }
             if key.hasPrefix("phases") { return .phases }
             if key.hasPrefix("start") || key.hasPrefix("end") { return .cue }
             return .overrides
@@ -107,6 +112,17 @@ extension Pattern {
         }
         if let warmUp = overrides.warmUp { pattern.warmUp = warmUp }
         if let startDelay = overrides.startDelay { pattern.startDelay = startDelay }
+        if let sound = overrides.bed {
+            pattern.bed = sound == "none" ? nil : Bed(sound, gainDB: pattern.bed?.gainDB ?? Bed.defaultGainDB)
+        }
+        if let gain = overrides.bedGainDB {
+            guard pattern.bed != nil else {
+                throw PatternError(
+                    override: .bed, value: formatDecibels(gain) + " dB", problem: "\(name) has no bed",
+                    allowed: "--bed brown-noise (or a file) with --bed-gain")
+            }
+            pattern.bed?.gainDB = gain
+        }
         for assignment in overrides.cues { try pattern.assignCue(assignment) }
         if let seed = overrides.seed, !pattern.hasRandomBells {
             throw PatternError(

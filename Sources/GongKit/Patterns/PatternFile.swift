@@ -96,13 +96,17 @@ public enum PatternFile {
 
         func pattern(_ table: TOMLTable, defaultName: String) throws(PatternError) -> Pattern {
             try checkKeys(
-                table, allowed: ["name", "summary", "warmup", "start", "end", "cycles", "duration", "pace", "phases"],
+                table,
+                allowed: [
+                    "name", "summary", "warmup", "start", "end", "cycles", "duration", "pace", "phases", "bed"
+                ],
                 in: "")
             let name = try string(table, "name", key: "name") ?? defaultName
             let summary = try string(table, "summary", key: "summary") ?? ""
             let warmUp = try duration(table["warmup"], key: "warmup") ?? .zero
             let startCue = try cue(table["start"], key: "start")
             let endCue = try cue(table["end"], key: "end")
+            let bed = try self.bed(table["bed"])
 
             var pace: Pace?
             if let value = table["pace"] {
@@ -160,9 +164,10 @@ public enum PatternFile {
                 }
                 length = .open
             }
-            let pattern = Pattern(
+            var pattern = Pattern(
                 name: name, summary: summary, warmUp: warmUp, startCue: startCue, phases: phases,
                 length: length, pace: pace, endCue: endCue)
+            pattern.bed = bed
             try pattern.validate()
             return pattern
         }
@@ -279,6 +284,27 @@ public enum PatternFile {
             return Pace(from: from, to: to, over: over)
         }
 
+        /// `bed = "brown-noise"`, or a table with `sound`, `gain`, `fade_in` and `fade_out`.
+        func bed(_ value: TOMLValueConvertible?) throws(PatternError) -> Bed? {
+            guard let value else { return nil }
+            if let sound = value.string { return Bed(sound) }
+            guard let table = value.table else {
+                throw fail(
+                    "bed", display(value), "not a bed",
+                    allowed:
+                        "a sound such as \"brown-noise\", or { sound = \"brown-noise\", gain = -18, fade_in = \"10s\", fade_out = \"20s\" }"
+                )
+            }
+            try checkKeys(table, allowed: ["sound", "gain", "fade_in", "fade_out"], in: "bed")
+            guard let sound = try string(table, "sound", key: "bed.sound") else {
+                throw fail("bed.sound", nil, "missing", allowed: "a sound name such as brown-noise, or a path")
+            }
+            return Bed(
+                sound, gainDB: try gain(table["gain"], key: "bed.gain") ?? Bed.defaultGainDB,
+                fadeIn: try duration(table["fade_in"], key: "bed.fade_in") ?? Bed.defaultFadeIn,
+                fadeOut: try duration(table["fade_out"], key: "bed.fade_out") ?? Bed.defaultFadeOut)
+        }
+
         func cue(_ value: TOMLValueConvertible?, key: String) throws(PatternError) -> Cue? {
             guard let value else { return nil }
             if let sound = value.string { return Cue(sound) }
@@ -292,14 +318,15 @@ public enum PatternFile {
                 throw fail(
                     "\(key).sound", nil, "missing", allowed: "a sound name such as gong, or a path to a sound file")
             }
-            var gain = 0.0
-            if let gainValue = table["gain"] {
-                guard let decibels = gainValue.double ?? gainValue.int.map(Double.init) else {
-                    throw fail("\(key).gain", display(gainValue), "not a number", allowed: PatternLimits.gainAllowed)
-                }
-                gain = decibels
+            return Cue(sound, gainDB: try gain(table["gain"], key: "\(key).gain") ?? 0)
+        }
+
+        func gain(_ value: TOMLValueConvertible?, key: String) throws(PatternError) -> Double? {
+            guard let value else { return nil }
+            guard let decibels = value.double ?? value.int.map(Double.init) else {
+                throw fail(key, display(value), "not a number", allowed: PatternLimits.gainAllowed)
             }
-            return Cue(sound, gainDB: gain)
+            return decibels
         }
 
         func string(_ table: TOMLTable, _ name: String, key: String) throws(PatternError) -> String? {
