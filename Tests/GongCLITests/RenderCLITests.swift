@@ -139,7 +139,7 @@ import Testing
             (["render", "box", "-o", "OUT.mp3"], 64, "cannot tell the format from the name"),
             (
                 ["render", "box", "--cue", "inhale=gongg", "-o", "OUT"], 65,
-                "unknown sound \"gongg\"; use one of bowl, chime"
+                "unknown sound \"gongg\"; use one of bowl, brown-noise, chime"
             ),
             (
                 ["render", "box", "--cue", "end=/no/such/bell.wav", "-o", "OUT"], 66,
