@@ -1,3 +1,4 @@
+import GongAudio
 import GongCore
 import Testing
 
@@ -63,6 +64,23 @@ import Testing
         }
         #expect(worst < 1e-6, "the bed only adds itself: cues neither move nor change (\(worst))")
         #expect(bedAlone.count == 4 * 48000 + 2 * 48000, "the fade-out runs from the end cue for its 2 s")
+    }
+
+    /// The bed's fades and loop are counted per frame: any block size renders the same samples.
+    @Test func aBedRendersTheSameSamplesWhateverTheBlockSize() throws {
+        let scratch = try ScratchDirectory()
+        var renders: [[Float]] = []
+        for (index, block) in [16384, 1000, 7].enumerated() {
+            var request = RenderRequest(
+                pattern: Self.sit(
+                    bed: Bed("brown-noise", gainDB: -12, fadeIn: Rational(1, 3)!, fadeOut: Rational(7, 4)!)),
+                outputPath: scratch.file("\(index).wav"))
+            request.encoding = .float32
+            request.blockFrames = block
+            _ = try OfflineRender.run(request, bank: shippedBank)
+            renders.append(try loadSound(path: request.outputPath).samples)
+        }
+        #expect(renders[1] == renders[0] && renders[2] == renders[0])
     }
 
     @Test func aBedFileReadsItsKeysAndBadValuesAreOneLineWithFileAndLine() throws {
