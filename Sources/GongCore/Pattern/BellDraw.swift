@@ -1,13 +1,14 @@
 /// The random gaps of random bells, reproducible from a seed on every machine and Swift version
 /// (the standard library's generator cannot be seeded, and its algorithm may change).
 ///
-/// SplitMix64 (Steele, Lea and Flood, 2014): tiny, fast, and statistically good enough to space bells.
-struct BellDraw {
+/// SplitMix64 (Steele, Lea and Flood, 2014): tiny, fast, and statistically good enough to space
+/// bells. The package's tests replay their property tests from it too.
+package struct BellDraw: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var mixed = state
         mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
