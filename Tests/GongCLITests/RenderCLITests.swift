@@ -77,7 +77,7 @@ import Testing
         let result = try runGong(["sounds"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
-        #expect(lines.count == 8)
+        #expect(lines.count == 9, "a header and eight sounds")
         // Run from the build tree, nothing is installed beside it: the source tree's bank.
         #expect(lines.first?.hasPrefix("from ") == true)
         #expect(lines.first?.hasSuffix("/Sounds (the source tree gong was built from)") == true, "\(lines)")
