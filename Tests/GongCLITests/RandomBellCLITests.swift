@@ -52,4 +52,15 @@ extension RenderCLITests {
                 == "gong: --seed: 7: two-phase has no random bells; use a pattern with bell = { random = [\"3m\", \"8m\"] }\n"
         )
     }
+
+    @Test func patternsShowSaysTheDelayTheBedAndAnOpenLength() throws {
+        let result = try runGong(["patterns", "show", "interval", "--open", "--delay", "10s", "--bed", "brown-noise"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("  delay: 10s before the start cue, counted down\n"))
+        #expect(
+            result.stdout.contains(
+                "  bed: brown-noise (-18 dB), fading in over 10s and out over 20s from the end cue\n"))
+        #expect(result.stdout.contains("  length: open — cycles repeat until you stop, at most 24h"))
+        #expect(!result.stdout.contains("session:"), "an open sit has no planned length to state")
+    }
 }
