@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Synthesise gong's sound bank: gong, gong-triple, gong-end, bowl, chime, woodblock, click.
+"""Synthesise gong's sound bank: gong, gong-triple, gong-end, bowl, chime, woodblock, click, and
+the bed brown-noise.
 
 Every sound is modal synthesis: a struck object rings in a set of vibration modes, each a
 decaying sinusoid with its own frequency, level and decay time. What makes a gong sound like a
@@ -171,6 +172,29 @@ def gong_triple():
     return out
 
 
+def brown_noise(duration=12.0, seed=11):
+    """Brown (red) noise: white noise integrated, its level falling 6 dB an octave.
+
+    A slightly leaky integrator (pole at 0.9995, about 4 Hz) keeps it from wandering off, and a
+    one-second equal-power crossfade of its end into its start makes the file loop without a seam
+    (gong crossfades any bed again as it loads it; here the file is a clean loop on its own too).
+    """
+    rng = np.random.default_rng(seed)
+    white = rng.standard_normal(int((duration + 1.0) * RATE))
+    out = np.zeros_like(white)
+    level = 0.0
+    for index, sample in enumerate(white):
+        level = 0.9995 * level + sample
+        out[index] = level
+    out -= np.mean(out)
+    fade = RATE
+    head, tail = out[:fade], out[-fade:]
+    angle = np.linspace(0, np.pi / 2, fade, endpoint=False)
+    looped = out[:-fade].copy()
+    looped[:fade] = head * np.sin(angle) + tail * np.cos(angle)
+    return looped
+
+
 def finish(samples, peak_db, floor_db=-84.0, fade_seconds=0.5):
     """Normalise the peak, cut the tail where it falls below the floor, and fade to zero."""
     samples = samples / np.max(np.abs(samples)) * 10 ** (peak_db / 20)
@@ -212,6 +236,11 @@ SOUNDS = {
     "click": (click, -6.0),
 }
 
+# Beds loop under a session: normalised, but not cut or faded like a struck sound.
+BEDS = {
+    "brown-noise": (brown_noise, -6.0),
+}
+
 
 def main():
     if shutil.which("sox") is None:
@@ -224,6 +253,12 @@ def main():
         path = os.path.join(output, name + ".flac")
         write_flac(samples, path)
         print(f"{name:12s} {len(samples) / RATE:6.2f} s  peak {peak_db:+.1f} dBFS  -> {path}")
+    for name, (synthesise, peak_db) in BEDS.items():
+        samples = synthesise()
+        samples = samples / np.max(np.abs(samples)) * 10 ** (peak_db / 20)
+        path = os.path.join(output, name + ".flac")
+        write_flac(samples, path)
+        print(f"{name:12s} {len(samples) / RATE:6.2f} s  peak {peak_db:+.1f} dBFS  -> {path} (a bed)")
 
 
 if __name__ == "__main__":

@@ -153,8 +153,12 @@ private enum PatternSource {
     case name(UnsafePointer<CChar>?)
     case toml(UnsafePointer<CChar>?)
 
-    /// The pattern, or the status and the line that say why there is none.
+    /// The pattern, its random bells seeded, or the status and the line that say why there is none.
     func load() -> Result<Pattern, Failure> {
+        read().map { $0.seeded() }
+    }
+
+    private func read() -> Result<Pattern, Failure> {
         switch self {
         case .name(nil): .failure(Failure(.argument, "pattern: NULL; give a pattern's name or a .toml path"))
         case .toml(nil): .failure(Failure(.argument, "toml: NULL; give the pattern's TOML text"))

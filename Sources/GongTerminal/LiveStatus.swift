@@ -28,6 +28,10 @@ public struct LiveStatus: Equatable, Sendable {
     /// The motion of the phase before, so a hold knows whether the lungs are full or empty.
     public var previousMotion: BreathMotion
     public var activity: Activity
+    /// An open sit: it has no length to count down or fill a bar towards, only what was sat.
+    public var isOpen = false
+    /// Seconds until the start cue while a start delay counts down; nil once it has passed.
+    public var startsIn: Double?
 
     public init(
         patternName: String, phaseName: String, phaseIndex: Int, phaseCount: Int, cycle: Int, cycleCount: Int,

@@ -9,15 +9,22 @@ public enum StatusLines {
         let cycle = status.cycleCount > 1 ? "  ·  cycle \(status.cycle) of \(status.cycleCount)" : ""
         lines.append("\(status.patternName)  ·  \(status.phaseName)\(cycle)")
 
-        let phaseLeft = max(0, status.phaseLength - status.phaseElapsed)
-        let sessionLeft = max(0, status.sessionLength - status.sessionElapsed)
-        lines.append(
-            "\(DurationText.clock(seconds: phaseLeft)) left in \(status.phaseName)  ·  \(DurationText.clock(seconds: sessionLeft)) left in the session"
-        )
-
         let barWidth = max(4, width - 8)
-        let sessionFraction = status.sessionLength > 0 ? status.sessionElapsed / status.sessionLength : 0
-        lines.append(bar(sessionFraction, width: barWidth) + " " + percent(sessionFraction))
+        if let startsIn = status.startsIn {
+            lines.append("starting in \(DurationText.clock(seconds: startsIn))  ·  the start cue then")
+        } else if status.isOpen {
+            // Counting up, a clock shows whole seconds gone (the countdowns round up instead).
+            let sat = DurationText.clock(seconds: status.sessionElapsed.rounded(.down))
+            lines.append("\(sat) sat  ·  open-ended: q ends it with the end cue")
+        } else {
+            let phaseLeft = max(0, status.phaseLength - status.phaseElapsed)
+            let sessionLeft = max(0, status.sessionLength - status.sessionElapsed)
+            lines.append(
+                "\(DurationText.clock(seconds: phaseLeft)) left in \(status.phaseName)  ·  \(DurationText.clock(seconds: sessionLeft)) left in the session"
+            )
+            let sessionFraction = status.sessionLength > 0 ? status.sessionElapsed / status.sessionLength : 0
+            lines.append(bar(sessionFraction, width: barWidth) + " " + percent(sessionFraction))
+        }
 
         if let breath = breathFraction(status) {
             lines.append(pad(motionLabel(status.motion), to: 7) + bar(breath, width: barWidth - 7))
@@ -50,6 +57,11 @@ public enum StatusLines {
             guard length > 0, elapsed < length else { return 1 }
             let step = length / Double(steps)
             return (elapsed / step).rounded(.down) * step + step - elapsed
+        }
+        if let startsIn = status.startsIn { return max(0.02, untilWholeSecond(startsIn) + 0.001) }
+        // An open sit's clock counts up: it changes as the time sat crosses a whole second.
+        if status.isOpen {
+            return max(0.02, 1 - (status.sessionElapsed - status.sessionElapsed.rounded(.down)) + 0.001)
         }
         soonest = min(soonest, untilWholeSecond(max(0, status.phaseLength - status.phaseElapsed)))
         soonest = min(soonest, untilWholeSecond(max(0, status.sessionLength - status.sessionElapsed)))

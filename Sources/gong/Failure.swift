@@ -53,6 +53,10 @@ func flag(for override: PatternOverrides.Field) -> String {
     case .ratio: "--ratio"
     case .warmUp: "--warmup"
     case .cue: "--cue"
+    case .seed: "--seed"
+    case .open: "--open"
+    case .delay: "--delay"
+    case .bed: "--bed/--bed-gain"
     case .phases: "--set/--ratio/--bpm"
     case .overrides: "overrides"
     }

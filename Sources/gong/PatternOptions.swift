@@ -36,6 +36,30 @@ struct PatternOptions: ParsableArguments {
             "Play another sound or file: a phase, PHASE.bell, start or end (repeatable).", valueName: "TARGET=SOUND"))
     var cues: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Wait this long before the start cue, counting down on the terminal, e.g. 30s.", valueName: "DURATION"))
+    var delay: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Loop a sound under the session: brown-noise, a file of your own, or none.", valueName: "SOUND"))
+    var bed: String?
+
+    @Option(
+        name: .customLong("bed-gain"),
+        help: ArgumentHelp("The bed's gain, -60 to 12 dB (default -18).", valueName: "DB"))
+    var bedGain: Double?
+
+    @Flag(help: "Repeat the cycles until you stop (q, gong ctl stop, Ctrl-C); then the end cue.")
+    var open = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Draw a pattern's random bells from this seed (the summary prints the one drawn otherwise).",
+            valueName: "N"))
+    var seed: UInt64?
+
     @Option(help: ArgumentHelp("Directory of sounds searched before the built-in bank.", valueName: "DIR"))
     var sounds: String?
 
@@ -72,6 +96,11 @@ struct PatternOptions: ParsableArguments {
             do { overrides.ratio = try PatternText.ratio(ratio) } catch { throw error.caused(by: .ratio) }
         }
         if let warmup { overrides.warmUp = try Self.duration(warmup, for: .warmUp, allowZero: true) }
+        overrides.seed = seed
+        overrides.open = open
+        overrides.bed = bed
+        overrides.bedGainDB = bedGain
+        if let delay { overrides.startDelay = try Self.duration(delay, for: .delay, allowZero: true) }
         for text in cues {
             do { overrides.cues.append(try PatternText.cueAssignment(text)) } catch { throw error.caused(by: .cue) }
         }
@@ -106,6 +135,11 @@ struct PatternOptions: ParsableArguments {
         add("--ratio", ratio)
         add("--warmup", warmup)
         for text in cues { add("--cue", text) }
+        add("--seed", seed.map(String.init))
+        if open { words.append("--open") }
+        add("--delay", delay)
+        add("--bed", bed)
+        add("--bed-gain", bedGain.map { "\($0)" })
         return words.joined(separator: " ")
     }
 

@@ -16,8 +16,8 @@ import Testing
         case .preparing: path = [.prepare]
         case .active: path = [.prepare, .start]
         case .paused: path = [.prepare, .start, .pause]
-        case .completing: path = [.prepare, .start, .sessionEnded]
-        case .completed: path = [.prepare, .start, .sessionEnded, .finished(playedFrames: 10)]
+        case .completing: path = [.prepare, .start, .sessionEnded()]
+        case .completed: path = [.prepare, .start, .sessionEnded(), .finished(playedFrames: 10)]
         case .failed: path = [.prepare, .start, .fail(SessionFailure(.deviceLost, "gone"))]
         }
         for input in path { try machine.handle(input) }
@@ -34,7 +34,7 @@ import Testing
         case .resume: .resume
         case .skip: .skip
         case .stop: .stop
-        case .sessionEnded: .sessionEnded
+        case .sessionEnded: .sessionEnded()
         case .finished: .finished(playedFrames: 100)
         case .underrun: .underrun(lostFrames: 256)
         case .cuePlayed: .cuePlayed(lateFrames: 0)
@@ -118,7 +118,7 @@ import Testing
         }
         try machine.handle(.cuePlayed(lateFrames: 0))
         try machine.handle(.underrun(lostFrames: 480))
-        try machine.handle(.sessionEnded)
+        try machine.handle(.sessionEnded())
         let effects = try machine.handle(.finished(playedFrames: 48000 * 40))
         #expect(effects.contains(.closeDevice))
         guard case .completed(let summary) = machine.state else { Issue.record("not completed"); return }
@@ -142,7 +142,7 @@ import Testing
         #expect(machine.state == .active(phase: 1, cycle: 0))
 
         var ending = try Self.machine(in: .paused)
-        let effects = try ending.handle(.sessionEnded)
+        let effects = try ending.handle(.sessionEnded())
         #expect(ending.state == .completing)
         #expect(
             effects.contains(.sendToAudio(.resume)), "a paused renderer would hold the tails, and the session, open")
@@ -159,7 +159,7 @@ import Testing
         #expect(try machine.handle(.phaseBegan(phase: 1, cycle: 0)) == [])
         #expect(machine.state == .completing && machine.summary.phasesCompleted == 0)
         // The renderer then jumps to the end and reports reaching it, as it does every end.
-        #expect(try machine.handle(.sessionEnded) == [])
+        #expect(try machine.handle(.sessionEnded()) == [])
         #expect(machine.state == .completing && machine.summary.phasesCompleted == 0)
         try machine.handle(.finished(playedFrames: 1))
         guard case .completed(let summary) = machine.state else { Issue.record("not completed"); return }
@@ -175,7 +175,7 @@ import Testing
         switch kind {
         case .active: break
         case .paused: try machine.handle(.pause)
-        case .completing: try machine.handle(.sessionEnded)
+        case .completing: try machine.handle(.sessionEnded())
         default: Issue.record("faults are tested in active, paused and completing")
         }
         return machine

@@ -1,17 +1,8 @@
 import GongCore
 
-/// A small deterministic generator (SplitMix64) so property tests replay exactly from a seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// A small deterministic generator so property tests replay exactly from a seed: the one random
+/// bells are drawn from (SplitMix64).
+typealias SeededGenerator = BellDraw
 
 /// Test sounds whose onset is unmistakable: every sample is non-zero and the sound is short
 /// enough (`frames`) to end before the next cue, so the first non-zero sample after silence is

@@ -19,6 +19,31 @@ public struct Cue: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 }
 
+/// A sound looped under the whole session (`brown-noise` from the bank, or a file), faded in
+/// from the first frame and out from the end cue, at its own gain. It never moves a cue: cues
+/// are scheduled on their frames whatever plays under them.
+public struct Bed: Hashable, Sendable, Codable {
+    public var sound: String
+    public var gainDB: Double
+    public var fadeIn: Rational
+    public var fadeOut: Rational
+
+    /// Quiet enough to sit under the bells, and slow fades, unless the pattern says otherwise.
+    public static let defaultGainDB = -18.0
+    public static let defaultFadeIn: Rational = 10
+    public static let defaultFadeOut: Rational = 20
+
+    public init(
+        _ sound: String, gainDB: Double = Bed.defaultGainDB, fadeIn: Rational = Bed.defaultFadeIn,
+        fadeOut: Rational = Bed.defaultFadeOut
+    ) {
+        self.sound = sound
+        self.gainDB = gainDB
+        self.fadeIn = fadeIn
+        self.fadeOut = fadeOut
+    }
+}
+
 /// Which way the breath moves during a phase; drives the breathing bar and nothing else.
 public enum BreathMotion: String, Hashable, Sendable, CaseIterable, Codable {
     case inhale, hold, exhale, still
@@ -26,13 +51,34 @@ public enum BreathMotion: String, Hashable, Sendable, CaseIterable, Codable {
 
 /// A bell repeated inside a phase: it rings every `every` seconds after the phase begins, as long
 /// as it falls before the phase ends (a bell on the boundary belongs to the next phase).
+///
+/// A random bell (`randomUpTo` set) waits a fresh gap before each ring instead, drawn between
+/// `every` and `randomUpTo` from the pattern's `seed`, so a seed replays the same sit.
 public struct IntervalBell: Hashable, Sendable, Codable {
+    /// The gap before each ring; for a random bell, the shortest.
     public var every: Rational
+    /// The longest gap of a random bell; nil for a fixed interval. (Optional so snapshots written
+    /// before random bells existed still read.)
+    public var randomUpTo: Rational?
     public var cue: Cue
 
     public init(every: Rational, cue: Cue) {
         self.every = every
         self.cue = cue
+    }
+
+    public init(randomFrom shortest: Rational, upTo longest: Rational, cue: Cue) {
+        every = shortest
+        randomUpTo = longest
+        self.cue = cue
+    }
+
+    public var isRandom: Bool { randomUpTo != nil }
+
+    /// The bell in words, as `patterns show` and the summary put it.
+    public var spacing: String {
+        guard let randomUpTo else { return "every \(DurationText.format(every))" }
+        return "at random every \(DurationText.format(every)) to \(DurationText.format(randomUpTo))"
     }
 }
 
@@ -85,10 +131,17 @@ public struct Pace: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 }
 
-/// How long the session runs: a number of cycles, or whole cycles that fit in a duration.
+/// How long the session runs: a number of cycles, or whole cycles that fit in a duration — or
+/// open, until the person stops it.
 public enum SessionLength: Hashable, Sendable, Codable {
     case cycles(Int)
     case duration(Rational)
+    /// Cycles repeat until a stop, then the end cue plays; a stop is how it ends, not early.
+    /// The timeline lays them out up front for the longest a session may run
+    /// (`PatternLimits.maxSessionSeconds`, which also ends a sit nobody stopped), cutting the
+    /// last phase to fit when one cycle is longer: a phase written `length = "open"` is one
+    /// that long, so its interval bells ring until the stop.
+    case open
 }
 
 /// A session's shape: named phases repeated for a number of cycles, with cues at phase starts,
@@ -108,6 +161,15 @@ public struct Pattern: Hashable, Sendable, Codable {
     public var pace: Pace?
     /// Played when the last cycle ends; the session ends once it has rung out.
     public var endCue: Cue?
+    /// Silence before everything, the start cue included (`--delay`): time to sit down, counted
+    /// down on the terminal. On the session's clock (every frame after it moves by exactly
+    /// this), but not part of the time sat. Optional so older snapshots still read.
+    public var startDelay: Rational?
+    /// Looped under the session; nil for none.
+    public var bed: Bed?
+    /// Draws the gaps of random bells. Fixed before a session plays (`applying(_:)` draws one
+    /// when none was asked for) and kept with the pattern, so a snapshot resumes the same bells.
+    public var seed: UInt64?
 
     public init(
         name: String, summary: String = "", warmUp: Rational = .zero, startCue: Cue? = nil,
@@ -126,6 +188,19 @@ public struct Pattern: Hashable, Sendable, Codable {
     /// Breathing patterns have inhale/exhale phases; only they take `--bpm` and `--ratio`.
     public var isBreathing: Bool {
         pace != nil || phases.contains { $0.motion == .inhale || $0.motion == .exhale }
+    }
+
+    public var hasRandomBells: Bool { phases.contains { $0.bell?.isRandom == true } }
+
+    /// This pattern with the seed of its random bells fixed: `seed`, else the one it has, else
+    /// one drawn now — the one place a seed is drawn. From then on it plays the same bells
+    /// wherever it goes (a render, a snapshot resumed). Nine digits at most: short enough to
+    /// type back as `--seed`, and exact in every JSON reader. A pattern without random bells
+    /// keeps no seed.
+    public func seeded(_ seed: UInt64? = nil) -> Pattern {
+        var pattern = self
+        pattern.seed = hasRandomBells ? seed ?? self.seed ?? .random(in: 0..<1_000_000_000) : nil
+        return pattern
     }
 
     /// Every cue the pattern can play, in a stable order (start, phases, bells, end).

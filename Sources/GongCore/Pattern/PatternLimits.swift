@@ -10,6 +10,10 @@ public enum PatternLimits {
     /// Shorter phases would be inaudible as separate cues.
     public static let minPhaseSeconds = Rational(1, 4)!
     public static let minBellSeconds: Rational = 1
+    /// The longest start delay: time to sit down, not a timer for later in the day.
+    public static let maxDelaySeconds: Rational = 3600
+    /// The longest fade of a bed: long enough for any taste, short enough to finish in a ring-out.
+    public static let maxBedFadeSeconds: Rational = 120
     public static let bpmRange: ClosedRange<Double> = 0.5...60
     public static let gainRangeDB: ClosedRange<Double> = -60...12
     public static let maxNameLength = 64
@@ -52,6 +56,20 @@ extension Pattern {
                 key: "warmup", value: DurationText.format(warmUp), problem: "is longer than a session may be",
                 allowed: PatternLimits.sessionAllowed)
         }
+        if let startDelay, startDelay < .zero || startDelay > PatternLimits.maxDelaySeconds {
+            throw PatternError(
+                key: "delay", value: DurationText.format(startDelay), problem: "is out of range",
+                allowed: "a delay from 0s to \(DurationText.format(PatternLimits.maxDelaySeconds))")
+        }
+        if let bed {
+            try Pattern.validate(Cue(bed.sound, gainDB: bed.gainDB), key: "bed")
+            for (key, fade) in [("bed.fade_in", bed.fadeIn), ("bed.fade_out", bed.fadeOut)]
+            where fade < .zero || fade > PatternLimits.maxBedFadeSeconds {
+                throw PatternError(
+                    key: key, value: DurationText.format(fade), problem: "is out of range",
+                    allowed: "a fade from 0s to \(DurationText.format(PatternLimits.maxBedFadeSeconds))")
+            }
+        }
         var seen = Set<String>()
         for (index, phase) in phases.enumerated() {
             let key = "phases[\(index)]"
@@ -87,10 +105,20 @@ extension Pattern {
                         key: "\(key).bell", problem: "interval bells need phases of fixed length",
                         allowed: "bells in patterns without a breathing rate")
                 }
-                guard bell.every >= PatternLimits.minBellSeconds, bell.every <= PatternLimits.maxSessionSeconds else {
+                // A random bell's shortest gap is `every` in the pattern but `random` in its file.
+                let gapKey = bell.isRandom ? "\(key).bell.random" : "\(key).bell.every"
+                for gap in [bell.every] + (bell.randomUpTo.map { [$0] } ?? []) {
+                    guard gap >= PatternLimits.minBellSeconds, gap <= PatternLimits.maxSessionSeconds else {
+                        throw PatternError(
+                            key: gapKey, value: DurationText.format(gap), problem: "is out of range",
+                            allowed: "a duration from 1s to \(PatternLimits.maxSessionText)")
+                    }
+                }
+                if let longest = bell.randomUpTo, longest < bell.every {
                     throw PatternError(
-                        key: "\(key).bell.every", value: DurationText.format(bell.every), problem: "is out of range",
-                        allowed: "a duration from 1s to \(PatternLimits.maxSessionText)")
+                        key: gapKey, value: "\(DurationText.format(bell.every)) to \(DurationText.format(longest))",
+                        problem: "the shortest gap is longer than the longest",
+                        allowed: "[shortest, longest], such as [\"3m\", \"8m\"]")
                 }
                 try Pattern.validate(bell.cue, key: "\(key).bell.cue")
             }
@@ -107,6 +135,8 @@ extension Pattern {
             }
         }
         switch length {
+        case .open:
+            break
         case .cycles(let count):
             guard (1...PatternLimits.maxCycles).contains(count) else {
                 throw PatternError(

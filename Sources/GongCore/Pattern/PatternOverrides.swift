@@ -16,6 +16,16 @@ public struct PatternOverrides: Sendable, Equatable {
     /// `--cue TARGET=SOUND`: TARGET is a phase name, `PHASE.bell`, `start` or `end`.
     public var cues: [CueAssignment] = []
     public var warmUp: Rational?
+    /// `--delay DURATION`: silence before the start cue.
+    public var startDelay: Rational?
+    /// `--bed SOUND`: a bed under the session (`none` removes the pattern's).
+    public var bed: String?
+    /// `--bed-gain DB`: the bed's own gain.
+    public var bedGainDB: Double?
+    /// `--open`: cycles repeat until the person stops the session.
+    public var open = false
+    /// `--seed N`: the draw of random bells, to sit the same random sit again.
+    public var seed: UInt64?
 
     public struct PhaseLength: Sendable, Equatable {
         public var phase: String
@@ -35,7 +45,7 @@ public struct PatternOverrides: Sendable, Equatable {
 
     /// Each kind of override, for errors to say which one was wrong.
     public enum Field: String, Sendable, CaseIterable, CustomStringConvertible {
-        case phaseLength, cycles, duration, pace, ramp, ratio, warmUp, cue
+        case phaseLength, cycles, duration, pace, ramp, ratio, warmUp, cue, seed, open, delay, bed
         /// The phases as a whole: their lengths, ratio or pace together.
         case phases
         /// More than one, or none in particular.
@@ -57,6 +67,8 @@ public struct PatternOverrides: Sendable, Equatable {
             if key.hasPrefix("cycles") { return .cycles }
             if key.hasPrefix("pace") { return .pace }
             if key.hasPrefix("warmup") { return .warmUp }
+            if key == "delay" { return .delay }
+            if key.hasPrefix("bed") { return .bed }
             if key.hasPrefix("phases") { return .phases }
             if key.hasPrefix("start") || key.hasPrefix("end") { return .cue }
             return .overrides
@@ -90,8 +102,34 @@ extension Pattern {
             pattern.length = .cycles(cycles)
         }
         if let duration = overrides.duration { pattern.length = .duration(duration) }
+        if overrides.open {
+            guard overrides.cycles == nil, overrides.duration == nil else {
+                throw PatternError(
+                    override: .open, problem: "an open sit has no number of cycles or duration",
+                    allowed: "--open alone: it lasts until you stop it")
+            }
+            pattern.length = .open
+        }
         if let warmUp = overrides.warmUp { pattern.warmUp = warmUp }
+        if let startDelay = overrides.startDelay { pattern.startDelay = startDelay }
+        if let sound = overrides.bed {
+            pattern.bed = sound == "none" ? nil : Bed(sound, gainDB: pattern.bed?.gainDB ?? Bed.defaultGainDB)
+        }
+        if let gain = overrides.bedGainDB {
+            guard pattern.bed != nil else {
+                throw PatternError(
+                    override: .bed, value: formatDecibels(gain) + " dB", problem: "\(name) has no bed",
+                    allowed: "--bed brown-noise (or a file) with --bed-gain")
+            }
+            pattern.bed?.gainDB = gain
+        }
         for assignment in overrides.cues { try pattern.assignCue(assignment) }
+        if let seed = overrides.seed, !pattern.hasRandomBells {
+            throw PatternError(
+                override: .seed, value: "\(seed)", problem: "\(name) has no random bells",
+                allowed: "a pattern with bell = { random = [\"3m\", \"8m\"] }")
+        }
+        pattern = pattern.seeded(overrides.seed)
         do {
             try pattern.validate()
             // Lengths that only the schedule can check (a duration shorter than one breath).

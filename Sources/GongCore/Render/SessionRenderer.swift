@@ -28,6 +28,14 @@ public struct SessionRenderer: ~Copyable {
     /// 1 for a mono sound (played on every output channel), else the output's channel count.
     private let soundChannels: UnsafeMutableBufferPointer<Int>
     let voices: UnsafeMutableBufferPointer<Voice>
+    /// The bed, read like the sounds through a plain pointer into samples held here (nil: none).
+    private let bedSamples: SoundSamples?
+    private let bedStart: UnsafePointer<Float>?
+    private let bedFrames: Int
+    private let bedChannels: Int
+    private let bedGain: Float
+    private let bedFadeIn: Int
+    private let bedFadeOut: Int
     private let endEventIndex: Int
     private let rampFrames: Int
     private let limiterRelease: Float
@@ -69,6 +77,10 @@ public struct SessionRenderer: ~Copyable {
         /// Frames left in the current gain ramp; the ramp lands exactly on `targetGain` at 0.
         var rampRemaining = 0
         var limiterGain: Float = 1
+        /// Frames the bed has sounded (its loop position is this modulo its length), and where
+        /// its fade-out began (`Int64.max` until the session ends).
+        var bedPlayed: Int64 = 0
+        var bedFadeOutFrom = Int64.max
 
         init(masterGain: Float) {
             self.masterGain = masterGain
@@ -96,7 +108,7 @@ public struct SessionRenderer: ~Copyable {
     ///     on every output channel) or with `channels` channels.
     public init(
         timeline: Timeline, sounds soundData: [RenderSound], channels: Int, masterGainDB: Double = 0,
-        voiceCapacity: Int = 64
+        voiceCapacity: Int = 64, bed: RenderBed? = nil
     ) {
         precondition(soundData.count == timeline.sounds.count, "one sound per timeline sound")
         precondition((1...8).contains(channels) && voiceCapacity > 0)
@@ -123,6 +135,17 @@ public struct SessionRenderer: ~Copyable {
         }
         voices = .allocate(capacity: voiceCapacity)
         voices.initialize(repeating: Voice(sound: 0, position: 0, gain: 0))
+        if let bed {
+            precondition(
+                bed.sound.channels == 1 || bed.sound.channels == channels, "a bed is mono or has the output's channels")
+        }
+        bedSamples = bed?.sound.samples
+        bedStart = bed?.sound.samples.buffer.baseAddress.map { UnsafePointer($0) }
+        bedFrames = bed?.sound.frames ?? 0
+        bedChannels = bed?.sound.channels ?? 1
+        bedGain = bed?.gain ?? 0
+        bedFadeIn = bed?.fadeInFrames ?? 0
+        bedFadeOut = bed?.fadeOutFrames ?? 0
 
         state = PlayState(masterGain: decibelsToGain(masterGainDB))
         rampFrames = max(1, Int(Double(timeline.sampleRate) * SessionRenderer.rampSeconds))
@@ -241,7 +264,7 @@ public struct SessionRenderer: ~Copyable {
             if state.lifecycle == .finished || state.lifecycle == .paused { break }
             let clockRunning = state.lifecycle == .playing
             if clockRunning { fireDueEvents(outputFrame: blockStart + Int64(done), events: &sink) }
-            if state.hasEnded && state.activeVoices == 0 && state.lifecycle != .pausing {
+            if state.hasEnded && state.activeVoices == 0 && !bedSounding && state.lifecycle != .pausing {
                 finish(outputFrame: blockStart + Int64(done), events: &sink)
                 break
             }
@@ -255,14 +278,16 @@ public struct SessionRenderer: ~Copyable {
                 for index in 0..<state.activeVoices {
                     chunk = min(chunk, soundFrames[Int(voices[index].sound)] - voices[index].position)
                 }
+                if bedSounding { chunk = min(chunk, Int(state.bedFadeOutFrom + Int64(bedFadeOut) - state.bedPlayed)) }
             }
             if state.rampRemaining > 0 {
                 chunk = min(chunk, state.rampRemaining)
             }
 
-            let silent = state.activeVoices == 0
+            let silent = state.activeVoices == 0 && !bedSounding
             if !silent { silentBlock = false }
             mixVoices(into: base + done * channels, frames: chunk)
+            if bedSounding { mixBed(into: base + done * channels, frames: chunk) }
             shapeGain(base + done * channels, frames: chunk, silent: silent)
             if clockRunning { state.sessionFrame += Int64(chunk) }
             done += chunk
@@ -309,9 +334,45 @@ public struct SessionRenderer: ~Copyable {
                         sessionFrame: state.sessionFrame, outputFrame: at))
             case .sessionEnd:
                 state.hasEnded = true
+                // The bed fades out under the end cue and its ring-out.
+                state.bedFadeOutFrom = min(state.bedFadeOutFrom, state.bedPlayed)
                 sink.append(RenderEvent(kind: .sessionEnded, sessionFrame: state.sessionFrame, outputFrame: at))
             }
         }
+    }
+
+    /// True while the bed has something to play: always until the session ends, then until
+    /// its fade-out is done.
+    private var bedSounding: Bool {
+        bedStart != nil && state.bedPlayed < state.bedFadeOutFrom &+ Int64(bedFadeOut)
+    }
+
+    /// Adds `frames` of the bed, looping, at its gain and fades. The fades are computed per
+    /// frame from the bed's own frame count, so a block size never changes a sample.
+    private mutating func mixBed(into destination: UnsafeMutablePointer<Float>, frames: Int) {
+        guard let start = bedStart else { return }
+        let channelCount = channels
+        var played = state.bedPlayed
+        var position = Int(played % Int64(bedFrames))
+        for frame in 0..<frames {
+            var gain = bedGain
+            if played < Int64(bedFadeIn) { gain *= Float(played) / Float(bedFadeIn) }
+            if played >= state.bedFadeOutFrom {
+                gain *= Float(state.bedFadeOutFrom + Int64(bedFadeOut) - played) / Float(max(1, bedFadeOut))
+            }
+            let out = destination + frame * channelCount
+            if bedChannels == channelCount {
+                let source = start + position * channelCount
+                for channel in 0..<channelCount { out[channel] += source[channel] * gain }
+            } else {
+                let value = start[position] * gain
+                for channel in 0..<channelCount { out[channel] += value }
+            }
+            played += 1
+            position += 1
+            if position == bedFrames { position = 0 }
+        }
+        state.bedPlayed = played
     }
 
     private mutating func startVoice(_ trigger: CueTrigger, events sink: inout RenderEventBuffer, outputFrame at: Int64)
@@ -496,7 +557,7 @@ public struct RenderEvent: BitwiseCopyable, Equatable, Sendable {
         switch kind {
         case .phaseBegan(let phase, let cycle): .phaseBegan(phase: Int(phase), cycle: Int(cycle))
         case .cueStarted(_, let scheduled): .cuePlayed(lateFrames: sessionFrame - scheduled)
-        case .sessionEnded: .sessionEnded
+        case .sessionEnded: .sessionEnded(playedFrames: sessionFrame - skippedFrames)
         case .finished: .finished(playedFrames: sessionFrame - skippedFrames)
         case .paused, .resumed, .skipped, .voiceStolen: nil
         }

@@ -30,6 +30,9 @@ public struct SessionMachine: Sendable {
     /// Where the session begins: phase 0 of cycle 0, or the phase a resumed session carries on
     /// in (not counted as completed when it turns out to be where the audio begins).
     private let firstPhase: (phase: Int, cycle: Int)
+    /// The start delay's frames: on the session clock, but not time sat, so the summary leaves
+    /// them out of what was planned and played.
+    private var startDelayFrames: Int64 = 0
 
     public init(
         patternName: String, sampleRate: Int, plannedFrames: Int64, plannedCycles: Int, phasesPerCycle: Int,
@@ -46,9 +49,12 @@ public struct SessionMachine: Sendable {
     public init(timeline: Timeline) {
         self.init(
             patternName: timeline.pattern.name, sampleRate: timeline.sampleRate,
-            plannedFrames: timeline.plannedEndFrame,
+            plannedFrames: timeline.plannedEndFrame - timeline.startDelayFrames,
             plannedCycles: timeline.cycleCount, phasesPerCycle: timeline.pattern.phases.count,
             firstPhase: timeline.phaseBoundaries.first.map { ($0.phase, $0.cycle) } ?? (0, 0))
+        summary.seed = timeline.pattern.hasRandomBells ? timeline.pattern.seed : nil
+        summary.openEnded = timeline.pattern.length == .open
+        startDelayFrames = timeline.startDelayFrames
     }
 
     /// Which inputs each state accepts. `handle` rejects everything else with `InvalidTransition`.
@@ -85,6 +91,10 @@ public struct SessionMachine: Sendable {
         }
         var effects: [SessionEffect] = []
         let before = state
+        // An open sit was planned to last until it ended: from here on its length is known.
+        if case .sessionEnded(let played) = input, summary.openEnded {
+            summary.plannedFrames = max(0, played - startDelayFrames)
+        }
 
         switch (state, input) {
         case (.idle, .prepare):
@@ -130,14 +140,14 @@ public struct SessionMachine: Sendable {
             effects.append(.sendToAudio(.skipPhase))
 
         case (.preparing, .stop), (.active, .stop), (.paused, .stop):
-            summary.stoppedEarly = true
+            summary.stoppedEarly = !summary.openEnded
             state = .completing
             effects.append(.sendToAudio(.stop))
         case (.failed(let failure, let interrupted), .stop):
             // Nothing can ring out without a device: the audio side stops retrying and ends, and
             // its `finished` completes the session. Should the device come back first, the end
             // cue rings out there. A stop during the ring-out does not make the session early.
-            if interrupted.kind != .completing { summary.stoppedEarly = true }
+            if interrupted.kind != .completing { summary.stoppedEarly = !summary.openEnded }
             state = .failed(failure, interrupted: .completing)
             effects.append(.sendToAudio(.stop))
 
@@ -155,7 +165,9 @@ public struct SessionMachine: Sendable {
 
         case (.completing, .finished(let played)), (.failed, .finished(let played)):
             // From `failed`: the audio side ended while the device was gone (after a stop).
-            summary.playedFrames = played
+            summary.playedFrames = max(0, played - startDelayFrames)
+            // An open sit planned the cycles it came to sit.
+            if summary.openEnded { summary.plannedCycles = summary.cyclesCompleted }
             state = .completed(summary)
             effects.append(.closeDevice)
 

@@ -66,8 +66,9 @@ public enum SessionInput: Equatable, Sendable {
     case skip
     /// Stop gracefully: the end cue rings out.
     case stop
-    /// The planned end was reached.
-    case sessionEnded
+    /// The planned end was reached (or a stop jumped to it). `playedFrames`: the session clock
+    /// there, skips left out — the length an open sit turned out to have.
+    case sessionEnded(playedFrames: Int64 = 0)
     /// The last tail rang out; `playedFrames` is the session clock at that moment.
     case finished(playedFrames: Int64)
     /// Frames lost to an underrun and recovered from.
@@ -157,6 +158,10 @@ public struct SessionSummary: Equatable, Sendable, Codable {
     public var cuesPlayed = 0
     /// The worst lateness of any cue, in frames (0 means every cue on its frame).
     public var maxCueLatenessFrames: Int64 = 0
+    /// An open sit: a stop is how it ends, not an early end.
+    public var openEnded = false
+    /// The seed the pattern's random bells were drawn from (nil: it has none), to sit them again.
+    public var seed: UInt64?
 
     public init(patternName: String, sampleRate: Int, plannedFrames: Int64, plannedCycles: Int) {
         self.patternName = patternName

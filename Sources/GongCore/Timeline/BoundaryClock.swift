@@ -120,6 +120,9 @@ struct BoundaryClock {
         switch length {
         case .cycles(let count):
             return count
+        case .open:
+            // As many whole cycles as the longest session holds (`Pattern.laidOut` made one fit).
+            return try cycleCount(.duration(PatternLimits.maxSessionSeconds.subtracting(warmUp) ?? .zero))
         case .duration(let seconds):
             let origin = try time(cycle: 0, phase: 0).seconds
             var count = 0

@@ -54,6 +54,9 @@ public struct Timeline: Sendable {
     public let plannedEndFrame: Int64
     /// Where this schedule's frame 0 is in the whole session's: 0, or where a `remainder` starts.
     public let origin: Int64
+    /// The start delay's frames still ahead at this schedule's frame 0: the silence before the
+    /// start cue, which is not time sat.
+    public let startDelayFrames: Int64
     /// Every phase's first frame in the whole session (a remainder keeps them all, so a phase it
     /// begins part way through still has its whole length).
     private let phaseStarts: [Int64]
@@ -72,7 +75,8 @@ public struct Timeline: Sendable {
                 allowed: Timeline.sampleRatesAllowed)
         }
         try pattern.validate()
-        let clock = try BoundaryClock(pattern)
+        let laidOut = pattern.laidOut
+        let clock = try BoundaryClock(laidOut)
         let cycles = try clock.cycleCount(pattern.length)
         let end = try clock.time(cycle: cycles, phase: 0)
         guard end.seconds <= PatternLimits.maxSessionSeconds.doubleValue + 1e-9 else {
@@ -93,9 +97,12 @@ public struct Timeline: Sendable {
         }
 
         var events: [TimelineEvent] = []
-        if let startCue = pattern.startCue { events.append(TimelineEvent(frame: 0, kind: trigger(startCue))) }
+        // One draw through the whole session, in time order: the seed decides every random bell.
+        var draw = BellDraw(seed: pattern.seed ?? 0)
+        let delayFrames = (pattern.startDelay ?? .zero).frame(atRate: sampleRate)
+        if let startCue = pattern.startCue { events.append(TimelineEvent(frame: delayFrames, kind: trigger(startCue))) }
         for cycle in 0..<cycles {
-            for (index, phase) in pattern.phases.enumerated() {
+            for (index, phase) in laidOut.phases.enumerated() {
                 let begins = try clock.time(cycle: cycle, phase: index)
                 let beginFrame = begins.frame(atRate: sampleRate)
                 events.append(
@@ -104,12 +111,23 @@ public struct Timeline: Sendable {
                 if let bell = phase.bell, case .exact(let start) = begins,
                     case .exact(let ends) = try clock.time(cycle: cycle, phase: index + 1)
                 {
-                    var ring = 1 as Int64
-                    while let offset = bell.every.multiplied(by: Rational(ring)), let at = start.adding(offset),
-                        at < ends
-                    {
-                        events.append(TimelineEvent(frame: at.frame(atRate: sampleRate), kind: trigger(bell.cue)))
-                        ring += 1
+                    if let longest = bell.randomUpTo {
+                        // Each ring's time is the exact sum of the gaps drawn so far, rounded once.
+                        var at = start
+                        while let gap = draw.gap(from: bell.every, upTo: longest), let next = at.adding(gap),
+                            next < ends
+                        {
+                            events.append(TimelineEvent(frame: next.frame(atRate: sampleRate), kind: trigger(bell.cue)))
+                            at = next
+                        }
+                    } else {
+                        var ring = 1 as Int64
+                        while let offset = bell.every.multiplied(by: Rational(ring)), let at = start.adding(offset),
+                            at < ends
+                        {
+                            events.append(TimelineEvent(frame: at.frame(atRate: sampleRate), kind: trigger(bell.cue)))
+                            ring += 1
+                        }
                     }
                 }
             }
@@ -124,6 +142,7 @@ public struct Timeline: Sendable {
         self.sounds = sounds
         self.cycleCount = cycles
         self.plannedEndFrame = endFrame
+        startDelayFrames = delayFrames
         origin = 0
         phaseStarts = events.compactMap { event in
             guard case .phaseBegan = event.kind else { return nil }
@@ -182,14 +201,16 @@ public struct Timeline: Sendable {
         if let current, current.frame < frame { rest.insert(TimelineEvent(frame: 0, kind: current.kind), at: 0) }
         return Timeline(
             pattern: pattern, sampleRate: sampleRate, events: rest, sounds: sounds, cycleCount: cycleCount,
-            plannedEndFrame: plannedEndFrame - frame, origin: origin + frame, phaseStarts: phaseStarts)
+            plannedEndFrame: plannedEndFrame - frame, origin: origin + frame,
+            startDelayFrames: max(0, startDelayFrames - frame), phaseStarts: phaseStarts)
     }
 
     private init(
         pattern: Pattern, sampleRate: Int, events: [TimelineEvent], sounds: [String], cycleCount: Int,
-        plannedEndFrame: Int64, origin: Int64, phaseStarts: [Int64]
+        plannedEndFrame: Int64, origin: Int64, startDelayFrames: Int64, phaseStarts: [Int64]
     ) {
         self.origin = origin
+        self.startDelayFrames = startDelayFrames
         self.phaseStarts = phaseStarts
         self.pattern = pattern
         self.sampleRate = sampleRate
@@ -197,6 +218,28 @@ public struct Timeline: Sendable {
         self.sounds = sounds
         self.cycleCount = cycleCount
         self.plannedEndFrame = plannedEndFrame
+    }
+}
+
+extension Pattern {
+    /// The pattern as the timeline lays it out: in an open pattern whose one cycle would outlast
+    /// the longest session, the last phase cut to fit — so an open phase's bells are on their
+    /// frames up front like any others (the audio thread only reads them), and a stop ends it
+    /// where the person chose.
+    ///
+    /// A start delay is laid out as warm-up the start cue too waits for: every time after it
+    /// moves by exactly the delay, still rounded once from the origin.
+    var laidOut: Pattern {
+        var pattern = self
+        if let startDelay, let total = warmUp.adding(startDelay) { pattern.warmUp = total }
+        guard length == .open, pace == nil, let last = phases.indices.last else { return pattern }
+        let before = phases.dropLast().reduce(pattern.warmUp) {
+            $0.adding($1.length) ?? PatternLimits.maxSessionSeconds
+        }
+        if let room = PatternLimits.maxSessionSeconds.subtracting(before), room.isPositive, room < phases[last].length {
+            pattern.phases[last].length = room
+        }
+        return pattern
     }
 }
 

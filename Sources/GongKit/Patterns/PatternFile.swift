@@ -20,7 +20,7 @@ import TOMLKit
 /// length = "20m"              # a duration (or `share = 4` in a paced pattern)
 /// cue = "gong"
 /// motion = "still"            # inhale, hold, exhale or still (drives the breathing bar)
-/// bell = { every = "5m", cue = "bowl" }
+/// bell = { every = "5m", cue = "bowl" }   # or random = ["3m", "8m"]: each gap drawn between the two
 /// ```
 ///
 /// Every problem is reported with the file, the line, the key, the value and what is allowed;
@@ -96,13 +96,17 @@ public enum PatternFile {
 
         func pattern(_ table: TOMLTable, defaultName: String) throws(PatternError) -> Pattern {
             try checkKeys(
-                table, allowed: ["name", "summary", "warmup", "start", "end", "cycles", "duration", "pace", "phases"],
+                table,
+                allowed: [
+                    "name", "summary", "warmup", "start", "end", "cycles", "duration", "pace", "phases", "bed"
+                ],
                 in: "")
             let name = try string(table, "name", key: "name") ?? defaultName
             let summary = try string(table, "summary", key: "summary") ?? ""
             let warmUp = try duration(table["warmup"], key: "warmup") ?? .zero
             let startCue = try cue(table["start"], key: "start")
             let endCue = try cue(table["end"], key: "end")
+            let bed = try self.bed(table["bed"])
 
             var pace: Pace?
             if let value = table["pace"] {
@@ -113,7 +117,7 @@ public enum PatternFile {
                 pace = try self.pace(paceTable)
             }
 
-            let length: SessionLength
+            var length: SessionLength
             switch (table["cycles"], table["duration"]) {
             case (.some, .some):
                 throw fail(
@@ -145,9 +149,25 @@ public enum PatternFile {
                 }
                 phases.append(try phase(phaseTable, index: index, paced: pace != nil))
             }
-            let pattern = Pattern(
+            let open = phaseArray.indices.filter { phaseArray[$0].table?["length"]?.string == "open" }
+            if let first = open.first {
+                guard first == phaseArray.count - 1 else {
+                    throw fail(
+                        "phases[\(first)].length", "open", "only the last phase can be open",
+                        allowed: "length = \"open\" on the last phase, or a duration such as 20m")
+                }
+                guard table["cycles"] == nil, table["duration"] == nil else {
+                    throw fail(
+                        table["cycles"] == nil ? "duration" : "cycles", nil,
+                        "an open sit has no number of cycles or duration",
+                        allowed: "remove it: an open phase lasts until you stop")
+                }
+                length = .open
+            }
+            var pattern = Pattern(
                 name: name, summary: summary, warmUp: warmUp, startCue: startCue, phases: phases,
                 length: length, pace: pace, endCue: endCue)
+            pattern.bed = bed
             try pattern.validate()
             return pattern
         }
@@ -155,9 +175,6 @@ public enum PatternFile {
         func phase(_ table: TOMLTable, index: Int, paced: Bool) throws(PatternError) -> Phase {
             let key = "phases[\(index)]"
             try checkKeys(table, allowed: ["name", "length", "share", "cue", "motion", "bell"], in: key)
-            guard let name = try string(table, "name", key: "\(key).name") else {
-                throw fail("\(key).name", nil, "missing", allowed: "a name such as \"meditation\" or \"inhale\"")
-            }
             let length: Rational
             if paced {
                 guard table["length"] == nil else {
@@ -180,10 +197,23 @@ public enum PatternFile {
                         "\(key).share", nil, "shares need a breathing rate",
                         allowed: "length = \"4s\", or add [pace] bpm = 6")
                 }
+                // An open phase lasts as long as a session may; `pattern` makes the session open.
+                if table["length"]?.string == "open" {
+                    return try phase(table, index: index, length: PatternLimits.maxSessionSeconds)
+                }
                 guard let seconds = try duration(table["length"], key: "\(key).length") else {
                     throw fail("\(key).length", nil, "missing", allowed: DurationText.allowed)
                 }
                 length = seconds
+            }
+            return try phase(table, index: index, length: length)
+        }
+
+        /// The rest of a phase, once its length is known.
+        func phase(_ table: TOMLTable, index: Int, length: Rational) throws(PatternError) -> Phase {
+            let key = "phases[\(index)]"
+            guard let name = try string(table, "name", key: "\(key).name") else {
+                throw fail("\(key).name", nil, "missing", allowed: "a name such as \"meditation\" or \"inhale\"")
             }
             var motion = BreathMotion.still
             if let text = try string(table, "motion", key: "\(key).motion") {
@@ -199,16 +229,33 @@ public enum PatternFile {
                         "\(key).bell", display(value), "must be a table",
                         allowed: "bell = { every = \"5m\", cue = \"bowl\" }")
                 }
-                try checkKeys(bellTable, allowed: ["every", "cue"], in: "\(key).bell")
-                guard let every = try duration(bellTable["every"], key: "\(key).bell.every") else {
-                    throw fail("\(key).bell.every", nil, "missing", allowed: DurationText.allowed)
-                }
+                try checkKeys(bellTable, allowed: ["every", "random", "cue"], in: "\(key).bell")
+                let spacing = "every = \"5m\", or random = [\"3m\", \"8m\"] (the shortest and longest gap)"
                 guard let bellCue = try cue(bellTable["cue"], key: "\(key).bell.cue") else {
                     throw fail(
                         "\(key).bell.cue", nil, "missing",
                         allowed: "a sound name such as bowl, or a path to a sound file")
                 }
-                bell = IntervalBell(every: every, cue: bellCue)
+                switch (bellTable["every"], bellTable["random"]) {
+                case (.some, .some):
+                    throw fail("\(key).bell.random", nil, "every and random cannot both be set", allowed: spacing)
+                case (nil, nil):
+                    throw fail("\(key).bell.every", nil, "missing", allowed: spacing)
+                case (.some(let value), nil):
+                    guard let every = try duration(value, key: "\(key).bell.every") else {
+                        throw fail("\(key).bell.every", nil, "missing", allowed: spacing)
+                    }
+                    bell = IntervalBell(every: every, cue: bellCue)
+                case (nil, .some(let value)):
+                    let randomKey = "\(key).bell.random"
+                    guard let bounds = value.array, bounds.count == 2 else {
+                        throw fail(randomKey, display(value), "must be two durations", allowed: spacing)
+                    }
+                    guard let shortest = try duration(bounds[0], key: randomKey),
+                        let longest = try duration(bounds[1], key: randomKey)
+                    else { throw fail(randomKey, display(value), "must be two durations", allowed: spacing) }
+                    bell = IntervalBell(randomFrom: shortest, upTo: longest, cue: bellCue)
+                }
             }
             return Phase(
                 name, length: length, cue: try cue(table["cue"], key: "\(key).cue"), bell: bell, motion: motion)
@@ -237,6 +284,27 @@ public enum PatternFile {
             return Pace(from: from, to: to, over: over)
         }
 
+        /// `bed = "brown-noise"`, or a table with `sound`, `gain`, `fade_in` and `fade_out`.
+        func bed(_ value: TOMLValueConvertible?) throws(PatternError) -> Bed? {
+            guard let value else { return nil }
+            if let sound = value.string { return Bed(sound) }
+            guard let table = value.table else {
+                throw fail(
+                    "bed", display(value), "not a bed",
+                    allowed:
+                        "a sound such as \"brown-noise\", or { sound = \"brown-noise\", gain = -18, fade_in = \"10s\", fade_out = \"20s\" }"
+                )
+            }
+            try checkKeys(table, allowed: ["sound", "gain", "fade_in", "fade_out"], in: "bed")
+            guard let sound = try string(table, "sound", key: "bed.sound") else {
+                throw fail("bed.sound", nil, "missing", allowed: "a sound name such as brown-noise, or a path")
+            }
+            return Bed(
+                sound, gainDB: try gain(table["gain"], key: "bed.gain") ?? Bed.defaultGainDB,
+                fadeIn: try duration(table["fade_in"], key: "bed.fade_in") ?? Bed.defaultFadeIn,
+                fadeOut: try duration(table["fade_out"], key: "bed.fade_out") ?? Bed.defaultFadeOut)
+        }
+
         func cue(_ value: TOMLValueConvertible?, key: String) throws(PatternError) -> Cue? {
             guard let value else { return nil }
             if let sound = value.string { return Cue(sound) }
@@ -250,14 +318,15 @@ public enum PatternFile {
                 throw fail(
                     "\(key).sound", nil, "missing", allowed: "a sound name such as gong, or a path to a sound file")
             }
-            var gain = 0.0
-            if let gainValue = table["gain"] {
-                guard let decibels = gainValue.double ?? gainValue.int.map(Double.init) else {
-                    throw fail("\(key).gain", display(gainValue), "not a number", allowed: PatternLimits.gainAllowed)
-                }
-                gain = decibels
+            return Cue(sound, gainDB: try gain(table["gain"], key: "\(key).gain") ?? 0)
+        }
+
+        func gain(_ value: TOMLValueConvertible?, key: String) throws(PatternError) -> Double? {
+            guard let value else { return nil }
+            guard let decibels = value.double ?? value.int.map(Double.init) else {
+                throw fail(key, display(value), "not a number", allowed: PatternLimits.gainAllowed)
             }
-            return Cue(sound, gainDB: gain)
+            return decibels
         }
 
         func string(_ table: TOMLTable, _ name: String, key: String) throws(PatternError) -> String? {

@@ -51,6 +51,14 @@ public struct RenderReport: Sendable {
 public enum OfflineRender {
     public static func run(_ request: RenderRequest, bank: SoundBank) throws(GongError) -> RenderReport {
         do { try request.validate() } catch { throw .setting(error) }
+        guard request.pattern.length != .open else {
+            // Rendered, it would be the longest session a file may hold, which nobody asked for.
+            throw .pattern(
+                PatternError(
+                    key: "length", value: "open",
+                    problem: "an open sit ends when it is stopped, and a render cannot be",
+                    allowed: "a number of cycles or a duration (--cycles, --duration)"))
+        }
         let started = ContinuousClock.now
         let plan = try SessionPlan(
             pattern: request.pattern, sampleRate: request.sampleRate, channels: request.channels, bank: bank)

@@ -12,6 +12,8 @@ public struct SessionPlan: Sendable {
     public let sounds: [RenderSound]
     /// The file each sound came from, parallel to `sounds`.
     public let soundFiles: [String]
+    /// The pattern's bed, loaded and made a seamless loop; nil without one.
+    public let bed: RenderBed?
 
     /// - Parameter startSeconds: where on the session's clock to begin; the timeline is what is
     ///   left from there (`Timeline.remainder(from:)`).
@@ -37,12 +39,12 @@ public struct SessionPlan: Sendable {
             timeline = rest
         }
         var files: [String] = []
-        for name in timeline.sounds {
-            do {
-                files.append(try bank.resolve(name, usedBy: pattern.cueKey(for: name)))
-            } catch {
-                throw .sound(error)
-            }
+        do {
+            for name in timeline.sounds { files.append(try bank.resolve(name, usedBy: pattern.cueKey(for: name))) }
+            // The bed's file last, prepared with the rest.
+            if let bed = pattern.bed { files.append(try bank.resolve(bed.sound, usedBy: "bed")) }
+        } catch {
+            throw .sound(error)
         }
         var sounds: [RenderSound] = []
         for prepared in Self.prepare(files, sampleRate: sampleRate, channels: channels, cache: bank.cache) {
@@ -50,6 +52,18 @@ public struct SessionPlan: Sendable {
             case .success(let sound): sounds.append(RenderSound(samples: sound.samples, channels: sound.channels))
             case .failure(let error): throw .soundFile(error)
             }
+        }
+        if let bed = pattern.bed, let loaded = sounds.popLast() {
+            files.removeLast()
+            // A second's crossfade hides any seam in a file of the person's own.
+            let looped = RenderBed.seamlessLoop(
+                Array(loaded.samples.buffer), channels: loaded.channels, crossfadeFrames: sampleRate)
+            self.bed = RenderBed(
+                sound: RenderSound(samples: looped, channels: loaded.channels), gain: decibelsToGain(bed.gainDB),
+                fadeInFrames: Int(bed.fadeIn.frame(atRate: sampleRate)),
+                fadeOutFrames: Int(bed.fadeOut.frame(atRate: sampleRate)))
+        } else {
+            self.bed = nil
         }
         self.timeline = timeline
         self.channels = channels
@@ -75,12 +89,12 @@ public struct SessionPlan: Sendable {
     }
 
     public func makeRenderer(masterGainDB: Double = 0) -> SessionRenderer {
-        SessionRenderer(timeline: timeline, sounds: sounds, channels: channels, masterGainDB: masterGainDB)
+        SessionRenderer(timeline: timeline, sounds: sounds, channels: channels, masterGainDB: masterGainDB, bed: bed)
     }
 
     /// How long the session lasts including the longest ring-out after the end, in frames.
     public var totalFrames: Int64 {
-        var last = timeline.plannedEndFrame
+        var last = timeline.plannedEndFrame + Int64(bed?.fadeOutFrames ?? 0)
         for (frame, trigger) in timeline.cueOnsets {
             last = max(last, frame + Int64(sounds[Int(trigger.sound)].frames))
         }

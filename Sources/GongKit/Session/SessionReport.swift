@@ -25,6 +25,11 @@ public struct SessionReport: Sendable, Equatable {
     public var heard: Heard
     /// Intervals between cues heard in a row, by the device's clock (nil: none was measured).
     public var timing: Timing?
+    /// An open sit (`--open`): it lasted until it was stopped, and `plannedSeconds` is what was
+    /// sat before the end cue.
+    public var open: Bool
+    /// The seed of the pattern's random bells (`--seed` sits them again); nil without any.
+    public var seed: UInt64?
     /// Why the session ended before its end, when it could not go on (its device never came
     /// back, its audio stopped).
     public var failure: String?
@@ -74,6 +79,8 @@ public struct SessionReport: Sendable, Equatable {
         deviceLosses = summary.deviceLosses
         cues = summary.cuesPlayed
         maxCueLatenessFrames = summary.maxCueLatenessFrames
+        seed = summary.seed
+        open = summary.openEnded
         heard =
             switch HeardVerdict(summary: summary, timing: cueTiming) {
             case .everyCueOnItsFrame(let jitter): .onFrame(jitterMs: jitter * 1000)
@@ -97,7 +104,7 @@ extension SessionReport: Codable {
     enum Key: String, CodingKey {
         case pattern, rate, plannedSeconds, playedSeconds, plannedCycles, cycles, phases, pauses, skips, stoppedEarly
         case xruns, lostFrames, suspends, deviceLosses, cues, maxCueLatenessFrames
-        case heard, jitterMs, cuesOffFrame, worstOffFrames, deviceTimed, timing, failure
+        case heard, jitterMs, cuesOffFrame, worstOffFrames, deviceTimed, timing, failure, seed, open
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -114,6 +121,8 @@ extension SessionReport: Codable {
         try c.encode(maxCueLatenessFrames, forKey: .maxCueLatenessFrames)
         try c.encodeIfPresent(timing, forKey: .timing)
         try c.encodeIfPresent(failure, forKey: .failure)
+        try c.encodeIfPresent(seed, forKey: .seed)
+        if open { try c.encode(open, forKey: .open) }
         try c.encode(heard.word, forKey: .heard)
         switch heard {
         case .onFrame(let jitter), .roughReports(let jitter): try c.encode(jitter, forKey: .jitterMs)
@@ -140,6 +149,8 @@ extension SessionReport: Codable {
         maxCueLatenessFrames = try c.decode(Int64.self, forKey: .maxCueLatenessFrames)
         timing = try c.decodeIfPresent(Timing.self, forKey: .timing)
         failure = try c.decodeIfPresent(String.self, forKey: .failure)
+        seed = try c.decodeIfPresent(UInt64.self, forKey: .seed)
+        open = try c.decodeIfPresent(Bool.self, forKey: .open) ?? false
         let verdict = try c.decode(String.self, forKey: .heard)
         switch verdict {
         case "onFrame": heard = .onFrame(jitterMs: try c.decode(Double.self, forKey: .jitterMs))

@@ -20,6 +20,12 @@ public struct SessionStatus: Sendable, Equatable, Codable {
     /// The motion of the phase before, so a hold knows whether the lungs are full or empty.
     public var previousMotion: BreathMotion
     public var gainDB: Double
+    /// True for an open sit (`plannedSeconds` is then the longest it may run); nil otherwise,
+    /// so a status from a gong before open sits still reads.
+    public var open: Bool?
+    /// The start delay (`--delay`) at the beginning of `elapsedSeconds` and `plannedSeconds`;
+    /// nil without one.
+    public var startDelaySeconds: Double?
     /// While the session waits for its device: what happened to it.
     public var waitingFor: String?
 
@@ -39,6 +45,10 @@ public struct SessionStatus: Sendable, Equatable, Codable {
         phaseSeconds = position.phaseLengthSeconds
         elapsedSeconds = position.sessionElapsedSeconds
         plannedSeconds = position.sessionLengthSeconds
+        open = timeline.pattern.length == .open ? true : nil
+        if timeline.startDelayFrames > 0 {
+            startDelaySeconds = Double(timeline.startDelayFrames) / Double(timeline.sampleRate)
+        }
         motion = phases[index].motion
         previousMotion = phases[(index + phases.count - 1) % phases.count].motion
         self.gainDB = gainDB

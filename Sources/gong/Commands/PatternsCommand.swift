@@ -78,6 +78,9 @@ enum PatternDescription {
     static func describe(_ pattern: Pattern, timeline: Timeline) -> String {
         var lines = ["\(pattern.name): \(pattern.summary)"]
         if let pace = pattern.pace { lines.append("  pace: \(pace)") }
+        if let delay = pattern.startDelay, delay.isPositive {
+            lines.append("  delay: \(DurationText.format(delay)) before the start cue, counted down")
+        }
         if pattern.warmUp.isPositive { lines.append("  warm-up: \(DurationText.format(pattern.warmUp))") }
         if let start = pattern.startCue { lines.append("  start: \(start)") }
         let totalShares = pattern.phases.reduce(0.0) { $0 + $1.length.doubleValue }
@@ -93,19 +96,28 @@ enum PatternDescription {
                 text += DurationText.format(phase.length)
             }
             if let cue = phase.cue { text += ", cue \(cue)" }
-            if let bell = phase.bell { text += ", bell \(bell.cue) every \(DurationText.format(bell.every))" }
+            if let bell = phase.bell { text += ", bell \(bell.cue) \(bell.spacing)" }
             if phase.motion != .still { text += ", \(phase.motion.rawValue)" }
             lines.append(text)
         }
         if let end = pattern.endCue { lines.append("  end: \(end) (rings out fully)") }
+        if let bed = pattern.bed {
+            lines.append(
+                "  bed: \(Cue(bed.sound, gainDB: bed.gainDB)), fading in over \(DurationText.format(bed.fadeIn)) "
+                    + "and out over \(DurationText.format(bed.fadeOut)) from the end cue")
+        }
         switch pattern.length {
         case .cycles(let count): lines.append("  length: \(count) cycle\(count == 1 ? "" : "s")")
         case .duration(let seconds):
             lines.append("  length: \(DurationText.format(seconds)) → \(timeline.cycleCount) whole cycles")
+        case .open:
+            lines.append("  length: open — cycles repeat until you stop, at most \(PatternLimits.maxSessionText)")
         }
-        lines.append(
-            "  session: \(DurationText.format(seconds: timeline.plannedSeconds)) until the end cue, \(timeline.cueOnsets.count) cues"
-        )
+        if pattern.length != .open {
+            lines.append(
+                "  session: \(DurationText.format(seconds: timeline.plannedSeconds)) until the end cue, \(timeline.cueOnsets.count) cues"
+            )
+        }
         return lines.joined(separator: "\n")
     }
 }

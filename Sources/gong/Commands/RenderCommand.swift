@@ -91,6 +91,9 @@ struct RenderCommand: ParsableCommand {
     }
 
     private func render(format: AudioFileFormat, encoding: SampleEncoding) throws -> (RenderRequest, RenderReport) {
+        guard !patternOptions.open else {
+            throw UsageError("--open: a render needs an end; use --cycles or --duration")
+        }
         var config = try loadConfig()
         var volume = volume
         volume.adopt(&config)
@@ -118,12 +121,15 @@ struct RenderCommand: ParsableCommand {
             }
         let late = report.cues.map { $0.sessionFrame - $0.scheduledFrame }.max() ?? 0
         let speed = report.elapsedSeconds > 0 ? seconds / report.elapsedSeconds : 0
+        // The start delay is in the file but neither sit nor ring-out.
+        let ringOut = seconds - summary.plannedSeconds - (request.pattern.startDelay?.doubleValue ?? 0)
+        let seed = summary.seed.map { "\n" + NoticeFormat.seedLine($0) } ?? ""
         return """
             \(summary.patternName) → \(request.outputPath): \(DurationText.format(seconds: seconds)) at \(request.sampleRate) Hz, \(layout), \(encoding) \(request.format.rawValue.uppercased())
               \(report.cues.count) cues, \(late == 0 ? "every one on its scheduled frame" : "latest \(late) frames late"); \
             \(summary.cyclesCompleted) of \(summary.plannedCycles) cycles
-              planned \(DurationText.format(seconds: summary.plannedSeconds)), then \(DurationText.format(seconds: seconds - summary.plannedSeconds)) of ring-out; \
-            rendered in \(String(format: "%.2f", report.elapsedSeconds)) s (\(Int(speed))× real time)
+              planned \(DurationText.format(seconds: summary.plannedSeconds)), then \(DurationText.format(seconds: ringOut)) of ring-out; \
+            rendered in \(String(format: "%.2f", report.elapsedSeconds)) s (\(Int(speed))× real time)\(seed)
             """
     }
 }

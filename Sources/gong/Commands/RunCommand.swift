@@ -10,10 +10,14 @@ struct RunCommand: AsyncParsableCommand {
             Keys: space pause/resume, s skip the phase, q stop (the end cue rings out).
             Ctrl-C stops the same way; a second Ctrl-C stops at once. Ctrl-Z pauses; after fg the
             session stays paused until you resume it. Without a terminal, one line per event.
+            --open repeats the cycles until you stop (q, gong ctl stop, Ctrl-C), then the end cue
+            plays; the history keeps what you sat. --delay counts down before the start cue.
+            --bed loops a sound under the session (fading in, and out from the end cue).
             Examples:
               gong run two-phase
               gong run two-phase --set meditation=20m --device pulse
               gong run interval --set bell=10m --duration 1h --quiet
+              gong run interval --open --delay 30s --bed brown-noise --bed-gain=-20
             """)
 
     @Argument(

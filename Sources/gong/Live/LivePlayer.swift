@@ -286,13 +286,21 @@ enum LivePlayer {
             case .completing, .completed: .completing
             case .failed: .waitingForDevice(message: status.waitingFor ?? "")
             }
-        return LiveStatus(
+        var live = LiveStatus(
             patternName: status.pattern, phaseName: status.phase, phaseIndex: status.phaseIndex,
             phaseCount: status.phaseCount,
             cycle: status.cycle, cycleCount: status.cycles, phaseElapsed: status.phaseElapsedSeconds,
             phaseLength: status.phaseSeconds, sessionElapsed: status.elapsedSeconds,
             sessionLength: status.plannedSeconds,
             motion: status.motion, previousMotion: status.previousMotion, activity: activity)
+        live.isOpen = status.open == true
+        // The delay is counted down, then left out: the clocks show the sit itself.
+        if let delay = status.startDelaySeconds {
+            if status.elapsedSeconds < delay, activity != .completing { live.startsIn = delay - status.elapsedSeconds }
+            live.sessionElapsed = max(0, status.elapsedSeconds - delay)
+            live.sessionLength = max(0, status.plannedSeconds - delay)
+        }
+        return live
     }
 }
 

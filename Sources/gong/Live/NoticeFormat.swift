@@ -51,13 +51,17 @@ enum NoticeFormat {
 
     static func summary(_ report: SessionReport) -> String {
         var lines = [
-            "\(report.pattern) \(report.stoppedEarly ? "stopped" : "finished"): played \(DurationText.format(seconds: report.playedSeconds)) "
-                + "(planned \(DurationText.format(seconds: report.plannedSeconds))\(report.stoppedEarly ? "" : ", then \(DurationText.format(seconds: report.ringOutSeconds)) ring-out"))"
+            report.open
+                ? "\(report.pattern) finished: sat \(DurationText.format(seconds: report.plannedSeconds)), open-ended "
+                    + "(then \(DurationText.format(seconds: report.ringOutSeconds)) ring-out)"
+                : "\(report.pattern) \(report.stoppedEarly ? "stopped" : "finished"): played \(DurationText.format(seconds: report.playedSeconds)) "
+                    + "(planned \(DurationText.format(seconds: report.plannedSeconds))\(report.stoppedEarly ? "" : ", then \(DurationText.format(seconds: report.ringOutSeconds)) ring-out"))"
         ]
         lines.append(
             "  cycles \(report.cycles) of \(report.plannedCycles) · phases \(report.phases) · pauses \(report.pauses) · skips \(report.skips)"
                 + " · xruns \(report.xruns) · suspends \(report.suspends) · device losses \(report.deviceLosses)")
         lines.append("  cues \(report.cues), " + heard(report))
+        if let seed = report.seed { lines.append(seedLine(seed)) }
         if let timing = report.timing {
             let count = timing.intervals
             var heard =
@@ -72,6 +76,11 @@ enum NoticeFormat {
             lines.append(heard)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// How a live summary and a render say where random bells came from, so they can be rung again.
+    static func seedLine(_ seed: UInt64) -> String {
+        "  random bells drawn from seed \(seed) (--seed \(seed) rings them again)"
     }
 
     /// What the verdict lets the summary say, and no more.

@@ -53,6 +53,14 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The same period with one voice over a bed (12 s of noise looped under it, past its
+    // fade-in, fading out): what a bed costs the audio thread, against Renderer.period1Voice.
+    let bedded = RendererBox(voices: 1, bed: true)
+    Benchmark("Renderer.period1VoiceOverBed", configuration: .init(maxIterations: RendererBox.periodsMeasured)) {
+        benchmark in
+        for _ in benchmark.scaledIterations { bedded.renderPeriod() }
+    }
+
     // The host's own callback pulling 256 frames (5.33 ms at 48 kHz, stereo) from a pull
     // engine: take commands, render, post events with when they are heard — one call per
     // iteration, 100 000 of them, a cue ringing every quarter second.
@@ -116,7 +124,7 @@ final class RendererBox: @unchecked Sendable {
     private var events = RenderEventBuffer()
     private let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: 256 * 2)
 
-    init(voices: Int) {
+    init(voices: Int, bed: Bool = false) {
         let pattern = Pattern(
             name: "crowd", phases: [Phase("strike", length: Rational(1, 4)!, cue: Cue("bowl", gainDB: -30))],
             length: .cycles(voices), endCue: Cue("bowl", gainDB: -30))
@@ -128,7 +136,21 @@ final class RendererBox: @unchecked Sendable {
         }
         // swiftlint:disable:next force_try
         let timeline = try! Timeline(pattern: pattern, sampleRate: RendererBox.rate)
-        renderer = SessionRenderer(timeline: timeline, sounds: [RenderSound(samples: bowl, channels: 1)], channels: 2)
+        // A bed of noise, mono as the bank's is, with a fade-in that is over before the first
+        // period measured. The session's end comes after a quarter second (its end cue is what
+        // rings on), so the bed is fading out while it is measured: a fade-out longer than the
+        // measurement keeps it sounding, at the cost of its most expensive frames (two fades).
+        var state: UInt32 = 1
+        let noise = (0..<(RendererBox.rate * 12)).map { _ -> Float in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return Float(Int32(bitPattern: state)) / Float(Int32.max) * 0.1
+        }
+        renderer = SessionRenderer(
+            timeline: timeline, sounds: [RenderSound(samples: bowl, channels: 1)], channels: 2,
+            bed: bed
+                ? RenderBed(
+                    sound: RenderSound(samples: noise, channels: 1), gain: 0.125, fadeInFrames: 256,
+                    fadeOutFrames: RendererBox.rate * 120) : nil)
         // Until every voice has started.
         for _ in 0..<(voices * RendererBox.rate / 4 / 256 + 2) { renderPeriod() }
         precondition(renderer.activeVoiceCount >= voices, "all \(voices) voices ring")
