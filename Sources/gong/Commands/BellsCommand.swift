@@ -1,0 +1,269 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import GongCore
+import GongKit
+import GongPractice
+import GongTerminal
+
+struct BellsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bells",
+        abstract: "Mindfulness bells through the day, in the foreground, until stopped.",
+        discussion: """
+            Bells are due by the wall clock in the local time zone. A time the clocks spring forward \
+            over rings when the gap ends; one they fall back over rings once. A bell missed while \
+            the machine slept, or jumped over when the clock was set, is skipped and said, never \
+            rung late. Between bells gong holds no device and sleeps on one timer; it opens the \
+            device a few seconds before each bell and rings it as a one-cue session.
+
+            Every flag has a key of the same name in a [bells] section of config.toml (at as a \
+            list, max, seed and gain as numbers); flags override the file key by key.
+
+            Examples:
+              gong bells --every 45m --active 09:00-18:00 --days mon-fri --quiet 12:00-13:00
+              gong bells --at 08:00,12:30,17:00 --sound chime --gain -6
+              gong bells --random 20m-60m --max 12 --seed 7
+            """)
+
+    @Option(help: ArgumentHelp("A bell every so often from the start of the active hours, e.g. 45m.", valueName: "GAP"))
+    var every: String?
+
+    @Option(help: ArgumentHelp("Bells at these times of day, e.g. 08:00,12:30.", valueName: "TIMES"))
+    var at: String?
+
+    @Option(help: ArgumentHelp("Gaps drawn between a least and a most, e.g. 20m-60m.", valueName: "LEAST-MOST"))
+    var random: String?
+
+    @Option(help: ArgumentHelp("When bells may ring, e.g. 09:00-18:00 (default: all day).", valueName: "SPAN"))
+    var active: String?
+
+    @Option(help: ArgumentHelp("Which days, e.g. mon-fri or sat,sun (default: every day).", valueName: "DAYS"))
+    var days: String?
+
+    @Option(help: ArgumentHelp("No bells then, e.g. 12:00-13:00 or 12:00-13:00,22:00-07:00.", valueName: "SPANS"))
+    var quiet: String?
+
+    @Option(help: ArgumentHelp("At most this many bells planned a day.", valueName: "COUNT"))
+    var max: String?
+
+    @Option(help: ArgumentHelp("Random gaps repeat for the same seed (default: one drawn and said).", valueName: "N"))
+    var seed: String?
+
+    @Option(
+        help: ArgumentHelp("The bell's sound: a name from gong sounds, or a file (default: bowl).", valueName: "SOUND"))
+    var sound: String?
+
+    @Option(help: ArgumentHelp("The bell's gain in dB, from -60 to 12 (default: 0).", valueName: "DB"))
+    var gain: String?
+
+    @Option(
+        name: .customLong("device"),
+        help: ArgumentHelp("Playback device, as for gong run (default: the config's, else auto).", valueName: "NAME"))
+    var deviceFlag: String?
+
+    @Option(help: ArgumentHelp("Output latency in milliseconds (default: the route's).", valueName: "MS"))
+    var latency: Double?
+
+    @Flag(help: "Print every bell and its session's events as one JSON object per line (for tools).")
+    var json = false
+
+    @OptionGroup var volume: VolumeOption
+
+    /// How long before its second a bell's device is opened: time for the device to open and the
+    /// cue's warm-up to start (the open time is measured and shown in each bell's JSON line).
+    static let leadNanoseconds: Int64 = 3_000_000_000
+    /// Silence the one-cue session plays before the bell, so the cue is scheduled ahead of the
+    /// device rather than raced onto it.
+    static let warmUpSeconds = Rational(1, 2)!
+
+    func run() async throws {
+        do {
+            try await ringAll()
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    /// The flags as rules; each bad value is one line naming its flag (exit 65, as a bad key is).
+    func flagRules() throws(GongError) -> (rules: BellRules, keys: Set<BellRules.Key>) {
+        let given: [(BellRules.Key, String?)] = [
+            (.every, every), (.at, at), (.random, random), (.active, active), (.days, days), (.quiet, quiet),
+            (.max, max), (.seed, seed), (.sound, sound), (.gain, gain)
+        ]
+        var rules = BellRules()
+        var keys = Set<BellRules.Key>()
+        for case (let key, let text?) in given {
+            do { try rules.set(key, text) } catch {
+                throw .pattern(
+                    PatternError(location: "\(key.flag) \(text)", problem: error.problem, allowed: error.allowed))
+            }
+            keys.insert(key)
+        }
+        return (rules, keys)
+    }
+
+    private func ringAll() async throws {
+        var config = try loadConfig()
+        var volume = volume
+        volume.adopt(&config)
+        try volume.check()
+        config.device.override(deviceFlag, from: .flag("--device"))
+        if let latency { config.latencyMs.override(.some(latency), from: .flag("--latency")) }
+        let flags = try flagRules()
+        let rules: BellRules
+        do {
+            rules = try config.bells.value.overridden(by: flags.rules, keys: flags.keys).checked()
+        } catch {
+            throw UsageError("bells: \(error.problem); use \(error.allowed), or [bells] in config.toml")
+        }
+        let seed = rules.seed ?? UInt64.random(in: 0...UInt64(UInt32.max))
+        guard let plan = BellPlan(rules: rules, zone: .current, seed: seed) else { return }
+        let bank = SoundBank.standard(explicit: nil, extra: config.soundDirectories.value)
+        let cue = Cue(rules.sound ?? "bowl", gainDB: rules.gainDB)
+        do { _ = try bank.resolve(cue.sound, usedBy: "bells") } catch { throw GongError.sound(error) }
+        var keeper = BellKeeper(
+            plan: plan, start: BellAlarm.clocks(), leadNanoseconds: Self.leadNanoseconds,
+            lateToleranceNanoseconds: 1_000_000_000)
+        guard let first = keeper.nextBell else {
+            throw UsageError(
+                "bells: these rules leave no bell in the next eight days; widen --active, --days or --quiet")
+        }
+        guard let alarm = BellAlarm() else { throw UsageError("bells: the kernel refused a timer") }
+        let signals = SignalWatcher()
+        defer { signals.uninstall() }
+        let ringer = BellRinger(
+            cue: cue, bank: bank,
+            options: SessionOptions(
+                device: config.device.value, latencyMs: config.latencyMs.value, gainDB: volume.volume,
+                interactive: false),
+            json: json)
+        say("bells: next at \(first) (\(TimeZone.current.identifier)), seed \(seed); Ctrl-C stops")
+        while true {
+            for decision in keeper.wake(at: BellAlarm.clocks()) {
+                let heard = decision.outcome == .ring ? await ringer.ring(decision.bell) : nil
+                report(decision, heard: heard)
+            }
+            guard let wakeAt = keeper.wakeAt else { return }
+            if case .readable = alarm.wait(untilWall: wakeAt, watching: [signals.wakeFileDescriptor]) {
+                let stop = signals.take().contains {
+                    switch $0 {
+                    case .interrupt, .terminate: true
+                    default: false
+                    }
+                }
+                if stop { return }
+            }
+        }
+    }
+
+    /// One line a bell: for a person (and journald) or, with --json, for tools.
+    private func report(_ decision: BellDecision, heard: BellRinger.Heard?) {
+        let bell = decision.bell
+        if json {
+            var fields: [String: Any] = [
+                "schema": SessionEvent.schemaVersion, "type": "bell", "bell": bell.description, "due": bell.instant,
+                "number": bell.number
+            ]
+            switch decision.outcome {
+            case .ring:
+                fields["outcome"] = heard?.failure == nil ? "rung" : "failed"
+                fields["openMs"] = heard?.openMs
+                fields["offMs"] = heard?.offMs
+                fields["failure"] = heard?.failure
+            case .skipped(let why):
+                fields["outcome"] = "skipped"
+                fields["reason"] = why.rawValue
+            }
+            if let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) {
+                print(String(decoding: data, as: UTF8.self))
+            }
+        } else {
+            switch decision.outcome {
+            case .ring:
+                if let failure = heard?.failure {
+                    print("bell \(bell.number) at \(bell): not rung: \(failure)")
+                } else if let off = heard?.offMs {
+                    print(
+                        "bell \(bell.number) at \(bell): rung, heard \(String(format: "%+.1f", off)) ms from its second"
+                    )
+                } else {
+                    print("bell \(bell.number) at \(bell): rung")
+                }
+            case .skipped(let why):
+                print("bell \(bell.number) at \(bell): skipped: \(Self.words(why))")
+            }
+        }
+        fflush(nil)
+    }
+
+    private func say(_ line: String) {
+        if !json { print(line) }
+        fflush(nil)
+    }
+
+    private static func words(_ skip: BellSkip) -> String {
+        switch skip {
+        case .asleep: "the machine was asleep"
+        case .clockStepped: "the clock was set forward over it"
+        case .late: "gong did not run in time"
+        case .paused: "paused"
+        case .passed: "passed over"
+        }
+    }
+}
+
+/// Rings one bell as a one-cue session, the same engine a sit plays on: the device is opened
+/// when gong wakes, and the session is started so that, after its warm-up and the device's
+/// latency, the cue is heard on the bell's second.
+struct BellRinger {
+    let cue: Cue
+    let bank: SoundBank
+    let options: SessionOptions
+    let json: Bool
+
+    struct Heard {
+        /// How long the device took to open.
+        var openMs: Double?
+        /// How far from its second the cue was heard, by the device's own clock; nil when the
+        /// device gives no time.
+        var offMs: Double?
+        /// Why it was not rung (the device could not be opened or failed).
+        var failure: String?
+    }
+
+    func ring(_ bell: PlannedBell) async -> Heard {
+        let pattern = Pattern(
+            name: "bell", warmUp: BellsCommand.warmUpSeconds, phases: [Phase("bell", length: 1, cue: cue)])
+        let opening = BellAlarm.clocks()
+        let session: GongSession
+        do {
+            session = try GongSession(pattern: pattern, options: options, bank: bank)
+        } catch {
+            return Heard(failure: error.description)
+        }
+        let opened = BellAlarm.clocks()
+        let openMs = Double(opened.monotonic - opening.monotonic) / 1e6
+        let due = bell.instant * 1_000_000_000
+        // The wall clock and the monotonic one (the device's timestamps) are one offset apart.
+        let dueMonotonic = Double(due - opened.wall + opened.monotonic) / 1e9
+        let start = due - Int64((BellsCommand.warmUpSeconds.doubleValue + session.output.latencyMs / 1000) * 1e9)
+        var until = timespec(tv_sec: Int(start / 1_000_000_000), tv_nsec: Int(start % 1_000_000_000))
+        while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &until, nil) == EINTR {}
+        let events = session.events()
+        session.start()
+        var heard = Heard(openMs: openMs)
+        for await event in events {
+            if json { print(event.jsonLine()) }
+            switch event.kind {
+            case .cue:
+                heard.offMs = event.audible.map { ($0 - dueMonotonic) * 1000 }
+            case .failed(let message):
+                heard.failure = message
+            default:
+                break
+            }
+        }
+        return heard
+    }
+}
