@@ -47,6 +47,11 @@ public enum BellSkip: String, Sendable, Equatable {
 public struct BellDecision: Sendable, Equatable {
     public var bell: PlannedBell
     public var outcome: BellOutcome
+
+    public init(bell: PlannedBell, outcome: BellOutcome) {
+        self.bell = bell
+        self.outcome = outcome
+    }
 }
 
 /// Decides, each time `gong bells` wakes, which bells to ring and which were missed, and when to
@@ -67,7 +72,8 @@ public struct BellKeeper: Sendable {
     public private(set) var handledThrough: Int64
     /// No bell rings before this moment (seconds since 1970); nil when not paused.
     public private(set) var pausedUntil: Int64?
-    private var passNext = false
+    /// The next bell is to be passed over (`gong ctl next`).
+    public private(set) var passingOverNext = false
     private var last: BellClocks?
 
     public init(plan: BellPlan, start: BellClocks, leadNanoseconds: Int64, lateToleranceNanoseconds: Int64) {
@@ -102,8 +108,8 @@ public struct BellKeeper: Sendable {
             let outcome: BellOutcome
             if lateness > lateToleranceNanoseconds {
                 outcome = .skipped(slept > 0 ? .asleep : stepped > 0 ? .clockStepped : .late)
-            } else if passNext {
-                passNext = false
+            } else if passingOverNext {
+                passingOverNext = false
                 outcome = .skipped(.passed)
             } else if let pausedUntil, bell.instant < pausedUntil {
                 outcome = .skipped(.paused)
@@ -122,11 +128,11 @@ public struct BellKeeper: Sendable {
 
     public mutating func resume() {
         pausedUntil = nil
-        passNext = false
+        passingOverNext = false
     }
 
     /// The next bell is passed over (`gong ctl next`).
-    public mutating func passOverNext() { passNext = true }
+    public mutating func passOverNext() { passingOverNext = true }
 
     private static func seconds(_ nanoseconds: Int64) -> Int64 {
         nanoseconds >= 0 ? nanoseconds / 1_000_000_000 : (nanoseconds - 999_999_999) / 1_000_000_000

@@ -13,11 +13,7 @@ public struct PlannedBell: Sendable, Equatable, CustomStringConvertible {
     public var number: Int
 
     /// `2026-03-29 02:00`: the day and time of day as the rules name them.
-    public var description: String {
-        let (year, month, dayOfMonth) = CivilDate.from(day: day)
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)-\(two(month))-\(two(dayOfMonth)) \(two(wallSecond / 3600)):\(two(wallSecond % 3600 / 60))"
-    }
+    public var description: String { CivilDate.text(day: day, wallSecond: wallSecond) }
 }
 
 /// The bells that `BellRules` make of each day in one time zone: pure, so a simulated week runs in
@@ -91,6 +87,16 @@ public struct BellPlan: Sendable {
         return Int(local >= 0 ? local / 86400 : (local - 86399) / 86400)
     }
 
+    /// A moment as the zone's wall clock shows it: `2026-03-29 03:00`.
+    public func wallText(_ instant: Int64) -> String { unplannedBell(at: instant).description }
+
+    /// A bell outside the plan (`gong ctl ring`), due at `instant`; numbered 0.
+    public func unplannedBell(at instant: Int64) -> PlannedBell {
+        let day = localDay(of: instant)
+        let wallSecond = Int(instant + Int64(offset(at: instant)) - Int64(day) * 86400)
+        return PlannedBell(instant: instant, day: day, wallSecond: wallSecond, number: 0)
+    }
+
     /// The moment a wall-clock time of a local day happens in the zone: the first of two when the
     /// clocks fall back over it, the end of the gap when they spring forward over it.
     public func instant(day: Int, wallSecond: Int) -> Int64 {
@@ -128,6 +134,13 @@ public enum CivilDate {
         calendar.timeZone = TimeZone(identifier: "UTC")!
         return calendar
     }()
+
+    /// `2026-03-29 02:00`.
+    public static func text(day: Int, wallSecond: Int) -> String {
+        let (year, month, dayOfMonth) = from(day: day)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)-\(two(month))-\(two(dayOfMonth)) \(two(wallSecond / 3600)):\(two(wallSecond % 3600 / 60))"
+    }
 
     public static func from(day: Int) -> (year: Int, month: Int, day: Int) {
         let parts = calendar.dateComponents(

@@ -138,23 +138,80 @@ struct BellsCommand: AsyncParsableCommand {
                 device: config.device.value, latencyMs: config.latencyMs.value, gainDB: volume.volume,
                 interactive: false),
             json: json)
-        say("bells: next at \(first) (\(TimeZone.current.identifier)), seed \(seed); Ctrl-C stops")
+        let control = try BellControlSocket()
+        say(
+            "bells: next at \(first) (\(TimeZone.current.identifier)), seed \(seed); gong ctl at \(control.path); Ctrl-C stops"
+        )
+        var tally = BellTally()
+        func handle(_ decision: BellDecision) async {
+            let heard = decision.outcome == .ring ? await ringer.ring(decision.bell) : nil
+            tally.count(decision, failed: heard?.failure != nil)
+            report(decision, heard: heard)
+        }
         while true {
-            for decision in keeper.wake(at: BellAlarm.clocks()) {
-                let heard = decision.outcome == .ring ? await ringer.ring(decision.bell) : nil
-                report(decision, heard: heard)
-            }
+            for decision in keeper.wake(at: BellAlarm.clocks()) { await handle(decision) }
             guard let wakeAt = keeper.wakeAt else { return }
-            if case .readable = alarm.wait(untilWall: wakeAt, watching: [signals.wakeFileDescriptor]) {
+            switch alarm.wait(untilWall: wakeAt, watching: [signals.wakeFileDescriptor, control.descriptor]) {
+            case .readable(control.descriptor):
+                var ringNow = false
+                control.serveOne { line in answer(line, keeper: &keeper, tally: tally, ringNow: &ringNow) }
+                if ringNow {
+                    // On a whole second, after time to open the device and warm up.
+                    let bell = plan.unplannedBell(at: BellAlarm.clocks().wall / 1_000_000_000 + 2)
+                    await handle(BellDecision(bell: bell, outcome: .ring))
+                }
+            case .readable:
                 let stop = signals.take().contains {
                     switch $0 {
                     case .interrupt, .terminate: true
                     default: false
                     }
                 }
-                if stop { return }
+                if stop {
+                    say("bells: stopped")
+                    return
+                }
+            case .due, .clockSet:
+                break
             }
         }
+    }
+
+    /// Carries out one control line on the keeper; the reply line.
+    private func answer(_ line: String, keeper: inout BellKeeper, tally: BellTally, ringNow: inout Bool) -> String {
+        let (id, parsed) = BellRequest.parse(line)
+        let request: BellRequest
+        switch parsed {
+        case .failure(let failure): return BellControlSocket.reply(id: id, failure: failure)
+        case .success(let taken): request = taken
+        }
+        let now = BellAlarm.clocks().wall / 1_000_000_000
+        switch request {
+        case .status: break
+        case .pause(let pause):
+            keeper.pause(until: pause.end(now: now, plan: keeper.plan))
+            say(
+                "bells: paused"
+                    + (keeper.pausedUntil.map { $0 == .max ? "" : " until \(keeper.plan.wallText($0))" } ?? ""))
+        case .resume:
+            keeper.resume()
+            say("bells: resumed")
+        case .ring: ringNow = true
+        case .next: keeper.passOverNext()
+        }
+        var fields: [String: Any] = [
+            "rungToday": tally.day == keeper.plan.localDay(of: now) ? tally.rung : 0,
+            "skippedToday": tally.day == keeper.plan.localDay(of: now) ? tally.skipped : 0
+        ]
+        if let next = keeper.nextBell {
+            fields["next"] = next.description
+            fields["nextDue"] = next.instant
+            if keeper.passingOverNext { fields["passingOver"] = true }
+        }
+        if let until = keeper.pausedUntil {
+            fields["pausedUntil"] = until == .max ? "resume" : keeper.plan.wallText(until)
+        }
+        return BellControlSocket.reply(id: id, bells: fields)
     }
 
     /// One line a bell: for a person (and journald) or, with --json, for tools.
@@ -179,19 +236,20 @@ struct BellsCommand: AsyncParsableCommand {
                 print(String(decoding: data, as: UTF8.self))
             }
         } else {
+            let name = bell.number == 0 ? "bell (gong ctl ring)" : "bell \(bell.number)"
             switch decision.outcome {
             case .ring:
                 if let failure = heard?.failure {
-                    print("bell \(bell.number) at \(bell): not rung: \(failure)")
+                    print("\(name) at \(bell): not rung: \(failure)")
                 } else if let off = heard?.offMs {
                     print(
                         "bell \(bell.number) at \(bell): rung, heard \(String(format: "%+.1f", off)) ms from its second"
                     )
                 } else {
-                    print("bell \(bell.number) at \(bell): rung")
+                    print("\(name) at \(bell): rung")
                 }
             case .skipped(let why):
-                print("bell \(bell.number) at \(bell): skipped: \(Self.words(why))")
+                print("\(name) at \(bell): skipped: \(Self.words(why))")
             }
         }
         fflush(nil)
@@ -210,6 +268,18 @@ struct BellsCommand: AsyncParsableCommand {
         case .paused: "paused"
         case .passed: "passed over"
         }
+    }
+}
+
+/// Today's bells so far, for `gong ctl status`.
+struct BellTally {
+    var day = Int.min
+    var rung = 0
+    var skipped = 0
+
+    mutating func count(_ decision: BellDecision, failed: Bool) {
+        if decision.bell.day != day { self = BellTally(day: decision.bell.day) }
+        if decision.outcome == .ring && !failed { rung += 1 } else { skipped += 1 }
     }
 }
 
