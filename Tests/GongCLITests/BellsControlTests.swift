@@ -17,6 +17,7 @@ import Testing
         environment["HOME"] = scratch.path
         environment["XDG_RUNTIME_DIR"] = runtime
         environment.removeValue(forKey: "XDG_CONFIG_HOME")
+        environment["XDG_DATA_HOME"] = scratch.path + "/data"
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -55,6 +56,12 @@ import Testing
             rung = said.contains(" 1 rung") || said.contains(" 2 rung")
         }
         #expect(rung)
+
+        // The bell asked for is in the history, and gong stats shows it.
+        let stats = try runGong(
+            ["stats", "--bells", "today"], environment: ["XDG_DATA_HOME": scratch.path + "/data"])
+        #expect(stats.status == 0 && stats.stdout.contains(" rung (gong ctl ring)"), "\(stats)")
+        #expect(try runGong(["stats", "--bells", "2026-02-30"]).status == 64)
 
         process.terminate()
         process.waitUntilExit()

@@ -243,4 +243,21 @@ import Testing
         #expect(merged.timing == .at([36000]) && merged.active == ClockSpan(start: 32400, end: 64800))
         #expect(throws: BellRuleProblem.self) { try BellRules().checked() }
     }
+
+    /// Bells land in the history (schema v3) and come back by their day, in the order they were due.
+    @Test func bellsAreKeptInTheHistoryByDay() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gong-bells-\(UUID().uuidString)")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let history = try SessionHistory(path: path + "/history.sqlite")
+        let plan = try #require(BellPlan(rules: try Self.rules([(.every, "1h")]), zone: Self.berlin, seed: 0))
+        let day = try #require(CivilDate.day(year: 2026, month: 3, day: 29))
+        let bells = plan.bells(onDay: day)
+        try history.save(bell: BellRecord(bells[3], outcome: "skipped", reason: BellSkip.asleep.rawValue))
+        try history.save(bell: BellRecord(bells[1], outcome: "rung", offMs: 0.25))
+        try history.save(bell: BellRecord(plan.bells(onDay: day + 1)[0], outcome: "rung"))
+        let kept = try history.bells(onDay: "2026-03-29")
+        #expect(kept.map(\.time) == ["01:00", "04:00"] && kept.map(\.outcome) == ["rung", "skipped"])
+        #expect(kept[0].offMs == 0.25 && kept[1].reason == "asleep" && kept[0].due == bells[1].instant)
+    }
 }

@@ -143,10 +143,27 @@ struct BellsCommand: AsyncParsableCommand {
             "bells: next at \(first) (\(TimeZone.current.identifier)), seed \(seed); gong ctl at \(control.path); Ctrl-C stops"
         )
         var tally = BellTally()
+        // Bells are kept in the history; one that cannot be opened is said once, and the bells ring on.
+        let history: SessionHistory?
+        do { history = try openHistory() } catch {
+            printError("\(error.description); the bells ring on unrecorded")
+            history = nil
+        }
         func handle(_ decision: BellDecision) async {
             let heard = decision.outcome == .ring ? await ringer.ring(decision.bell) : nil
             tally.count(decision, failed: heard?.failure != nil)
             report(decision, heard: heard)
+            let record: BellRecord =
+                switch decision.outcome {
+                case .ring:
+                    BellRecord(
+                        decision.bell, outcome: heard?.failure == nil ? "rung" : "failed", reason: heard?.failure,
+                        offMs: heard?.offMs)
+                case .skipped(let why): BellRecord(decision.bell, outcome: "skipped", reason: why.rawValue)
+                }
+            do { try history?.save(bell: record) } catch {
+                printError("\(error.description); this bell is not recorded")
+            }
         }
         while true {
             for decision in keeper.wake(at: BellAlarm.clocks()) { await handle(decision) }
