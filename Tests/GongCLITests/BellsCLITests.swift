@@ -47,4 +47,42 @@ import Testing
         #expect(impossible.status == 64)
         #expect(impossible.stderr.hasPrefix("gong: bells: these rules leave no bell in the next eight days"))
     }
+
+    /// --install writes a unit that runs this gong with the flags given, which systemd-analyze
+    /// verifies; without a user manager it says so (exit 69) and leaves the file. --uninstall
+    /// removes it.
+    @Test func installWritesAUnitSystemdVerifiesAndUninstallRemovesIt() throws {
+        let scratch = try ScratchDirectory()
+        let runtime = scratch.path + "/run"
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: runtime)
+        let environment = ["XDG_CONFIG_HOME": scratch.path + "/config", "XDG_RUNTIME_DIR": runtime]
+        let installed = try runGong(
+            ["bells", "--every", "45m", "--quiet", "12:00-13:00", "--device", "null", "--install"],
+            environment: environment)
+        #expect(installed.status == 0 || installed.status == 69, "\(installed)")
+        if installed.status == 69 {
+            #expect(installed.stderr.contains("the unit is written"), "\(installed)")
+        }
+        let path = scratch.path + "/config/systemd/user/gong-bells.service"
+        let unit = try String(contentsOfFile: path, encoding: .utf8)
+        let executable = URL(fileURLWithPath: gongExecutable).resolvingSymlinksInPath().path
+        #expect(
+            unit.contains("\nExecStart=\(executable) bells --every 45m --quiet 12:00-13:00 --device null\n"), "\(unit)")
+        let verify = Process()
+        verify.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
+        verify.arguments = ["--user", "verify", path]
+        verify.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let said = Pipe()
+        verify.standardError = said
+        verify.standardOutput = said
+        try verify.run()
+        let output = String(decoding: said.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        verify.waitUntilExit()
+        #expect(verify.terminationStatus == 0 && output.isEmpty, "\(output)")
+
+        let removed = try runGong(["bells", "--uninstall"], environment: environment)
+        #expect(removed.status == 0 && !FileManager.default.fileExists(atPath: path), "\(removed)")
+        #expect(try runGong(["bells", "--install", "--uninstall"], environment: environment).status == 64)
+    }
 }

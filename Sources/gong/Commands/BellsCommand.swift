@@ -70,6 +70,17 @@ struct BellsCommand: AsyncParsableCommand {
 
     @OptionGroup var volume: VolumeOption
 
+    @Flag(
+        help: ArgumentHelp(
+            "Write a systemd user unit that runs gong bells with these flags, and enable and start it.",
+            discussion:
+                "The unit goes to $XDG_CONFIG_HOME/systemd/user/gong-bells.service; journalctl --user -u gong-bells shows its lines."
+        ))
+    var install = false
+
+    @Flag(help: "Stop, disable and remove the unit --install wrote.")
+    var uninstall = false
+
     /// How long before its second a bell's device is opened: time for the device to open and the
     /// cue's warm-up to start (the open time is measured and shown in each bell's JSON line).
     static let leadNanoseconds: Int64 = 3_000_000_000
@@ -80,6 +91,8 @@ struct BellsCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             try await ringAll()
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
             throw fail(error)
         }
@@ -104,6 +117,8 @@ struct BellsCommand: AsyncParsableCommand {
     }
 
     private func ringAll() async throws {
+        if install && uninstall { throw UsageError("bells: --install or --uninstall, not both") }
+        if uninstall { return try Self.uninstallUnit() }
         var config = try loadConfig()
         var volume = volume
         volume.adopt(&config)
@@ -129,6 +144,7 @@ struct BellsCommand: AsyncParsableCommand {
             throw UsageError(
                 "bells: these rules leave no bell in the next eight days; widen --active, --days or --quiet")
         }
+        if install { return try Self.installUnit() }
         guard let alarm = BellAlarm() else { throw UsageError("bells: the kernel refused a timer") }
         let signals = SignalWatcher()
         defer { signals.uninstall() }
@@ -192,6 +208,69 @@ struct BellsCommand: AsyncParsableCommand {
                 break
             }
         }
+    }
+
+    /// Writes the unit with the flags this gong was given (checked above), then enables and starts
+    /// it. Without a user manager (a container, no login session) the file stays and it says so.
+    static func installUnit() throws {
+        let path = BellsUnit.path()
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        let arguments = CommandLine.arguments.dropFirst().drop { $0 != "bells" }.dropFirst().filter {
+            $0 != "--install"
+        }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try BellsUnit.text(executable: executable, arguments: Array(arguments))
+                .write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            printError("\(path): cannot be written (\(error.localizedDescription)); check the directory's permissions")
+            throw ExitCode(ExitStatus.cannotCreate)
+        }
+        print("bells: wrote \(path)")
+        for step in [["daemon-reload"], ["enable", "--now", BellsUnit.name]] {
+            if let failure = systemctl(step) {
+                printError(
+                    "systemctl --user \(step.joined(separator: " ")): \(failure); the unit is written, "
+                        + "start it with systemctl --user enable --now \(BellsUnit.name) where a user manager runs")
+                throw ExitCode(ExitStatus.unavailable)
+            }
+        }
+        print("bells: enabled and started \(BellsUnit.name); journalctl --user -u gong-bells shows its lines")
+    }
+
+    static func uninstallUnit() throws {
+        let path = BellsUnit.path()
+        // Stopping and disabling may fail for want of a user manager: the file goes regardless.
+        _ = systemctl(["disable", "--now", BellsUnit.name])
+        guard FileManager.default.fileExists(atPath: path) else {
+            print("bells: no unit at \(path)")
+            return
+        }
+        do { try FileManager.default.removeItem(atPath: path) } catch {
+            printError("\(path): cannot be removed (\(error.localizedDescription))")
+            throw ExitCode(ExitStatus.cannotCreate)
+        }
+        _ = systemctl(["daemon-reload"])
+        print("bells: removed \(path)")
+    }
+
+    /// Runs `systemctl --user ARGUMENTS`; nil when it succeeded, else what it said.
+    private static func systemctl(_ arguments: [String]) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["systemctl", "--user"] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        do { try process.run() } catch { return "cannot be run" }
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus != 0 else { return nil }
+        let line = said.split(separator: "\n").first.map(String.init) ?? "exit \(process.terminationStatus)"
+        return line.isEmpty ? "exit \(process.terminationStatus)" : line
     }
 
     /// Carries out one control line on the keeper; the reply line.
