@@ -145,7 +145,10 @@ struct BellsCommand: AsyncParsableCommand {
                 "bells: these rules leave no bell in the next eight days; widen --active, --days or --quiet")
         }
         if install { return try Self.installUnit() }
-        guard let alarm = BellAlarm() else { throw UsageError("bells: the kernel refused a timer") }
+        guard let alarm = BellAlarm() else {
+            printError("bells: the kernel refused a timer (timerfd_create): too many open files?")
+            throw ExitCode(ExitStatus.unavailable)
+        }
         let signals = SignalWatcher()
         defer { signals.uninstall() }
         let ringer = BellRinger(
@@ -380,8 +383,8 @@ struct BellTally {
 }
 
 /// Rings one bell as a one-cue session, the same engine a sit plays on: the device is opened
-/// when gong wakes, and the session is started so that, after its warm-up and the device's
-/// latency, the cue is heard on the bell's second.
+/// when gong wakes, and the session is started so that, after its warm-up, the cue is heard on
+/// the bell's second.
 struct BellRinger {
     let cue: Cue
     let bank: SoundBank
@@ -413,22 +416,36 @@ struct BellRinger {
         let due = bell.instant * 1_000_000_000
         // The wall clock and the monotonic one (the device's timestamps) are one offset apart.
         let dueMonotonic = Double(due - opened.wall + opened.monotonic) / 1e9
-        let start = due - Int64((BellsCommand.warmUpSeconds.doubleValue + session.output.latencyMs / 1000) * 1e9)
+        // A stream's first frames are heard as soon as they are written (its buffer starts empty;
+        // the latency is only how far ahead later writes run), so the session starts one warm-up
+        // before the bell. Measured through PulseAudio: the first frame heard 1-2 ms after start.
+        let start = due - Int64(BellsCommand.warmUpSeconds.doubleValue * 1e9)
         var until = timespec(tv_sec: Int(start / 1_000_000_000), tv_nsec: Int(start % 1_000_000_000))
         while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &until, nil) == EINTR {}
         let events = session.events()
         session.start()
         var heard = Heard(openMs: openMs)
+        // The cue's event may come before the device says when frames are heard: then the first
+        // frame's time, and the cue's frame after it, place it.
+        var cueFrame: Int64?
+        var firstFrameHeard: Double?
         for await event in events {
             if json { print(event.jsonLine()) }
             switch event.kind {
             case .cue:
-                heard.offMs = event.audible.map { ($0 - dueMonotonic) * 1000 }
+                cueFrame = event.frame
+                if let audible = event.audible { heard.offMs = (audible - dueMonotonic) * 1000 }
+            case .firstFrameAudible:
+                firstFrameHeard = event.audible
             case .failed(let message):
                 heard.failure = message
             default:
                 break
             }
+        }
+        if heard.offMs == nil, let cueFrame, let firstFrameHeard {
+            let heardAt = firstFrameHeard + Double(cueFrame) / Double(session.output.rate)
+            heard.offMs = (heardAt - dueMonotonic) * 1000
         }
         return heard
     }
