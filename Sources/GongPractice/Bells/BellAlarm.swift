@@ -1,5 +1,4 @@
 import CGongTimer
-import Foundation
 import Glibc
 
 /// The one wait `gong bells` makes between bells: a timer on the wall clock set for the next
@@ -9,7 +8,7 @@ import Glibc
 /// fires it on resume, and `TFD_TIMER_CANCEL_ON_SET` wakes the wait when the wall clock is set
 /// (NTP, a person), so a clock step reschedules at once instead of waiting out a stale timer. It
 /// is a file descriptor, so the wait can watch signals and a control socket beside it.
-public final class BellAlarm: Sendable {
+public final class BellAlarm {
     /// Why a wait ended.
     public enum Wake: Sendable, Equatable {
         /// The timer expired.
@@ -50,17 +49,6 @@ public final class BellAlarm: Sendable {
         var expirations: UInt64 = 0
         // ECANCELED: the wall clock was set while the timer was armed.
         return read(descriptor, &expirations, 8) < 0 && errno == ECANCELED ? .clockSet : .due
-    }
-
-    /// `wait` on a thread of its own, so no thread of Swift's cooperative pool is held in a
-    /// blocking call between bells: one that is keeps libdispatch's pool monitor waking every
-    /// second (measured: 597 wake-ups and 19 ms of CPU in 590 s; none once moved off the pool).
-    public func waitOffThePool(untilWall wall: Int64, watching others: [Int32]) async -> Wake {
-        await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: self.wait(untilWall: wall, watching: others)) }
-            thread.name = "gong bells wait"
-            thread.start()
-        }
     }
 
     /// The three clocks now.

@@ -187,9 +187,7 @@ struct BellsCommand: AsyncParsableCommand {
         while true {
             for decision in keeper.wake(at: BellAlarm.clocks()) { await handle(decision) }
             guard let wakeAt = keeper.wakeAt else { return }
-            switch await alarm.waitOffThePool(
-                untilWall: wakeAt, watching: [signals.wakeFileDescriptor, control.descriptor])
-            {
+            switch alarm.wait(untilWall: wakeAt, watching: [signals.wakeFileDescriptor, control.descriptor]) {
             case .readable(control.descriptor):
                 var ringNow = false
                 control.serveOne { line in answer(line, keeper: &keeper, tally: tally, ringNow: &ringNow) }
