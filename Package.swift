@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "CGongStreams", dependencies: ["CPipeWire", "CJack"]),
         // The commit gong was built from, handed in at build time (`gong --version`).
         .target(name: "CGongBuild"),
+        // The wall-clock timer gong bells sleeps on between bells (timerfd).
+        .target(name: "CGongTimer"),
 
         // Pure Swift: patterns, timeline, state machine, mixer, lock-free rings. No C, no clocks.
         .target(name: "GongCore"),
@@ -48,7 +50,10 @@ let package = Package(
         // file, the control channel. Built on GongKit, never the other way round.
         .target(
             name: "GongPractice",
-            dependencies: ["GongKit", "GongCore", "GongAudio", "TOMLKit", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "GongKit", "GongCore", "GongAudio", "CGongTimer", "TOMLKit",
+                .product(name: "GRDB", package: "GRDB.swift")
+            ]
         ),
         // `gong bench`: timing jitter measured on a live device, and gong against the players
         // people use instead, found in a recording of what was heard.

@@ -21,7 +21,8 @@ struct Gong: AsyncParsableCommand {
             """,
         version: GongVersion.description,
         subcommands: [
-            RunCommand.self, BreatheCommand.self, ResumeCommand.self, RenderCommand.self, CtlCommand.self,
+            RunCommand.self, BreatheCommand.self, BellsCommand.self, ResumeCommand.self, RenderCommand.self,
+            CtlCommand.self,
             HistoryCommand.self, BenchCommand.self,
             StatsCommand.self, ConfigCommand.self, PatternsCommand.self, SoundsCommand.self, DevicesCommand.self
         ]

@@ -264,7 +264,8 @@ import Testing
             #expect(refused.status == 65, "\(arguments)")
             #expect(
                 refused.stderr == "gong: \(configDirectory)/config.toml:2: latnecy = 5: unknown key; use one of "
-                    + "device, latency, volume, pattern, patterns, sounds, day-starts, streak-minimum, streaks\n")
+                    + "device, latency, volume, pattern, patterns, sounds, day-starts, streak-minimum, streaks"
+                    + " or [bells]\n")
         }
     }
 

@@ -68,7 +68,7 @@ import Testing
         }
         #expect(
             error("device = \"null\"\nlatnecy = 5") == "c.toml:2: latnecy = 5: unknown key; use one of "
-                + GongConfig.keys.joined(separator: ", "))
+                + GongConfig.keys.joined(separator: ", ") + " or [bells]")
         #expect(error("latency = 5000") == "c.toml:1: latency = 5000: out of range; use 1 to 2000 ms")
         #expect(error("volume = \"loud\"") == "c.toml:1: volume = \"loud\": out of range; use a gain from -60 to 12 dB")
         #expect(

@@ -61,6 +61,9 @@ public struct GongConfig: Sendable {
     public var dayStartsAt = Setting(value: DayBoundary.standard, source: .standard)
     public var streakMinimumSeconds = Setting(value: 60.0, source: .standard)
     public var showStreaks = Setting(value: true, source: .standard)
+    /// `[bells]`, for `gong bells`, and which of its keys the file set (flags override only those).
+    public var bells = Setting(value: BellRules(), source: .standard)
+    public var bellKeys: Set<BellRules.Key> = []
 
     /// The keys a config file may hold.
     public static let keys = [
@@ -155,8 +158,12 @@ public struct GongConfig: Sendable {
             case "streaks":
                 guard let show = value.bool else { throw fail(key, value, "not true or false", "true or false") }
                 showStreaks.override(show, from: source)
+            case "bells":
+                let read = try BellRules.read(value, path: path, lines: lines)
+                bells.override(read.rules, from: source)
+                bellKeys = read.keys
             default:
-                throw fail(key, value, "unknown key", "one of " + Self.keys.joined(separator: ", "))
+                throw fail(key, value, "unknown key", "one of " + Self.keys.joined(separator: ", ") + " or [bells]")
             }
         }
     }

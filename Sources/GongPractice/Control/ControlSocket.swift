@@ -82,6 +82,31 @@ public enum ControlSockets {
         }
     }
 
+    /// A non-blocking listening socket at `path(pid: getpid())`, 0600 in its 0700 directory
+    /// (made if need be): what a session's server and `gong bells` both listen on.
+    static func listen(directory: String) throws(ControlSocketError) -> (path: String, descriptor: Int32) {
+        let path = path(pid: getpid(), directory: directory)
+        try ControlServer.prepare(directory: directory)
+        // A socket left at this path (a killed process that had this pid) answers no one.
+        if let live = try? connect(path) { Glibc.close(live) } else { unlink(path) }
+        let listener = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard listener >= 0 else { throw ControlSocketError(path: path, operation: "socket", code: errno) }
+        var address = try unixAddress(path)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        // The directory is 0700 already; the socket is made 0600 before anyone is listened to.
+        guard bound == 0, chmod(path, 0o600) == 0, Glibc.listen(listener, 16) == 0 else {
+            let code = errno
+            Glibc.close(listener)
+            throw ControlSocketError(path: path, operation: "bind", code: code)
+        }
+        return (path, listener)
+    }
+
     static func unixAddress(_ path: String) throws(ControlSocketError) -> sockaddr_un {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -128,26 +153,7 @@ public final class ControlServer: Sendable {
 
     /// Listens at `ControlSockets.path(pid: getpid())`, making the directory (0700) if need be.
     public init(session: GongSession, directory: String = ControlSockets.directory()) throws(ControlSocketError) {
-        path = ControlSockets.path(pid: getpid(), directory: directory)
-        try Self.prepare(directory: directory)
-        // A socket left at this path (a killed process that had this pid) answers no one.
-        if let live = try? ControlSockets.connect(path) { Glibc.close(live) } else { unlink(path) }
-        let listener = socket(
-            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard listener >= 0 else { throw ControlSocketError(path: path, operation: "socket", code: errno) }
-        var address = try ControlSockets.unixAddress(path)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        // The directory is 0700 already; the socket is made 0600 before anyone is listened to.
-        guard bound == 0, chmod(path, 0o600) == 0, listen(listener, 16) == 0 else {
-            let code = errno
-            Glibc.close(listener)
-            throw ControlSocketError(path: path, operation: "bind", code: code)
-        }
-        self.listener = listener
+        (path, listener) = try ControlSockets.listen(directory: directory)
         let thread = Thread { [self] in
             serve(session)
             done.signal()

@@ -84,6 +84,18 @@ public final class SessionHistory: Sendable {
         migrator.registerMigration("v2: resumed sessions") { db in
             try db.alter(table: "sitting") { table in table.add(column: "resumedFrom", .text) }
         }
+        migrator.registerMigration("v3: bells") { db in
+            try db.create(table: "bell") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("due", .integer).notNull().indexed()
+                table.column("day", .text).notNull().indexed()
+                table.column("time", .text).notNull()
+                table.column("number", .integer).notNull()
+                table.column("outcome", .text).notNull()
+                table.column("reason", .text)
+                table.column("offMs", .double)
+            }
+        }
         return migrator
     }
 
@@ -112,6 +124,16 @@ public final class SessionHistory: Sendable {
             return try request.fetchAll(db)
         }
         return found.map(\.asSeenNow)
+    }
+
+    /// Keeps a bell of `gong bells`, rung or skipped.
+    public func save(bell: BellRecord) throws(HistoryError) {
+        try write { db in try bell.insert(db) }
+    }
+
+    /// The bells of a local calendar date (`2026-11-26`), in the order they were due.
+    public func bells(onDay day: String) throws(HistoryError) -> [BellRecord] {
+        try read { db in try BellRecord.filter(Column("day") == day).order(Column("due")).fetchAll(db) }
     }
 
     private func write(_ body: @escaping @Sendable (Database) throws -> Void) throws(HistoryError) {

@@ -9,7 +9,7 @@ struct CtlCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
         abstract:
-            "Control a session started with --control socket: status, pause, resume, skip, stop, gain DB, events.",
+            "Control a session started with --control socket, or gong bells: status, pause, resume, skip, stop, gain DB, events; for bells ring, next, pause 1h|until 14:00|today.",
         discussion: """
             Finds the session by its socket in $XDG_RUNTIME_DIR/gong; with several running, name one
             with --pid (without, they are listed). events prints the session's events as JSON lines
@@ -18,6 +18,8 @@ struct CtlCommand: ParsableCommand {
               gong ctl status
               gong ctl gain -6
               gong ctl --pid 4242 pause
+              gong ctl pause until 14:00     (gong bells: no bell until then)
+              gong ctl ring                  (gong bells: a bell now)
             """)
 
     @Option(help: "The process id of the session to control (see gong ctl status with several).")
@@ -26,11 +28,13 @@ struct CtlCommand: ParsableCommand {
     @Flag(help: "Print the reply as it came, one JSON object.")
     var json = false
 
-    @Argument(help: "status, pause, resume, skip, stop, gain, or events.")
+    @Argument(help: "status, pause, resume, skip, stop, gain, events; for gong bells also ring and next.")
     var command: String
 
     /// Taken as it comes, so that `gain -6` is a value, not an unknown flag.
-    @Argument(parsing: .allUnrecognized, help: "For gain: the master gain in dB, from -60 to 12.")
+    @Argument(
+        parsing: .allUnrecognized,
+        help: "For gain: the master gain in dB, from -60 to 12. For pause of gong bells: 1h, until 14:00, or today.")
     var values: [String] = []
 
     private var value: String? { values.first }
@@ -46,7 +50,7 @@ struct CtlCommand: ParsableCommand {
     }
 
     private func control() throws {
-        let names = ["status", "pause", "resume", "skip", "stop", "gain", "events"]
+        let names = ["status", "pause", "resume", "skip", "stop", "gain", "events", "ring", "next"]
         guard names.contains(command) else {
             throw UsageError("ctl \(command): unknown command; use one of \(names.joined(separator: ", "))")
         }
@@ -60,10 +64,14 @@ struct CtlCommand: ParsableCommand {
                     "ctl gain \(value): not a number; use a gain in dB from -60 to 12, e.g. gong ctl gain -6")
             }
             request["decibels"] = decibels
+        } else if command == "pause", !values.isEmpty {
+            try Self.pauseLength(values).forEach { request[$0.key] = $0.value }
         } else if let value {
             throw UsageError("ctl \(command) \(value): \(command) takes no value")
         }
-        if values.count > 1 { throw UsageError("ctl \(command) \(values.joined(separator: " ")): one value at most") }
+        if values.count > 1, command != "pause" {
+            throw UsageError("ctl \(command) \(values.joined(separator: " ")): one value at most")
+        }
         let target = try session()
         let descriptor = try ControlSockets.connect(target.path)
         defer { close(descriptor) }
@@ -82,6 +90,10 @@ struct CtlCommand: ParsableCommand {
             if json { print(replyLine) }
         } else if let status = reply.status {
             print(Self.describe(status, pid: target.pid))
+        } else if let object = try? JSONSerialization.jsonObject(with: Data(replyLine.utf8)) as? [String: Any],
+            let bells = object["bells"] as? [String: Any]
+        {
+            print(Self.describe(bells: bells, pid: target.pid))
         }
         if let error = reply.error {
             printError(error.message)
@@ -137,6 +149,38 @@ struct CtlCommand: ParsableCommand {
         var lines = ControlSockets.LineReader(descriptor: descriptor)
         guard let line = lines.next() else { return nil }
         return try JSONDecoder().decode(ControlProtocol.Reply.self, from: Data(line.utf8)).status
+    }
+
+    /// `pause 1h`, `pause until 14:00`, `pause today` (for gong bells) as the request's fields.
+    static func pauseLength(_ words: [String]) throws -> [String: Any] {
+        let allowed = "use a duration such as 1h, until 14:00, or today"
+        switch words.count {
+        case 1 where words[0] == "today":
+            return ["today": true]
+        case 1:
+            guard let seconds = DurationText.seconds(words[0]), seconds.isPositive else {
+                throw UsageError("ctl pause \(words[0]): not a duration; \(allowed)")
+            }
+            return ["seconds": seconds.doubleValue]
+        case 2 where words[0] == "until":
+            guard DayBoundary(text: words[1]) != nil else {
+                throw UsageError("ctl pause until \(words[1]): not a time of day; use one such as 14:00")
+            }
+            return ["until": words[1]]
+        default:
+            throw UsageError("ctl pause \(words.joined(separator: " ")): \(allowed)")
+        }
+    }
+
+    /// `bells (pid 4242): next 2026-11-26 10:30, 3 rung and 1 skipped today, paused until 14:00`.
+    static func describe(bells: [String: Any], pid: Int32) -> String {
+        var text = "bells (pid \(pid)): next " + ((bells["next"] as? String) ?? "none")
+        if bells["passingOver"] as? Bool == true { text += " (to be passed over)" }
+        text += ", \((bells["rungToday"] as? Int) ?? 0) rung and \((bells["skippedToday"] as? Int) ?? 0) skipped today"
+        if let until = bells["pausedUntil"] as? String {
+            text += until == "resume" ? ", paused until gong ctl resume" : ", paused until \(until)"
+        }
+        return text
     }
 
     static func describe(_ status: SessionStatus, pid: Int32) -> String {

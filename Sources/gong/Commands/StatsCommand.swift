@@ -12,7 +12,8 @@ struct StatsCommand: ParsableCommand {
         discussion: """
             A session counts when at least --minimum of it was played, however it ended. A day
             begins at --day-starts (4:00 by default), so a sit just after midnight counts for the
-            day before and does not break a streak.
+            day before and does not break a streak. --bells shows a day's bells of gong bells
+            instead: each rung or skipped, and why.
             """)
 
     @Option(
@@ -35,8 +36,15 @@ struct StatsCommand: ParsableCommand {
     @Flag(help: "The figures as one JSON object.")
     var json = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Show the bells of gong bells on a day instead: today, yesterday or a date such as 2026-11-26.",
+            valueName: "DAY"))
+    var bells: String?
+
     func run() throws {
         do {
+            if let bells { return try showBells(on: bells) }
             var config = try loadConfig()
             if let dayStarts {
                 guard let boundary = DayBoundary(text: dayStarts) else {
@@ -76,6 +84,41 @@ struct StatsCommand: ParsableCommand {
             print(Self.text(stats, showStreaks: showStreaks).joined(separator: "\n"))
         } catch {
             throw fail(error)
+        }
+    }
+
+    /// One line a bell of the day, after a count of them.
+    private func showBells(on text: String) throws {
+        let now = Date()
+        let today = Int(
+            ((now.timeIntervalSince1970 + Double(TimeZone.current.secondsFromGMT(for: now))) / 86400).rounded(.down))
+        let parts = text.split(separator: "-").compactMap { Int($0) }
+        let number: Int? =
+            switch text {
+            case "today": today
+            case "yesterday": today - 1
+            default: parts.count == 3 ? CivilDate.day(year: parts[0], month: parts[1], day: parts[2]) : nil
+            }
+        guard let number else {
+            throw UsageError("--bells \(text): not a day; use today, yesterday or a date such as 2026-11-26")
+        }
+        // The bells' own form of a date: the plan's day, as their records name it.
+        let day = String(CivilDate.text(day: number, wallSecond: 0).prefix(10))
+        let records = try openHistory().bells(onDay: day)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(records), as: UTF8.self))
+            return
+        }
+        let rung = records.filter { $0.outcome == "rung" }.count
+        print("bells on \(day): \(rung) rung, \(records.count - rung) not")
+        for record in records {
+            var line = "  \(record.time)  \(record.outcome)"
+            if let reason = record.reason { line += ": " + reason }
+            if let off = record.offMs { line += String(format: " (heard %+.1f ms from its second)", off) }
+            if record.number == 0 { line += " (gong ctl ring)" }
+            print(line)
         }
     }
 

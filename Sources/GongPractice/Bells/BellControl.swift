@@ -1,0 +1,137 @@
+import Foundation
+import Glibc
+
+/// What `gong ctl` asks of `gong bells`, one JSON object a line on the same socket a session
+/// listens on (`ControlSockets`), answered with a reply line like a session's:
+///
+///     → {"command": "status", "id": 1}
+///     ← {"type": "reply", "id": 1, "ok": true, "bells": {"next": "2026-11-26 10:30", …}}
+///     → {"command": "pause", "seconds": 3600}     (or "until": "14:00", or "today": true)
+///     → {"command": "resume"}  {"command": "ring"}  {"command": "next"}
+public enum BellRequest: Sendable, Equatable {
+    case status
+    /// No bell until the pause ends; the bells meanwhile are skipped and said.
+    case pause(BellPause)
+    case resume
+    /// A bell now, outside the plan.
+    case ring
+    /// Pass over the next planned bell.
+    case next
+
+    public static let names = ["status", "pause", "resume", "ring", "next"]
+
+    /// A line taken apart: the request and the id to echo, or why it cannot be carried out.
+    public static func parse(_ line: String) -> (id: JSONValue?, result: Result<BellRequest, ControlProtocol.Failure>) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            return (
+                nil, .failure(.init(code: .malformed, message: "not a JSON object, e.g. {\"command\": \"status\"}"))
+            )
+        }
+        let id: JSONValue? =
+            if let number = object["id"] as? Double { .number(number) } else {
+                (object["id"] as? String).map { .string($0) }
+            }
+        let known = names.joined(separator: ", ")
+        guard let name = object["command"] as? String, names.contains(name) else {
+            return (id, .failure(.init(code: .unknownCommand, message: "gong bells takes one of \(known)")))
+        }
+        switch name {
+        case "status": return (id, .success(.status))
+        case "resume": return (id, .success(.resume))
+        case "ring": return (id, .success(.ring))
+        case "next": return (id, .success(.next))
+        default: break
+        }
+        if let seconds = object["seconds"] as? Double {
+            guard seconds.isFinite, seconds > 0, seconds <= 366 * 86400 else {
+                return (id, .failure(.init(code: .badArgument, message: "pause seconds: from 1 to a year")))
+            }
+            return (id, .success(.pause(.seconds(Int64(seconds.rounded(.up))))))
+        }
+        if let until = object["until"] as? String {
+            guard let time = DayBoundary(text: until) else {
+                return (
+                    id, .failure(.init(code: .badArgument, message: "pause until \(until): use a time such as 14:00"))
+                )
+            }
+            return (id, .success(.pause(.until(wallSecond: time.secondsAfterMidnight))))
+        }
+        if object["today"] as? Bool == true { return (id, .success(.pause(.today))) }
+        return (id, .success(.pause(.indefinitely)))
+    }
+}
+
+/// How long a pause lasts.
+public enum BellPause: Sendable, Equatable {
+    case seconds(Int64)
+    /// Until the wall clock next shows this time of day.
+    case until(wallSecond: Int)
+    /// Until the next local day begins.
+    case today
+    /// Until `resume`.
+    case indefinitely
+
+    /// When the pause ends (seconds since 1970) for one begun at `now`, on `plan`'s clock.
+    public func end(now: Int64, plan: BellPlan) -> Int64 {
+        let today = plan.localDay(of: now)
+        switch self {
+        case .seconds(let seconds): return now + seconds
+        case .until(let second):
+            let todays = plan.instant(day: today, wallSecond: second)
+            return todays > now ? todays : plan.instant(day: today + 1, wallSecond: second)
+        case .today: return plan.instant(day: today + 1, wallSecond: 0)
+        case .indefinitely: return Int64.max
+        }
+    }
+}
+
+/// The socket `gong bells` listens on. It is served from the bells' own loop, one request per
+/// connection, so the keeper is only ever touched from one place and nothing runs between bells
+/// but the wait.
+public final class BellControlSocket {
+    public let path: String
+    public let descriptor: Int32
+
+    public init(directory: String = ControlSockets.directory()) throws(ControlSocketError) {
+        (path, descriptor) = try ControlSockets.listen(directory: directory)
+    }
+
+    deinit {
+        unlink(path)
+        close(descriptor)
+    }
+
+    /// Takes the waiting connection's request and writes `answer`'s reply line. A client that
+    /// sends nothing within a second is dropped, so a stuck one cannot hold up a bell.
+    public func serveOne(_ answer: (String) -> String) {
+        // On Linux the accepted socket blocks (it inherits no O_NONBLOCK), within the timeout.
+        let connection = accept(descriptor, nil, nil)
+        guard connection >= 0 else { return }
+        _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+        defer { close(connection) }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var lines = ControlSockets.LineReader(descriptor: connection)
+        guard let line = lines.next() else { return }
+        let reply = answer(line) + "\n"
+        _ = reply.withCString { send(connection, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// The reply line: `fields` under `bells` when it succeeded, else the failure.
+    public static func reply(
+        id: JSONValue?, bells fields: [String: Any]? = nil, failure: ControlProtocol.Failure? = nil
+    )
+        -> String
+    {
+        var object: [String: Any] = ["schema": 1, "type": "reply", "ok": failure == nil]
+        switch id {
+        case .number(let number): object["id"] = number == number.rounded() ? Int64(number) as Any : number
+        case .string(let string): object["id"] = string
+        case nil: break
+        }
+        if let fields { object["bells"] = fields }
+        if let failure { object["error"] = ["code": failure.code.rawValue, "message": failure.message] }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+}

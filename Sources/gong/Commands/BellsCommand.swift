@@ -1,0 +1,452 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import GongCore
+import GongKit
+import GongPractice
+import GongTerminal
+
+struct BellsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bells",
+        abstract: "Mindfulness bells through the day, in the foreground, until stopped.",
+        discussion: """
+            Bells are due by the wall clock in the local time zone. A time the clocks spring forward \
+            over rings when the gap ends; one they fall back over rings once. A bell missed while \
+            the machine slept, or jumped over when the clock was set, is skipped and said, never \
+            rung late. Between bells gong holds no device and sleeps on one timer; it opens the \
+            device a few seconds before each bell and rings it as a one-cue session.
+
+            Every flag has a key of the same name in a [bells] section of config.toml (at as a \
+            list, max, seed and gain as numbers); flags override the file key by key.
+
+            Examples:
+              gong bells --every 45m --active 09:00-18:00 --days mon-fri --quiet 12:00-13:00
+              gong bells --at 08:00,12:30,17:00 --sound chime --gain -6
+              gong bells --random 20m-60m --max 12 --seed 7
+            """)
+
+    @Option(help: ArgumentHelp("A bell every so often from the start of the active hours, e.g. 45m.", valueName: "GAP"))
+    var every: String?
+
+    @Option(help: ArgumentHelp("Bells at these times of day, e.g. 08:00,12:30.", valueName: "TIMES"))
+    var at: String?
+
+    @Option(help: ArgumentHelp("Gaps drawn between a least and a most, e.g. 20m-60m.", valueName: "LEAST-MOST"))
+    var random: String?
+
+    @Option(help: ArgumentHelp("When bells may ring, e.g. 09:00-18:00 (default: all day).", valueName: "SPAN"))
+    var active: String?
+
+    @Option(help: ArgumentHelp("Which days, e.g. mon-fri or sat,sun (default: every day).", valueName: "DAYS"))
+    var days: String?
+
+    @Option(help: ArgumentHelp("No bells then, e.g. 12:00-13:00 or 12:00-13:00,22:00-07:00.", valueName: "SPANS"))
+    var quiet: String?
+
+    @Option(help: ArgumentHelp("At most this many bells planned a day.", valueName: "COUNT"))
+    var max: String?
+
+    @Option(help: ArgumentHelp("Random gaps repeat for the same seed (default: one drawn and said).", valueName: "N"))
+    var seed: String?
+
+    @Option(
+        help: ArgumentHelp("The bell's sound: a name from gong sounds, or a file (default: bowl).", valueName: "SOUND"))
+    var sound: String?
+
+    @Option(help: ArgumentHelp("The bell's gain in dB, from -60 to 12 (default: 0).", valueName: "DB"))
+    var gain: String?
+
+    @Option(
+        name: .customLong("device"),
+        help: ArgumentHelp("Playback device, as for gong run (default: the config's, else auto).", valueName: "NAME"))
+    var deviceFlag: String?
+
+    @Option(help: ArgumentHelp("Output latency in milliseconds (default: the route's).", valueName: "MS"))
+    var latency: Double?
+
+    @Flag(help: "Print every bell and its session's events as one JSON object per line (for tools).")
+    var json = false
+
+    @OptionGroup var volume: VolumeOption
+
+    @Flag(
+        help: ArgumentHelp(
+            "Write a systemd user unit that runs gong bells with these flags, and enable and start it.",
+            discussion:
+                "The unit goes to $XDG_CONFIG_HOME/systemd/user/gong-bells.service; journalctl --user -u gong-bells shows its lines."
+        ))
+    var install = false
+
+    @Flag(help: "Stop, disable and remove the unit --install wrote.")
+    var uninstall = false
+
+    /// How long before its second a bell's device is opened: time for the device to open and the
+    /// cue's warm-up to start (the open time is measured and shown in each bell's JSON line).
+    static let leadNanoseconds: Int64 = 3_000_000_000
+    /// Silence the one-cue session plays before the bell, so the cue is scheduled ahead of the
+    /// device rather than raced onto it.
+    static let warmUpSeconds = Rational(1, 2)!
+
+    func run() async throws {
+        do {
+            try await ringAll()
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    /// The flags as rules; each bad value is one line naming its flag (exit 65, as a bad key is).
+    func flagRules() throws(GongError) -> (rules: BellRules, keys: Set<BellRules.Key>) {
+        let given: [(BellRules.Key, String?)] = [
+            (.every, every), (.at, at), (.random, random), (.active, active), (.days, days), (.quiet, quiet),
+            (.max, max), (.seed, seed), (.sound, sound), (.gain, gain)
+        ]
+        var rules = BellRules()
+        var keys = Set<BellRules.Key>()
+        for case (let key, let text?) in given {
+            do { try rules.set(key, text) } catch {
+                throw .pattern(
+                    PatternError(location: "\(key.flag) \(text)", problem: error.problem, allowed: error.allowed))
+            }
+            keys.insert(key)
+        }
+        return (rules, keys)
+    }
+
+    private func ringAll() async throws {
+        if install && uninstall { throw UsageError("bells: --install or --uninstall, not both") }
+        if uninstall { return try Self.uninstallUnit() }
+        var config = try loadConfig()
+        var volume = volume
+        volume.adopt(&config)
+        try volume.check()
+        config.device.override(deviceFlag, from: .flag("--device"))
+        if let latency { config.latencyMs.override(.some(latency), from: .flag("--latency")) }
+        let flags = try flagRules()
+        let rules: BellRules
+        do {
+            rules = try config.bells.value.overridden(by: flags.rules, keys: flags.keys).checked()
+        } catch {
+            throw UsageError("bells: \(error.problem); use \(error.allowed), or [bells] in config.toml")
+        }
+        let seed = rules.seed ?? UInt64.random(in: 0...UInt64(UInt32.max))
+        guard let plan = BellPlan(rules: rules, zone: .current, seed: seed) else { return }
+        let bank = SoundBank.standard(explicit: nil, extra: config.soundDirectories.value)
+        let cue = Cue(rules.sound ?? "bowl", gainDB: rules.gainDB)
+        do { _ = try bank.resolve(cue.sound, usedBy: "bells") } catch { throw GongError.sound(error) }
+        var keeper = BellKeeper(
+            plan: plan, start: BellAlarm.clocks(), leadNanoseconds: Self.leadNanoseconds,
+            lateToleranceNanoseconds: 1_000_000_000)
+        guard let first = keeper.nextBell else {
+            throw UsageError(
+                "bells: these rules leave no bell in the next eight days; widen --active, --days or --quiet")
+        }
+        if install { return try Self.installUnit() }
+        guard let alarm = BellAlarm() else {
+            printError("bells: the kernel refused a timer (timerfd_create): too many open files?")
+            throw ExitCode(ExitStatus.unavailable)
+        }
+        let signals = SignalWatcher()
+        defer { signals.uninstall() }
+        let ringer = BellRinger(
+            cue: cue, bank: bank,
+            options: SessionOptions(
+                device: config.device.value, latencyMs: config.latencyMs.value, gainDB: volume.volume,
+                interactive: false),
+            json: json)
+        let control = try BellControlSocket()
+        say(
+            "bells: next at \(first) (\(TimeZone.current.identifier)), seed \(seed); gong ctl at \(control.path); Ctrl-C stops"
+        )
+        var tally = BellTally()
+        // Bells are kept in the history; one that cannot be opened is said once, and the bells ring on.
+        let history: SessionHistory?
+        do { history = try openHistory() } catch {
+            printError("\(error.description); the bells ring on unrecorded")
+            history = nil
+        }
+        func handle(_ decision: BellDecision) async {
+            let heard = decision.outcome == .ring ? await ringer.ring(decision.bell) : nil
+            tally.count(decision, failed: heard?.failure != nil)
+            report(decision, heard: heard)
+            let record: BellRecord =
+                switch decision.outcome {
+                case .ring:
+                    BellRecord(
+                        decision.bell, outcome: heard?.failure == nil ? "rung" : "failed", reason: heard?.failure,
+                        offMs: heard?.offMs)
+                case .skipped(let why): BellRecord(decision.bell, outcome: "skipped", reason: why.rawValue)
+                }
+            do { try history?.save(bell: record) } catch {
+                printError("\(error.description); this bell is not recorded")
+            }
+        }
+        while true {
+            for decision in keeper.wake(at: BellAlarm.clocks()) { await handle(decision) }
+            guard let wakeAt = keeper.wakeAt else { return }
+            switch alarm.wait(untilWall: wakeAt, watching: [signals.wakeFileDescriptor, control.descriptor]) {
+            case .readable(control.descriptor):
+                var ringNow = false
+                control.serveOne { line in answer(line, keeper: &keeper, tally: tally, ringNow: &ringNow) }
+                if ringNow {
+                    // On a whole second, after time to open the device and warm up.
+                    let bell = plan.unplannedBell(at: BellAlarm.clocks().wall / 1_000_000_000 + 2)
+                    await handle(BellDecision(bell: bell, outcome: .ring))
+                }
+            case .readable:
+                let stop = signals.take().contains {
+                    switch $0 {
+                    case .interrupt, .terminate: true
+                    default: false
+                    }
+                }
+                if stop {
+                    say("bells: stopped")
+                    return
+                }
+            case .due, .clockSet:
+                break
+            }
+        }
+    }
+
+    /// Writes the unit with the flags this gong was given (checked above), then enables and starts
+    /// it. Without a user manager (a container, no login session) the file stays and it says so.
+    static func installUnit() throws {
+        let path = BellsUnit.path()
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        let arguments = CommandLine.arguments.dropFirst().drop { $0 != "bells" }.dropFirst().filter {
+            $0 != "--install"
+        }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try BellsUnit.text(executable: executable, arguments: Array(arguments))
+                .write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            printError("\(path): cannot be written (\(error.localizedDescription)); check the directory's permissions")
+            throw ExitCode(ExitStatus.cannotCreate)
+        }
+        print("bells: wrote \(path)")
+        for step in [["daemon-reload"], ["enable", "--now", BellsUnit.name]] {
+            if let failure = systemctl(step) {
+                printError(
+                    "systemctl --user \(step.joined(separator: " ")): \(failure); the unit is written, "
+                        + "start it with systemctl --user enable --now \(BellsUnit.name) where a user manager runs")
+                throw ExitCode(ExitStatus.unavailable)
+            }
+        }
+        print("bells: enabled and started \(BellsUnit.name); journalctl --user -u gong-bells shows its lines")
+    }
+
+    static func uninstallUnit() throws {
+        let path = BellsUnit.path()
+        // Stopping and disabling may fail for want of a user manager: the file goes regardless.
+        _ = systemctl(["disable", "--now", BellsUnit.name])
+        guard FileManager.default.fileExists(atPath: path) else {
+            print("bells: no unit at \(path)")
+            return
+        }
+        do { try FileManager.default.removeItem(atPath: path) } catch {
+            printError("\(path): cannot be removed (\(error.localizedDescription))")
+            throw ExitCode(ExitStatus.cannotCreate)
+        }
+        _ = systemctl(["daemon-reload"])
+        print("bells: removed \(path)")
+    }
+
+    /// Runs `systemctl --user ARGUMENTS`; nil when it succeeded, else what it said.
+    private static func systemctl(_ arguments: [String]) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["systemctl", "--user"] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        do { try process.run() } catch { return "cannot be run" }
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus != 0 else { return nil }
+        let line = said.split(separator: "\n").first.map(String.init) ?? "exit \(process.terminationStatus)"
+        return line.isEmpty ? "exit \(process.terminationStatus)" : line
+    }
+
+    /// Carries out one control line on the keeper; the reply line.
+    private func answer(_ line: String, keeper: inout BellKeeper, tally: BellTally, ringNow: inout Bool) -> String {
+        let (id, parsed) = BellRequest.parse(line)
+        let request: BellRequest
+        switch parsed {
+        case .failure(let failure): return BellControlSocket.reply(id: id, failure: failure)
+        case .success(let taken): request = taken
+        }
+        let now = BellAlarm.clocks().wall / 1_000_000_000
+        switch request {
+        case .status: break
+        case .pause(let pause):
+            keeper.pause(until: pause.end(now: now, plan: keeper.plan))
+            say(
+                "bells: paused"
+                    + (keeper.pausedUntil.map { $0 == .max ? "" : " until \(keeper.plan.wallText($0))" } ?? ""))
+        case .resume:
+            keeper.resume()
+            say("bells: resumed")
+        case .ring: ringNow = true
+        case .next: keeper.passOverNext()
+        }
+        var fields: [String: Any] = [
+            "rungToday": tally.day == keeper.plan.localDay(of: now) ? tally.rung : 0,
+            "skippedToday": tally.day == keeper.plan.localDay(of: now) ? tally.skipped : 0
+        ]
+        if let next = keeper.nextBell {
+            fields["next"] = next.description
+            fields["nextDue"] = next.instant
+            if keeper.passingOverNext { fields["passingOver"] = true }
+        }
+        if let until = keeper.pausedUntil {
+            fields["pausedUntil"] = until == .max ? "resume" : keeper.plan.wallText(until)
+        }
+        return BellControlSocket.reply(id: id, bells: fields)
+    }
+
+    /// One line a bell: for a person (and journald) or, with --json, for tools.
+    private func report(_ decision: BellDecision, heard: BellRinger.Heard?) {
+        let bell = decision.bell
+        if json {
+            var fields: [String: Any] = [
+                "schema": SessionEvent.schemaVersion, "type": "bell", "bell": bell.description, "due": bell.instant,
+                "number": bell.number
+            ]
+            switch decision.outcome {
+            case .ring:
+                fields["outcome"] = heard?.failure == nil ? "rung" : "failed"
+                fields["openMs"] = heard?.openMs
+                fields["offMs"] = heard?.offMs
+                fields["failure"] = heard?.failure
+            case .skipped(let why):
+                fields["outcome"] = "skipped"
+                fields["reason"] = why.rawValue
+            }
+            if let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) {
+                print(String(decoding: data, as: UTF8.self))
+            }
+        } else {
+            let name = bell.number == 0 ? "bell (gong ctl ring)" : "bell \(bell.number)"
+            switch decision.outcome {
+            case .ring:
+                if let failure = heard?.failure {
+                    print("\(name) at \(bell): not rung: \(failure)")
+                } else if let off = heard?.offMs {
+                    print(
+                        "bell \(bell.number) at \(bell): rung, heard \(String(format: "%+.1f", off)) ms from its second"
+                    )
+                } else {
+                    print("\(name) at \(bell): rung")
+                }
+            case .skipped(let why):
+                print("\(name) at \(bell): skipped: \(Self.words(why))")
+            }
+        }
+        fflush(nil)
+    }
+
+    private func say(_ line: String) {
+        if !json { print(line) }
+        fflush(nil)
+    }
+
+    private static func words(_ skip: BellSkip) -> String {
+        switch skip {
+        case .asleep: "the machine was asleep"
+        case .clockStepped: "the clock was set forward over it"
+        case .late: "gong did not run in time"
+        case .paused: "paused"
+        case .passed: "passed over"
+        }
+    }
+}
+
+/// Today's bells so far, for `gong ctl status`.
+struct BellTally {
+    var day = Int.min
+    var rung = 0
+    var skipped = 0
+
+    mutating func count(_ decision: BellDecision, failed: Bool) {
+        if decision.bell.day != day { self = BellTally(day: decision.bell.day) }
+        if decision.outcome == .ring && !failed { rung += 1 } else { skipped += 1 }
+    }
+}
+
+/// Rings one bell as a one-cue session, the same engine a sit plays on: the device is opened
+/// when gong wakes, and the session is started so that, after its warm-up, the cue is heard on
+/// the bell's second.
+struct BellRinger {
+    let cue: Cue
+    let bank: SoundBank
+    let options: SessionOptions
+    let json: Bool
+
+    struct Heard {
+        /// How long the device took to open.
+        var openMs: Double?
+        /// How far from its second the cue was heard, by the device's own clock; nil when the
+        /// device gives no time.
+        var offMs: Double?
+        /// Why it was not rung (the device could not be opened or failed).
+        var failure: String?
+    }
+
+    func ring(_ bell: PlannedBell) async -> Heard {
+        let pattern = Pattern(
+            name: "bell", warmUp: BellsCommand.warmUpSeconds, phases: [Phase("bell", length: 1, cue: cue)])
+        let opening = BellAlarm.clocks()
+        let session: GongSession
+        do {
+            session = try GongSession(pattern: pattern, options: options, bank: bank)
+        } catch {
+            return Heard(failure: error.description)
+        }
+        let opened = BellAlarm.clocks()
+        let openMs = Double(opened.monotonic - opening.monotonic) / 1e6
+        let due = bell.instant * 1_000_000_000
+        // The wall clock and the monotonic one (the device's timestamps) are one offset apart.
+        let dueMonotonic = Double(due - opened.wall + opened.monotonic) / 1e9
+        // A stream's first frames are heard as soon as they are written (its buffer starts empty;
+        // the latency is only how far ahead later writes run), so the session starts one warm-up
+        // before the bell. Measured through PulseAudio: the first frame heard 1-2 ms after start.
+        let start = due - Int64(BellsCommand.warmUpSeconds.doubleValue * 1e9)
+        var until = timespec(tv_sec: Int(start / 1_000_000_000), tv_nsec: Int(start % 1_000_000_000))
+        while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &until, nil) == EINTR {}
+        let events = session.events()
+        session.start()
+        var heard = Heard(openMs: openMs)
+        // The cue's event may come before the device says when frames are heard: then the first
+        // frame's time, and the cue's frame after it, place it.
+        var cueFrame: Int64?
+        var firstFrameHeard: Double?
+        for await event in events {
+            if json { print(event.jsonLine()) }
+            switch event.kind {
+            case .cue:
+                cueFrame = event.frame
+                if let audible = event.audible { heard.offMs = (audible - dueMonotonic) * 1000 }
+            case .firstFrameAudible:
+                firstFrameHeard = event.audible
+            case .failed(let message):
+                heard.failure = message
+            default:
+                break
+            }
+        }
+        if heard.offMs == nil, let cueFrame, let firstFrameHeard {
+            let heardAt = firstFrameHeard + Double(cueFrame) / Double(session.output.rate)
+            heard.offMs = (heardAt - dueMonotonic) * 1000
+        }
+        return heard
+    }
+}
