@@ -95,6 +95,22 @@ public enum ControlProtocol {
             )
         }
         var request = Request(id: id, command: command)
+        // A length is what `gong bells` takes with pause (BellControl); a session pauses until it
+        // is resumed, and a length it would ignore is refused rather than dropped.
+        if command == .pause,
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let length = ["seconds", "until", "today"].first(where: { object[$0] != nil })
+        {
+            return (
+                id,
+                .failure(
+                    Failure(
+                        code: .badArgument,
+                        message:
+                            "a session pauses until it is resumed: \"\(length)\" is for gong bells; send pause without it"
+                    ))
+            )
+        }
         if command == .gain {
             guard let gain = try? decoder.decode(Gain.self, from: data) else {
                 return (
