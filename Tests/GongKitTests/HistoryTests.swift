@@ -179,7 +179,7 @@ import Testing
         }
         try stopped.send(.stop)
         let stoppedReport = await stopped.report()
-        for recording in recordings { #expect(recording.waitForEnd(timeoutSeconds: 30)) }
+        for recording in recordings { #expect(await recording.waitForEnd(timeoutSeconds: 30)) }
         #expect(failures.withLock { $0 }.isEmpty)
 
         let first = try #require(try history.record(id: recordings[0].record.id))
@@ -208,7 +208,7 @@ import Testing
         session.start()
         let report = await session.report()
         #expect(report.cycles == 1 && !report.stoppedEarly, "played to its end while its writes waited")
-        #expect(recording.waitForEnd(timeoutSeconds: 60))
+        #expect(await recording.waitForEnd(timeoutSeconds: 60))
         let told = failures.withLock { $0 }
         guard case .history(let error)? = told.first, told.count == 1 else {
             Issue.record("told once: \(told)")

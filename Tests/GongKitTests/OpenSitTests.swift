@@ -41,7 +41,7 @@ import Testing
         let ringOut = GongSessionPullTests.pullToTheEnd(session, channels: 2, sizes: [block])
         #expect(ringOut[0..<96].contains { $0 != 0 }, "the end cue sounds on the first frame after the stop")
         let report = await session.report()
-        #expect(recorder.waitForEnd(timeoutSeconds: 120))
+        #expect(await recorder.waitForEnd(timeoutSeconds: 60))
 
         var cues: [(sound: String, frame: Int64?, late: Int64)] = []
         for await event in events {

@@ -128,7 +128,7 @@ import Testing
         #expect(written?.device == "null" && written?.parameters == "--set sit=1h" && written?.processID == getpid())
         try session.send(.stop)
         _ = await session.report()
-        #expect(recorder.waitForEnd(timeoutSeconds: 30))
+        #expect(await recorder.waitForEnd(timeoutSeconds: 30))
         #expect(!FileManager.default.fileExists(atPath: scratch.store.path(for: recorder.record.id)))
         #expect(try SessionHistory(path: history).record(id: recorder.record.id)?.ending == .stopped)
     }
@@ -183,7 +183,7 @@ import Testing
         try session.send(.stop)
         while session.render(into: buffer, frames: 4800) != .over {}
         _ = await session.report()
-        #expect(recorder.waitForEnd(timeoutSeconds: 30))
+        #expect(await recorder.waitForEnd(timeoutSeconds: 30))
     }
 
     /// A resumed session begins at the snapshot's position, plays only what is left, counts on
@@ -210,7 +210,7 @@ import Testing
         recorder.marksResumed(earlier)
         session.start()
         let report = await session.report()
-        #expect(recorder.waitForEnd(timeoutSeconds: 30))
+        #expect(await recorder.waitForEnd(timeoutSeconds: 30))
         #expect(report.plannedSeconds == 9.5)
         #expect(report.phases == 3)
         #expect(try history.record(id: interrupted.id)?.ending == .resumed)

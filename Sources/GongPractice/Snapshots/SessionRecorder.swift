@@ -161,6 +161,16 @@ public final class SessionRecorder: Sendable {
         return written.wait(timeout: deadline) == .success
     }
 
+    /// The same wait for async code. It blocks a thread of its own, never one of Swift's
+    /// cooperative pool: that pool has as many threads as cores (two on the machines gong is
+    /// tested on), the recorder's own event task needs one of them for the end to come, and a
+    /// caller blocking one while another test blocks the other waits out its timeout for nothing.
+    public func waitForEnd(timeoutSeconds: Double) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: self.waitForEnd(timeoutSeconds: timeoutSeconds)) }.start()
+        }
+    }
+
     private func take(_ event: SessionEvent, status: SessionStatus?) {
         let update: Update? = state.withLock { state in
             guard !state.finished else { return nil }

@@ -230,7 +230,7 @@ enum LivePlayer {
         fflush(nil)
         // The last write, so the history has the session before the process ends; a locked file
         // is waited for at most as long as one write waits.
-        _ = recorder.waitForEnd(timeoutSeconds: SessionHistory.busySeconds + 1)
+        _ = await recorder.waitForEnd(timeoutSeconds: SessionHistory.busySeconds + 1)
         if let failure = ended.failure {
             printError(failure)
             return ExitStatus.unavailable
