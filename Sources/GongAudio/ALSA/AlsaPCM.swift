@@ -210,6 +210,7 @@ public func listPlaybackDevices() -> [AudioDeviceInfo] {
             case .jack: description += " (gong plays it as a JACK client, not through ALSA)"
             case .pipeWire: description += " (gong plays it as a PipeWire stream, not through ALSA)"
             case .pulseAudio: description += " (gong plays it as a PulseAudio client, not through ALSA)"
+            case .snapcast, .snapcastUnreadable: description += " (gong feeds it to a snapserver, not through ALSA)"
             }
             return AudioDeviceInfo(name: hint.name, description: description)
         }
