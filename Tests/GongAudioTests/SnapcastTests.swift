@@ -63,7 +63,7 @@ import Testing
             address: try #require(SnapcastAddress("\(path)?control=127.0.0.1:\(control.port)&buffer=700")))
         let configuration = device.configuration
         #expect(configuration.format == .int16 && configuration.rate == 48000 && configuration.bufferFrames == 4800)
-        #expect(configuration.heardAfterNanoseconds == 700_000_000)
+        #expect(configuration.heardAfterNanoseconds == 720_000_000)  // the buffer asked and the 20 ms chunk
         #expect(device.rooms.map(\.id) == ["room-a", "room-b"] && device.streamID == "gong")
 
         // Sample n of channel c is n * 2 + c: any frame lost, repeated or split wrongly shows.
@@ -123,7 +123,7 @@ import Testing
         {"id":"room-a","connected":true,"config":{"latency":0,"name":"kitchen"},"host":{"name":"vm"}},\
         {"id":"room-b","connected":false,"config":{"latency":40,"name":""},"host":{"name":"vm"}}]}],\
         "streams":[{"id":"gong","status":"idle","uri":{"scheme":"pipe","path":"\(fifo)","host":"",\
-        "query":{"sampleformat":"48000:16:2"},"raw":"pipe://\(fifo)?name=gong"}},\
+        "query":{"sampleformat":"48000:16:2","chunk_ms":"20"},"raw":"pipe://\(fifo)?name=gong"}},\
         {"id":"radio","status":"idle","uri":{"scheme":"tcp","path":"","host":"127.0.0.1:4953",\
         "query":{"sampleformat":"48000:16:2"},"raw":"tcp://127.0.0.1:4953?name=radio"}}]}}}
         """ + "\r\n"

@@ -15,6 +15,8 @@ public struct SnapcastStatus: Equatable, Sendable {
         public var host: String
         /// `RATE:BITS:CHANNELS`, as the server's `sampleformat`.
         public var sampleFormat: String
+        /// How much the server reads of the source at a time (`chunk_ms`, 20 by default).
+        public var chunkMs: Int
         /// `playing` or `idle`.
         public var status: String
         public var uri: String
@@ -56,7 +58,8 @@ public struct SnapcastStatus: Equatable, Sendable {
             return Stream(
                 id: stream["id"] as? String ?? "", scheme: uri["scheme"] as? String ?? "",
                 path: uri["path"] as? String ?? "", host: uri["host"] as? String ?? "",
-                sampleFormat: query["sampleformat"] as? String ?? "", status: stream["status"] as? String ?? "",
+                sampleFormat: query["sampleformat"] as? String ?? "",
+                chunkMs: Int(query["chunk_ms"] as? String ?? "") ?? 20, status: stream["status"] as? String ?? "",
                 uri: uri["raw"] as? String ?? "")
         }
         rooms = (server["groups"] as? [[String: Any]] ?? []).flatMap { group in
