@@ -117,12 +117,48 @@ import Testing
         device.close()
     }
 
-    static func reply(fifo: String) -> String {
+    /// An idle stream gets a second of silence ahead of the session's first frame, paced like
+    /// the rest, and the status counts it as still to be heard.
+    @Test func anIdleStreamGetsASecondOfSilenceFirst() throws {
+        let directory = try FakeControl.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/fifo"
+        #expect(mkfifo(path, 0o600) == 0)
+        let control = try FakeControl(reply: Self.reply(fifo: path, status: "idle"))
+        let reader = open(path, O_RDONLY | O_NONBLOCK)
+        defer { close(reader) }
+        let device = try SnapcastPCM(
+            PCMRequest(device: "snapcast:" + path, latencyMs: 100),
+            address: try #require(SnapcastAddress("\(path)?control=127.0.0.1:\(control.port)")))
+        defer { device.close() }
+        let started = MonotonicTime.now()
+        var drained = 0
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var result: Int32 = 0
+        while result != 1 {
+            result = device.wait(timeoutMs: 200)
+            #expect(result >= 0)
+            let count = read(reader, &buffer, buffer.count)
+            if count > 0 {
+                #expect(buffer[0..<count].allSatisfy { $0 == 0 })
+                drained += count
+            }
+        }
+        let waited = MonotonicTime.now().seconds - started.seconds
+        // 48000 frames of silence; ready once no more than the buffer (100 ms) of it is left.
+        #expect(waited > 0.85 && waited < 1.3, "\(waited)")
+        let status = try #require(device.status())
+        #expect(drained + status.delayFrames * 4 == 48000 * 4)
+        let one: [Int16] = [1, 1]
+        #expect(one.withUnsafeBytes { device.writeInterleaved($0.baseAddress!, frames: 1) } == 1)
+    }
+
+    static func reply(fifo: String, status: String = "playing") -> String {
         """
         {"id":1,"jsonrpc":"2.0","result":{"server":{"groups":[{"id":"g1","stream_id":"gong","clients":[\
         {"id":"room-a","connected":true,"config":{"latency":0,"name":"kitchen"},"host":{"name":"vm"}},\
         {"id":"room-b","connected":false,"config":{"latency":40,"name":""},"host":{"name":"vm"}}]}],\
-        "streams":[{"id":"gong","status":"idle","uri":{"scheme":"pipe","path":"\(fifo)","host":"",\
+        "streams":[{"id":"gong","status":"\(status)","uri":{"scheme":"pipe","path":"\(fifo)","host":"",\
         "query":{"sampleformat":"48000:16:2","chunk_ms":"20"},"raw":"pipe://\(fifo)?name=gong"}},\
         {"id":"radio","status":"idle","uri":{"scheme":"tcp","path":"","host":"127.0.0.1:4953",\
         "query":{"sampleformat":"48000:16:2"},"raw":"tcp://127.0.0.1:4953?name=radio"}}]}}}

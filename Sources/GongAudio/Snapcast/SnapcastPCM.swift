@@ -39,6 +39,16 @@ public final class SnapcastPCM: PCM {
     /// The last write found no room: waits are for the descriptor then, not for the model.
     private var full = false
     private var wakeDescriptor: Int32 = -1
+    /// Silence still to go before the session's first frame (bytes), and a period of it to send.
+    private var leadInBytes: Int
+    private let silence: UnsafeMutableRawBufferPointer
+
+    /// How much silence goes ahead of the session when the stream was idle. A snapclient whose
+    /// stream has been idle for 5 s lets go of its player, and takes it again when audio comes;
+    /// its PulseAudio player then drops what arrives while its latency is not yet known (0.26:
+    /// "outputBufferDacTime > bufferMs"): the session's first cue was missing in both rooms in
+    /// three runs of three after such a pause, and heard with a second of silence ahead of it.
+    public static let idleLeadInSeconds = 1.0
 
     /// This route's buffer unless asked otherwise: it cannot take back what it wrote, so a key
     /// press waits out the buffer (and then the server's), as through ALSA.
@@ -122,6 +132,9 @@ public final class SnapcastPCM: PCM {
         self.rate = Int64(rate)
         streamID = stream.id
         rooms = status.rooms.filter { $0.streamID == stream.id }
+        leadInBytes = stream.status == "playing" ? 0 : Int(Self.idleLeadInSeconds * Double(rate)) * frameBytes
+        silence = .allocate(byteCount: max(1, period) * frameBytes, alignment: 16)
+        silence.initializeMemory(as: UInt8.self, repeating: 0)
         configuration = PCMConfiguration(
             device: name, rate: rate, channels: request.channels, format: format, periodFrames: min(period, buffer),
             bufferFrames: buffer, soundServer: true,
@@ -129,7 +142,43 @@ public final class SnapcastPCM: PCM {
             heardAfterNanoseconds: Int64(address.bufferMs + stream.chunkMs) * 1_000_000)
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        silence.deallocate()
+    }
+
+    /// A snapserver's pipe and tcp sources as the device names that feed them, with the rooms
+    /// that play each; none when no server answers at `host:port` within `timeoutMs`.
+    public static func streams(
+        host: String = "127.0.0.1", port: Int = SnapcastAddress.defaultControlPort, timeoutMs: Int32 = 500
+    )
+        -> [AudioDeviceInfo]
+    {
+        guard case .success(let status) = SnapcastStatus.ask(host: host, port: port, timeoutMs: timeoutMs) else {
+            return []
+        }
+        let control =
+            port == SnapcastAddress.defaultControlPort && host == "127.0.0.1" ? "" : "?control=\(host):\(port)"
+        return status.streams.compactMap { stream in
+            let source: String
+            switch stream.scheme {
+            case "pipe": source = stream.path
+            case "tcp":
+                // A server listening on every address is reached at its control's host.
+                let listening = stream.host.split(separator: ":").last.map(String.init) ?? ""
+                source = "tcp://\(host):\(listening)"
+            default: return nil
+            }
+            let rooms = status.rooms.filter { $0.streamID == stream.id }.map { room in
+                room.name + (room.connected ? "" : " (away)")
+                    + (room.latencyMs == 0 ? "" : " (latency \(room.latencyMs) ms)")
+            }
+            return AudioDeviceInfo(
+                name: "snapcast:" + source + control,
+                description: "Snapcast stream '\(stream.id)' (\(stream.sampleFormat), \(stream.status)), played in "
+                    + (rooms.isEmpty ? "no room yet" : rooms.joined(separator: ", ")))
+        }
+    }
 
     /// Linux's `F_GETPIPE_SZ` (`F_LINUX_SPECIFIC_BASE + 8`), which Glibc's module does not show.
     private static let getPipeSize: Int32 = 1024 + 8
@@ -181,7 +230,9 @@ public final class SnapcastPCM: PCM {
     }
 
     public func writeInterleaved(_ bytes: UnsafeRawPointer, frames: Int) -> Int {
-        guard let descriptor else { return Int(-ENODEV) }
+        guard descriptor != nil else { return Int(-ENODEV) }
+        // `wait` answers ready only once the lead-in is out; a write before that waits too.
+        guard leadInBytes == 0 else { return Int(-EAGAIN) }
         let now = MonotonicTime.now().nanoseconds
         if startNanoseconds == nil {
             startNanoseconds = now
@@ -191,9 +242,18 @@ public final class SnapcastPCM: PCM {
             startNanoseconds = now - FrameTime.nanoseconds(ofFrames: writtenFrames, rate: rate)
             return Int(-EPIPE)
         }
-        let count = frames * frameBytes - sentOfNextFrame
-        guard count > 0 else { return 0 }
-        let sent = send(descriptor, bytes + sentOfNextFrame, count)
+        return send(bytes + sentOfNextFrame, frames * frameBytes - sentOfNextFrame)
+    }
+
+    /// Sends `count` bytes, the first of them part way into a frame when the last send ended
+    /// there: the frames it completed, or a negative errno.
+    private func send(_ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+        guard let descriptor, count > 0 else { return descriptor == nil ? Int(-ENODEV) : 0 }
+        let sent: Int
+        switch address.source {
+        case .fifo: sent = Glibc.write(descriptor, bytes, count)
+        case .tcp: sent = Glibc.send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
+        }
         guard sent >= 0 else {
             switch errno {
             case EAGAIN:
@@ -210,23 +270,32 @@ public final class SnapcastPCM: PCM {
         return total / frameBytes
     }
 
-    /// `send` on a socket, `write` on a pipe; never a signal (a pipe's reader gone is `EPIPE`,
-    /// and gong ignores SIGPIPE on the way in).
-    private func send(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-        switch address.source {
-        case .fifo: Glibc.write(descriptor, bytes, count)
-        case .tcp: Glibc.send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
-        }
+    /// Sends as much of the lead-in as the buffer has room for; a negative errno if it failed.
+    private func feedLeadIn(at now: Int64) -> Int32 {
+        if startNanoseconds == nil { startNanoseconds = now }
+        let room = Int(max(0, Int64(configuration.bufferFrames) - queued(at: now))) * frameBytes
+        let count = min(leadInBytes, room, silence.count - sentOfNextFrame)
+        guard count > 0, let base = silence.baseAddress else { return 0 }
+        let before = writtenFrames * Int64(frameBytes) + Int64(sentOfNextFrame)
+        let result = send(base, count)
+        if result < 0 { return result == Int(-EAGAIN) ? 0 : Int32(result) }
+        leadInBytes -= Int(writtenFrames * Int64(frameBytes) + Int64(sentOfNextFrame) - before)
+        return 0
     }
 
     public func wait(timeoutMs: Int32) -> Int32 {
         guard let descriptor else { return -ENODEV }
         var timeout = Int64(timeoutMs) * 1_000_000
         if !full {
-            let room = Int64(configuration.bufferFrames) - queued(at: MonotonicTime.now().nanoseconds)
+            let now = MonotonicTime.now().nanoseconds
+            if leadInBytes > 0 {
+                let failed = feedLeadIn(at: now)
+                if failed < 0 { return failed }
+            }
+            let room = Int64(configuration.bufferFrames) - queued(at: now)
             let short = Int64(configuration.periodFrames) - room
-            if short <= 0 { return 1 }
-            timeout = min(timeout, FrameTime.nanoseconds(ofFrames: short, rate: rate))
+            if short <= 0 && leadInBytes == 0 { return 1 }
+            timeout = min(timeout, FrameTime.nanoseconds(ofFrames: max(short, 1), rate: rate))
         }
         // The descriptor is watched for its end (POLLERR, POLLHUP) and, when full, for room.
         var watched = (
@@ -251,7 +320,7 @@ public final class SnapcastPCM: PCM {
             return 1
         }
         let room = Int64(configuration.bufferFrames) - queued(at: MonotonicTime.now().nanoseconds)
-        return room >= Int64(configuration.periodFrames) ? 1 : 0
+        return room >= Int64(configuration.periodFrames) && leadInBytes == 0 ? 1 : 0
     }
 
     public func recover(_ error: Int32) -> Int32 { error == -EPIPE ? 0 : error }
