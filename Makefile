@@ -63,7 +63,7 @@ demo: build
 # running; and every process started carries GONG_TEST_RUN in its environment, so that
 # scripts/check-leftovers.sh can tell, at the very end, that none of them is still alive (else
 # make test fails, naming them).
-REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests|LiveJackTests
+REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests|LiveJackTests|LiveSnapcastTests
 test: lint
 	@scripts/install-deps.sh test
 	@export GONG_TEST_RUN=make-test-$$$$; \
