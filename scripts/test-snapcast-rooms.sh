@@ -28,14 +28,13 @@ export XDG_STATE_HOME=$work/state XDG_DATA_HOME=$work/data XDG_CONFIG_HOME=$work
 mkdir -p "$XDG_RUNTIME_DIR" "$work/snapserver" && chmod 700 "$XDG_RUNTIME_DIR"
 pids=()
 
+# Everything is stopped with SIGKILL: a process started by a Swift test inherits its blocked
+# SIGTERM (the recordings are raw, so nothing is left to finish).
 stop_all() {
   local pid
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  done
-  [ -f "$PULSE_RUNTIME_PATH/pid" ] && kill -TERM "$(cat "$PULSE_RUNTIME_PATH/pid")" 2>/dev/null || true
+  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  [ -f "$PULSE_RUNTIME_PATH/pid" ] && kill -KILL "$(cat "$PULSE_RUNTIME_PATH/pid")" 2>/dev/null || true
+  wait 2>/dev/null || true
   sleep 0.5
   if [ "${KEEP:-0}" = 1 ]; then echo "snapcast-rooms: kept $work" >&2; else rm -rf "$work"; fi
 }
@@ -84,8 +83,8 @@ start_client() {
   eval "client_$1=$!"
   pids+=("$!")
 }
-record() { parec -d house.monitor --format=s16le --rate=48000 --channels=3 --file-format=wav "$work/$1.wav" & recorder=$!; pids+=("$recorder"); sleep 1; }
-stop_recording() { sleep 2.5; kill -TERM "$recorder"; wait "$recorder" 2>/dev/null || true; }
+record() { parec -d house.monitor --format=s16le --rate=48000 --channels=3 >"$work/$1.raw" & recorder=$!; pids+=("$recorder"); sleep 1; }
+stop_recording() { sleep 2.5; kill -KILL "$recorder"; wait "$recorder" 2>/dev/null || true; }
 session() { # DURATION DEVICE NAME
   "$gong" run interval --set bell=3s --duration "$1" --cue bell=woodblock --cue end=woodblock --json --device "$2" \
     </dev/null >"$work/$3.jsonl" 2>"$work/$3.err"
@@ -98,9 +97,9 @@ sleep 2
 
 # cat: gong's render, with the second of silence gong's lead-in gives an idle stream, as raw frames.
 "$gong" render interval --set bell=3s --duration 30s --cue bell=woodblock --cue end=woodblock -o "$work/render.wav" >/dev/null
-sox "$work/render.wav" -t raw -e signed -b 16 "$work/render.raw" pad 1 0
+sox "$work/render.wav" -t raw -e signed -b 16 "$work/render.s16" pad 1 0
 record cat
-cat "$work/render.raw" >"$work/fifo"
+cat "$work/render.s16" >"$work/fifo"
 stop_recording
 
 record gong
@@ -110,7 +109,7 @@ sleep 1.5
 session 2m pulse:reference reference &
 reference_session=$!
 sleep 38.5
-kill -TERM "$client_b"; wait "$client_b" 2>/dev/null || true
+kill -KILL "$client_b"; wait "$client_b" 2>/dev/null || true
 sleep 10
 start_client b
 wait "$gong_session" "$reference_session"
@@ -120,20 +119,20 @@ record restart
 session 30s "$device" restart &
 restart_session=$!
 sleep 10
-kill -TERM "$server"; wait "$server" 2>/dev/null || true
+kill -KILL "$server"; wait "$server" 2>/dev/null || true
 sleep 2
 start_server
 wait "$restart_session"
 stop_recording
 
 python3 - "$work" <<'JUDGE'
-import json, sys, wave
+import json, sys
 import numpy as np
 work = sys.argv[1]
 rate, spacing = 48000, 144000
 def channels(name):
-    w = wave.open(f"{work}/{name}.wav")
-    return np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).reshape(-1, w.getnchannels()).T / 32768
+    samples = np.fromfile(f"{work}/{name}.raw", dtype=np.int16)
+    return samples[: len(samples) // 3 * 3].reshape(-1, 3).T / 32768
 def onsets(x, threshold=0.02, quiet=rate // 2):
     found, last = [], -10**9
     for i in np.nonzero(np.abs(x) > threshold)[0]:

@@ -55,6 +55,12 @@ public struct SnapcastAddress: Equatable, Sendable {
         }
     }
 
+    /// A snapserver's control as a person names it: `HOST:PORT`, or `HOST` for Snapcast's port.
+    public static func control(_ text: String) -> (host: String, port: Int)? {
+        guard text.contains(":") else { return text.isEmpty ? nil : (text, defaultControlPort) }
+        return hostAndPort(text)
+    }
+
     /// `HOST:PORT` with a port in 1…65535.
     private static func hostAndPort(_ text: String) -> (String, Int)? {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),

@@ -30,6 +30,11 @@ public final class SnapcastPCM: PCM {
     /// Nil once closed.
     private var descriptor: Int32?
     private let frameBytes: Int
+    /// What the audio thread reads, kept apart from `configuration` and `address`, whose strings
+    /// it would otherwise copy and count references of.
+    private let bufferFrames: Int64
+    private let periodFrames: Int64
+    private let isSocket: Bool
     private let rate: Int64
     private var writtenFrames: Int64 = 0
     /// When frame 0 of the model is due (CLOCK_MONOTONIC nanoseconds); nil before the first write.
@@ -132,6 +137,9 @@ public final class SnapcastPCM: PCM {
         self.rate = Int64(rate)
         streamID = stream.id
         rooms = status.rooms.filter { $0.streamID == stream.id }
+        bufferFrames = Int64(buffer)
+        periodFrames = Int64(min(period, buffer))
+        if case .tcp = address.source { isSocket = true } else { isSocket = false }
         leadInBytes = stream.status == "playing" ? 0 : Int(Self.idleLeadInSeconds * Double(rate)) * frameBytes
         silence = .allocate(byteCount: max(1, period) * frameBytes, alignment: 16)
         silence.initializeMemory(as: UInt8.self, repeating: 0)
@@ -250,9 +258,10 @@ public final class SnapcastPCM: PCM {
     private func send(_ bytes: UnsafeRawPointer, _ count: Int) -> Int {
         guard let descriptor, count > 0 else { return descriptor == nil ? Int(-ENODEV) : 0 }
         let sent: Int
-        switch address.source {
-        case .fifo: sent = Glibc.write(descriptor, bytes, count)
-        case .tcp: sent = Glibc.send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
+        if isSocket {
+            sent = Glibc.send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
+        } else {
+            sent = Glibc.write(descriptor, bytes, count)
         }
         guard sent >= 0 else {
             switch errno {
@@ -273,7 +282,7 @@ public final class SnapcastPCM: PCM {
     /// Sends as much of the lead-in as the buffer has room for; a negative errno if it failed.
     private func feedLeadIn(at now: Int64) -> Int32 {
         if startNanoseconds == nil { startNanoseconds = now }
-        let room = Int(max(0, Int64(configuration.bufferFrames) - queued(at: now))) * frameBytes
+        let room = Int(max(0, bufferFrames - queued(at: now))) * frameBytes
         let count = min(leadInBytes, room, silence.count - sentOfNextFrame)
         guard count > 0, let base = silence.baseAddress else { return 0 }
         let before = writtenFrames * Int64(frameBytes) + Int64(sentOfNextFrame)
@@ -292,8 +301,8 @@ public final class SnapcastPCM: PCM {
                 let failed = feedLeadIn(at: now)
                 if failed < 0 { return failed }
             }
-            let room = Int64(configuration.bufferFrames) - queued(at: now)
-            let short = Int64(configuration.periodFrames) - room
+            let room = bufferFrames - queued(at: now)
+            let short = periodFrames - room
             if short <= 0 && leadInBytes == 0 { return 1 }
             timeout = min(timeout, FrameTime.nanoseconds(ofFrames: max(short, 1), rate: rate))
         }
@@ -319,8 +328,8 @@ public final class SnapcastPCM: PCM {
             full = false
             return 1
         }
-        let room = Int64(configuration.bufferFrames) - queued(at: MonotonicTime.now().nanoseconds)
-        return room >= Int64(configuration.periodFrames) && leadInBytes == 0 ? 1 : 0
+        let room = bufferFrames - queued(at: MonotonicTime.now().nanoseconds)
+        return room >= periodFrames && leadInBytes == 0 ? 1 : 0
     }
 
     public func recover(_ error: Int32) -> Int32 { error == -EPIPE ? 0 : error }
@@ -345,7 +354,7 @@ public final class SnapcastPCM: PCM {
         // plan (the server reads in chunks, on a schedule of its own). A socket cannot say
         // what the far end holds: the model stands for it.
         var delay = max(0, queue)
-        if case .fifo = address.source {
+        if !isSocket {
             let unread = gong_fifo_unread_bytes(descriptor)
             if unread >= 0 { delay = Int64(Int(unread) / frameBytes) }
         }

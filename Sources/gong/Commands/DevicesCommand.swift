@@ -1,4 +1,5 @@
 import ArgumentParser
+import GongAudio
 import GongKit
 
 struct DevicesCommand: ParsableCommand {
@@ -11,7 +12,7 @@ struct DevicesCommand: ParsableCommand {
     @Option(
         name: .customLong("snapserver"),
         help: "The snapserver whose streams to list, by its JSON-RPC control (HOST:PORT, or HOST for port 1705).")
-    var snapserver = "127.0.0.1:1705"
+    var snapserver = "127.0.0.1:\(SnapcastAddress.defaultControlPort)"
 
     func validate() throws {
         guard controlAddress != nil else {
@@ -19,16 +20,11 @@ struct DevicesCommand: ParsableCommand {
         }
     }
 
-    private var controlAddress: (host: String, port: Int)? {
-        let parts = snapserver.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count <= 2, !parts[0].isEmpty else { return nil }
-        guard parts.count == 2 else { return (String(parts[0]), 1705) }
-        guard let port = Int(parts[1]), (1...65535).contains(port) else { return nil }
-        return (String(parts[0]), port)
-    }
+    private var controlAddress: (host: String, port: Int)? { SnapcastAddress.control(snapserver) }
 
     func run() throws {
-        let devices = PlaybackDevices.list(snapserver: controlAddress ?? ("127.0.0.1", 1705))
+        let devices = PlaybackDevices.list(
+            snapserver: controlAddress ?? ("127.0.0.1", SnapcastAddress.defaultControlPort))
         guard !devices.isEmpty else {
             printError("no playback devices found")
             throw ExitCode(ExitStatus.unavailable)
