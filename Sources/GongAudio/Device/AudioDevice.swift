@@ -241,8 +241,8 @@ public struct PCMConfiguration: Sendable, Equatable {
     /// the thread that feeds it, which then never waits.
     public var paced: Bool
     /// How long after the device plays a frame a listener hears it, beyond what the device's
-    /// delay counts: a Snapcast server's buffer, which it keeps after reading gong's stream and
-    /// before every room plays it. 0 for a device whose delay reaches the listener.
+    /// delay counts: a Snapcast server's chunk and buffer, between its reading gong's stream and
+    /// every room playing it. 0 for a device whose delay reaches the listener.
     public var heardAfterNanoseconds: Int64
 
     public init(

@@ -13,8 +13,9 @@ import Synchronization
 /// frame written now is heard after what the FIFO holds unread (the model's queue on a socket),
 /// then the server's chunk and its buffer (`heardAfterNanoseconds`): measured against gong's own
 /// PulseAudio client in the same sink, rooms heard cues 20.0 ± 0.2 ms (the 20 ms `chunk_ms`)
-/// after the FIFO and the buffer alone said, in each of three runs. The frames stay exact whatever the pacing: a write that
-/// the pipe takes only in part keeps the part of a frame it took and sends the rest first.
+/// after the FIFO and the buffer alone said, in each of three runs. The frames stay exact
+/// whatever the pacing: a write that the pipe takes only in part keeps the part of a frame it
+/// took and sends the rest first.
 ///
 /// Nothing blocks: the descriptor is non-blocking. A full pipe or socket is `-EAGAIN`, which the
 /// engine waits out up to its stall limit and then treats as a lost device; a reader or server
