@@ -25,6 +25,10 @@ func describe(
         sentence =
             "no JACK server to play through (gong does not start one); start jackd, or choose another device"
             + " with --device"
+    case (.snapcast, .noServer):
+        sentence =
+            "no snapserver answered\(server)\(said); start snapserver with this source (README: Many rooms), or name"
+            + " its control with ?control=HOST:PORT"
     case (.alsa, .noServer):
         sentence = "no sound server answered\(said); start one, or choose another device with --device"
     case (.alsa, .noSuchDevice):

@@ -199,8 +199,13 @@ public struct AudioDeviceInfo: Sendable, Equatable {
 /// Every device gong can play on: ALSA's name hints, less the capture-only ones (its `pulse`
 /// is played by gong's own PulseAudio client, see `OutputRoute`), then a running PipeWire
 /// server's sinks as `pipewire:NODE`, then a running PulseAudio server's (PipeWire's too) as
-/// `pulse:SINK`, then a running JACK server's playback ports as `jack:PORT` (never starting one).
-public func listPlaybackDevices() -> [AudioDeviceInfo] {
+/// `pulse:SINK`, then a running JACK server's playback ports as `jack:PORT` (never starting one),
+/// then the pipe and tcp sources of the snapserver whose control is at `snapserver` (`HOST:PORT`).
+public func listPlaybackDevices(
+    snapserver: (host: String, port: Int) = ("127.0.0.1", SnapcastAddress.defaultControlPort)
+)
+    -> [AudioDeviceInfo]
+{
     let alsa = alsaDeviceHints()
         .filter { $0.io == nil || $0.io == "Output" }
         .map { hint in
@@ -210,10 +215,12 @@ public func listPlaybackDevices() -> [AudioDeviceInfo] {
             case .jack: description += " (gong plays it as a JACK client, not through ALSA)"
             case .pipeWire: description += " (gong plays it as a PipeWire stream, not through ALSA)"
             case .pulseAudio: description += " (gong plays it as a PulseAudio client, not through ALSA)"
+            case .snapcast, .snapcastUnreadable: description += " (gong feeds it to a snapserver, not through ALSA)"
             }
             return AudioDeviceInfo(name: hint.name, description: description)
         }
     // ALSA's plugins list `jack` too, when installed: named once.
     let jack = JackPCM.ports().filter { port in !alsa.contains { $0.name == port.name } }
     return alsa + PipeWirePCM.sinks() + PulsePCM.sinks() + jack
+        + SnapcastPCM.streams(host: snapserver.host, port: snapserver.port)
 }

@@ -73,7 +73,7 @@ public struct AudioDeviceError: Error, Equatable, Sendable, CustomStringConverti
 
     /// The sound system a device is played through: whose words `detail` are.
     public enum System: String, Sendable, Equatable, CaseIterable {
-        case alsa, pulseAudio, pipeWire, jack
+        case alsa, pulseAudio, pipeWire, jack, snapcast
     }
 
     public var reason: Reason
@@ -240,12 +240,18 @@ public struct PCMConfiguration: Sendable, Equatable {
     /// False for a device that takes frames as fast as they come (ALSA's `null`): nothing paces
     /// the thread that feeds it, which then never waits.
     public var paced: Bool
+    /// How long after the device plays a frame a listener hears it, beyond what the device's
+    /// delay counts: a Snapcast server's chunk and buffer, between its reading gong's stream and
+    /// every room playing it. 0 for a device whose delay reaches the listener.
+    public var heardAfterNanoseconds: Int64
 
     public init(
         device: String, rate: Int, channels: Int, format: SampleFormat, periodFrames: Int, bufferFrames: Int,
-        soundServer: Bool = false, reportJitterNanoseconds: Int64? = nil, takesBack: Bool = false, paced: Bool = true
+        soundServer: Bool = false, reportJitterNanoseconds: Int64? = nil, takesBack: Bool = false, paced: Bool = true,
+        heardAfterNanoseconds: Int64 = 0
     ) {
         self.paced = paced
+        self.heardAfterNanoseconds = heardAfterNanoseconds
         self.device = device
         self.rate = rate
         self.channels = channels

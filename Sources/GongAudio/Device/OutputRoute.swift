@@ -1,3 +1,4 @@
+import Glibc
 import GongCore
 
 /// Which way a device name leads: the one place that decides, and the one place a route's device
@@ -13,6 +14,12 @@ public enum OutputRoute: Equatable, Sendable {
     /// A JACK client named `gong` (`JackPCM`): `jack` connects its ports to the system's
     /// playback ports, `jack:PORT,PORT` to the ports named.
     case jack(ports: [String])
+    /// A snapserver's source (`SnapcastPCM`): `snapcast:FIFO` its `pipe://` FIFO,
+    /// `snapcast:tcp://HOST:PORT` its `tcp://` port, each with `?control=HOST:PORT` and
+    /// `?buffer=MS` when not Snapcast's defaults (`SnapcastAddress`).
+    case snapcast(SnapcastAddress)
+    /// A `snapcast:` name that says no source gong can feed: opening it says why.
+    case snapcastUnreadable(String)
     /// Any other name is an ALSA PCM (`AlsaPCM`), ALSA's `default` included.
     case alsa
 
@@ -48,6 +55,8 @@ public enum OutputRoute: Equatable, Sendable {
             self = .jack(ports: [])
         } else if let ports = named("jack") {
             self = .jack(ports: ports.split(separator: ",").map(String.init))
+        } else if let source = named("snapcast") {
+            self = SnapcastAddress(source).map(Self.snapcast) ?? .snapcastUnreadable(source)
         } else {
             self = .alsa
         }
@@ -65,6 +74,15 @@ public enum OutputRoute: Equatable, Sendable {
             try user.use { () throws(AudioDeviceError) -> PulsePCM in try PulsePCM(request, sink: sink) }
         case .jack(let ports):
             try user.use { () throws(AudioDeviceError) -> JackPCM in try JackPCM(request, ports: ports) }
+        case .snapcast(let address):
+            try user.use { () throws(AudioDeviceError) -> SnapcastPCM in try SnapcastPCM(request, address: address) }
+        case .snapcastUnreadable(let source):
+            try user.use { () throws(AudioDeviceError) -> SnapcastPCM in
+                throw AudioDeviceError(
+                    .noSuchDevice, errno: EINVAL, operation: "", device: request.device, system: .snapcast,
+                    detail: "'\(source)' is no Snapcast source: give a FIFO's path or tcp://HOST:PORT, then optionally"
+                        + " ?control=HOST:PORT&buffer=MS")
+            }
         case .alsa:
             try user.use { () throws(AudioDeviceError) -> AlsaPCM in try AlsaPCM(request) }
         }

@@ -18,6 +18,7 @@ struct DeviceCalls: BitwiseCopyable {
     let bufferFrames: Int
     let reportJitterNanoseconds: Int64
     let takesBack: Bool
+    let heardAfterNanoseconds: Int64
 
     init(_ device: any PCM) {
         let configuration = device.configuration
@@ -26,6 +27,7 @@ struct DeviceCalls: BitwiseCopyable {
         bufferFrames = configuration.bufferFrames
         reportJitterNanoseconds = configuration.reportJitterNanoseconds
         takesBack = configuration.takesBack
+        heardAfterNanoseconds = configuration.heardAfterNanoseconds
     }
 
     @_noAllocation @_noLocks

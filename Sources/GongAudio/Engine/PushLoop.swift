@@ -376,8 +376,11 @@ struct PushLoop: ~Copyable {
             Int64(status.delayFrames) - FrameTime.frames(inNanoseconds: age, rate: Int64(rate))
                 <= Int64(4 * device.bufferFrames + rate / 10)
         else { return status }
+        // What the device plays is heard later by what follows it (a Snapcast server's buffer):
+        // the clock is of when a listener hears it.
         if let lostFrames = stream.clock.observe(
-            writtenFrames: written, delayFrames: status.delayFrames, measuredAt: status.timestamp.nanoseconds)
+            writtenFrames: written, delayFrames: status.delayFrames,
+            measuredAt: status.timestamp.nanoseconds + device.heardAfterNanoseconds)
         {
             reportUnderrun(
                 lostFrames: lostFrames, heard: stream.clock.audibleNanoseconds(ofDeviceFrame: written) ?? 0)

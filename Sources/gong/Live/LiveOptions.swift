@@ -9,7 +9,7 @@ struct LiveOptions: ParsableArguments {
     @Option(
         name: .customLong("device"),
         help: ArgumentHelp(
-            "Playback device: auto (a running PipeWire or PulseAudio server, played by gong's own client; else ALSA's default), an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a sound server played directly: pipewire (the default sink) or pipewire:NODE; pulse (the server's default sink) or pulse:SINK; jack (a JACK client connected to the physical playback ports) or jack:PORT,PORT (to the ports named, e.g. jack:system:playback_1,system:playback_2). Default: the config's, else auto. See gong devices.",
+            "Playback device: auto (a running PipeWire or PulseAudio server, played by gong's own client; else ALSA's default), an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a sound server played directly: pipewire (the default sink) or pipewire:NODE; pulse (the server's default sink) or pulse:SINK; jack (a JACK client connected to the physical playback ports) or jack:PORT,PORT (to the ports named, e.g. jack:system:playback_1,system:playback_2); snapcast:FIFO or snapcast:tcp://HOST:PORT (a snapserver's pipe or tcp source, heard in every room it serves; ?control=HOST:PORT for its JSON-RPC control, 127.0.0.1:1705 by default). Default: the config's, else auto. See gong devices.",
             valueName: "NAME"))
     var deviceFlag: String?
 

@@ -1,0 +1,219 @@
+import Foundation
+import Glibc
+import GongCore
+import Testing
+
+@testable import GongAudio
+
+/// The Snapcast route without a snapserver: its names, the control's reply, and the device fed
+/// into a FIFO the test reads, with a control port of the test's own that answers as 0.26 does.
+@Suite struct SnapcastTests {
+    @Test func aSnapcastNameLeadsToItsSourceAndControl() throws {
+        let fifo = SnapcastAddress("/tmp/snapfifo")
+        #expect(OutputRoute(device: "snapcast:/tmp/snapfifo") == .snapcast(try #require(fifo)))
+        #expect(fifo?.source == .fifo(path: "/tmp/snapfifo"))
+        #expect(fifo?.controlHost == "127.0.0.1" && fifo?.controlPort == 1705 && fifo?.bufferMs == 1000)
+        let tcp = SnapcastAddress("tcp://house.local:4953?control=10.0.0.2:1780&buffer=400")
+        #expect(tcp?.source == .tcp(host: "house.local", port: 4953))
+        #expect(tcp?.controlHost == "10.0.0.2" && tcp?.controlPort == 1780 && tcp?.bufferMs == 400)
+        #expect(SnapcastAddress("tcp://pi:4953")?.controlHost == "pi")
+        for bad in ["", "tcp://pi", "tcp://pi:0", "http://x:1", "/f?control=x", "/f?buffer=0", "/f?volume=3"] {
+            #expect(SnapcastAddress(bad) == nil, "\(bad)")
+        }
+        #expect(OutputRoute(device: "snapcast:tcp://pi") == .snapcastUnreadable("tcp://pi"))
+    }
+
+    @Test func theStatusNamesTheStreamsAndTheRoomsThatPlayThem() throws {
+        let status = try #require(SnapcastStatus(reply: Data(Self.reply(fifo: "/run/gong.fifo").utf8)))
+        let address = try #require(SnapcastAddress("/run/gong.fifo"))
+        let stream = try #require(status.stream(fedBy: address))
+        #expect(stream.id == "gong" && stream.sampleFormat == "48000:16:2" && stream.scheme == "pipe")
+        #expect(status.stream(fedBy: try #require(SnapcastAddress("/other"))) == nil)
+        #expect(status.stream(fedBy: try #require(SnapcastAddress("tcp://127.0.0.1:4953")))?.id == "radio")
+        #expect(
+            status.rooms == [
+                .init(id: "room-a", name: "kitchen", streamID: "gong", connected: true, latencyMs: 0),
+                .init(id: "room-b", name: "vm", streamID: "gong", connected: false, latencyMs: 40)
+            ])
+        #expect(SnapcastStatus(reply: Data("{\"id\":1,\"error\":{}}".utf8)) == nil)
+    }
+
+    @Test func noControlAnsweringIsNoServer() throws {
+        let port = try FakeControl.unusedPort()
+        let address = try #require(SnapcastAddress("/x?control=127.0.0.1:\(port)"))
+        let error = #expect(throws: AudioDeviceError.self) {
+            try SnapcastPCM(PCMRequest(device: "snapcast:/x"), address: address)
+        }
+        #expect(error?.reason == .noServer && error?.system == .snapcast && error?.errno == ECONNREFUSED)
+    }
+
+    /// The frames arrive exact and in order however the pipe takes them, the writes are paced to
+    /// the buffer, a frame is heard the server's buffer after the model hands it on, and the
+    /// reader gone is a lost device.
+    @Test func aFIFOGetsEveryFramePacedAndItsReaderGoneIsALostDevice() throws {
+        let directory = try FakeControl.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/fifo"
+        #expect(mkfifo(path, 0o600) == 0)
+        let control = try FakeControl(reply: Self.reply(fifo: path))
+        let reader = open(path, O_RDONLY | O_NONBLOCK)
+        defer { close(reader) }
+        let device = try SnapcastPCM(
+            PCMRequest(device: "snapcast:" + path, latencyMs: 100),
+            address: try #require(SnapcastAddress("\(path)?control=127.0.0.1:\(control.port)&buffer=700")))
+        let configuration = device.configuration
+        #expect(configuration.format == .int16 && configuration.rate == 48000 && configuration.bufferFrames == 4800)
+        #expect(configuration.heardAfterNanoseconds == 720_000_000)  // the buffer asked and the 20 ms chunk
+        #expect(device.rooms.map(\.id) == ["room-a", "room-b"] && device.streamID == "gong")
+
+        // Sample n of channel c is n * 2 + c: any frame lost, repeated or split wrongly shows.
+        let frames = 48000
+        var samples = [Int16](repeating: 0, count: frames * 2)
+        for index in samples.indices { samples[index] = Int16(truncatingIfNeeded: index) }
+        var received = [Int16]()
+        var buffer = [Int16](repeating: 0, count: 8192)
+        let started = MonotonicTime.now()
+        var offset = 0
+        var maximumAhead: Int64 = 0
+        while offset < frames {
+            let result = device.wait(timeoutMs: 200)
+            #expect(result >= 0)
+            if result == 1 {
+                // Odd sizes, so the pipe is handed part frames too.
+                let written = samples.withUnsafeBytes {
+                    device.writeInterleaved($0.baseAddress! + offset * 4, frames: min(frames - offset, 1237))
+                }
+                #expect(written >= 0 || written == Int(-EAGAIN))
+                offset += max(0, written)
+            }
+            let due = FrameTime.frames(
+                inNanoseconds: MonotonicTime.now().nanoseconds - started.nanoseconds, rate: 48000)
+            maximumAhead = max(maximumAhead, Int64(offset) - due)
+            let count = read(reader, &buffer, buffer.count * 2)
+            if count > 0 { received += buffer[0..<(count / 2)] }
+        }
+        let elapsed = MonotonicTime.now().seconds - started.seconds
+        // A second of frames with a 100 ms buffer: written over about 0.9 s, never more than the
+        // buffer and a write ahead of the clock.
+        #expect(elapsed > 0.85 && elapsed < 1.5, "\(elapsed)")
+        #expect(maximumAhead <= 4800 + 1237, "\(maximumAhead)")
+        let status = try #require(device.status())
+        #expect(status.state == .running && status.delayFrames <= 4800)
+        while received.count < samples.count {
+            let count = read(reader, &buffer, buffer.count * 2)
+            guard count > 0 else { break }
+            received += buffer[0..<(count / 2)]
+        }
+        #expect(received == samples)
+
+        close(reader)
+        var lost: Int32 = 0
+        for _ in 0..<100 where lost == 0 {
+            let written = samples.withUnsafeBytes { device.writeInterleaved($0.baseAddress!, frames: 480) }
+            if written < 0 && written != Int(-EAGAIN) && written != Int(-EPIPE) { lost = Int32(written) }
+            _ = device.wait(timeoutMs: 20)
+        }
+        #expect(lost == -ENODEV)
+        device.close()
+    }
+
+    /// An idle stream gets a second of silence ahead of the session's first frame, paced like
+    /// the rest, and the status counts it as still to be heard.
+    @Test func anIdleStreamGetsASecondOfSilenceFirst() throws {
+        let directory = try FakeControl.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/fifo"
+        #expect(mkfifo(path, 0o600) == 0)
+        let control = try FakeControl(reply: Self.reply(fifo: path, status: "idle"))
+        let reader = open(path, O_RDONLY | O_NONBLOCK)
+        defer { close(reader) }
+        let device = try SnapcastPCM(
+            PCMRequest(device: "snapcast:" + path, latencyMs: 100),
+            address: try #require(SnapcastAddress("\(path)?control=127.0.0.1:\(control.port)")))
+        defer { device.close() }
+        let started = MonotonicTime.now()
+        var drained = 0
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var result: Int32 = 0
+        while result != 1 {
+            result = device.wait(timeoutMs: 200)
+            #expect(result >= 0)
+            let count = read(reader, &buffer, buffer.count)
+            if count > 0 {
+                #expect(buffer[0..<count].allSatisfy { $0 == 0 })
+                drained += count
+            }
+        }
+        let waited = MonotonicTime.now().seconds - started.seconds
+        // 48000 frames of silence; ready once no more than the buffer (100 ms) of it is left.
+        #expect(waited > 0.85 && waited < 1.3, "\(waited)")
+        let status = try #require(device.status())
+        #expect(drained + status.delayFrames * 4 == 48000 * 4)
+        let one: [Int16] = [1, 1]
+        #expect(one.withUnsafeBytes { device.writeInterleaved($0.baseAddress!, frames: 1) } == 1)
+    }
+
+    static func reply(fifo: String, status: String = "playing") -> String {
+        """
+        {"id":1,"jsonrpc":"2.0","result":{"server":{"groups":[{"id":"g1","stream_id":"gong","clients":[\
+        {"id":"room-a","connected":true,"config":{"latency":0,"name":"kitchen"},"host":{"name":"vm"}},\
+        {"id":"room-b","connected":false,"config":{"latency":40,"name":""},"host":{"name":"vm"}}]}],\
+        "streams":[{"id":"gong","status":"\(status)","uri":{"scheme":"pipe","path":"\(fifo)","host":"",\
+        "query":{"sampleformat":"48000:16:2","chunk_ms":"20"},"raw":"pipe://\(fifo)?name=gong"}},\
+        {"id":"radio","status":"idle","uri":{"scheme":"tcp","path":"","host":"127.0.0.1:4953",\
+        "query":{"sampleformat":"48000:16:2"},"raw":"tcp://127.0.0.1:4953?name=radio"}}]}}}
+        """ + "\r\n"
+    }
+}
+
+/// A control port that answers every connection's first line with `reply`, as a snapserver
+/// answers `Server.GetStatus`.
+final class FakeControl: @unchecked Sendable {
+    let port: Int
+    private let listener: Int32
+
+    init(reply: String) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 4) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        self.listener = listener
+        Thread.detachNewThread {
+            while true {
+                let connection = accept(listener, nil, nil)
+                guard connection >= 0 else { return }
+                var line = [UInt8](repeating: 0, count: 4096)
+                _ = recv(connection, &line, line.count, 0)
+                _ = Array(reply.utf8).withUnsafeBytes {
+                    send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
+                close(connection)
+            }
+        }
+    }
+
+    deinit {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    /// A port nothing listens on: one the kernel gave and took back.
+    static func unusedPort() throws -> Int {
+        let control = try FakeControl(reply: "")
+        return control.port
+    }
+
+    static func temporaryDirectory() throws -> String {
+        var template = Array((NSTemporaryDirectory() + "/gong-snapcast-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        return String(cString: made)
+    }
+}

@@ -1,0 +1,196 @@
+#!/bin/bash
+# Two Snapcast rooms on this machine, fed by gong, heard and judged (LiveSnapcastTests runs it).
+#
+# Everything is private to the run and stopped at its end: a PulseAudio with its own runtime
+# directory, whose null sink "house" has three channels — room_a and room_b (remap sinks onto its
+# first two) are where the two snapclients play, reference (its third) is where gong plays through
+# its own PulseAudio client, whose heard times other tests hold to the frame; one parec records
+# all three on one clock. A snapserver with a config of its own (not Debian's /etc/snapserver.conf)
+# on ports of its own reads a FIFO in the run's directory.
+#
+# Three parts, each recorded on its own:
+#   cat     `cat` of gong's render of the same 2 minutes into the FIFO (the stream Snapcast gets,
+#           paced by snapserver alone): the intervals Snapcast's own correction gives, the bar
+#           for gong's, over as many intervals;
+#   gong    2 minutes of cues 3 s apart from gong, room_b's snapclient stopped at 40 s and started
+#           again at 50 s; gong's reference session 1.5 s behind it on the reference sink;
+#   restart gong for 30 s, the snapserver stopped at 10 s and started again 2 s later: gong must
+#           tell the loss, come back and complete, and the new server must get its stream.
+# The judgement (python3, numpy) prints one line per figure and exits 1 if a bound is broken.
+#
+# Usage: scripts/test-snapcast-rooms.sh [GONG]   (default .build/debug/gong); KEEP=1 keeps the run's directory.
+set -euo pipefail
+gong=$(realpath "${1:-.build/debug/gong}")
+export GONG_TEST_RUN=${GONG_TEST_RUN:-snapcast-rooms-$$}
+work=$(mktemp -d /tmp/gong-snapcast.XXXXXX)
+chmod 700 "$work"
+export XDG_RUNTIME_DIR=$work/run PULSE_RUNTIME_PATH=$work/run/pulse PULSE_SERVER=unix:$work/run/pulse/native
+export XDG_STATE_HOME=$work/state XDG_DATA_HOME=$work/data XDG_CONFIG_HOME=$work/config
+mkdir -p "$XDG_RUNTIME_DIR" "$work/snapserver" && chmod 700 "$XDG_RUNTIME_DIR"
+pids=()
+
+# Everything is stopped with SIGKILL: a process started by a Swift test inherits its blocked
+# SIGTERM (the recordings are raw, so nothing is left to finish).
+stop_all() {
+  local pid
+  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  [ -f "$PULSE_RUNTIME_PATH/pid" ] && kill -KILL "$(cat "$PULSE_RUNTIME_PATH/pid")" 2>/dev/null || true
+  wait 2>/dev/null || true
+  sleep 0.5
+  if [ "${KEEP:-0}" = 1 ]; then echo "snapcast-rooms: kept $work" >&2; else rm -rf "$work"; fi
+}
+trap stop_all EXIT
+
+free_ports=($(python3 -c '
+import socket
+s=[socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1",0))
+print(" ".join(str(x.getsockname()[1]) for x in s))'))
+stream_port=${free_ports[0]} control_port=${free_ports[1]}
+device="snapcast:$work/fifo?control=127.0.0.1:$control_port"
+
+pulseaudio --daemonize=yes --exit-idle-time=-1 -n --use-pid-file=yes \
+  --load="module-null-sink sink_name=house rate=48000 channels=3 channel_map=front-left,front-right,front-center" \
+  --load="module-remap-sink sink_name=room_a master=house channels=1 channel_map=mono master_channel_map=front-left remix=no" \
+  --load="module-remap-sink sink_name=room_b master=house channels=1 channel_map=mono master_channel_map=front-right remix=no" \
+  --load="module-remap-sink sink_name=reference master=house channels=1 channel_map=mono master_channel_map=front-center remix=no" \
+  --load=module-native-protocol-unix --log-target=file:"$work/pulse.log" </dev/null >/dev/null 2>&1
+for _ in $(seq 1 50); do timeout 5 pactl info >/dev/null 2>&1 && break; sleep 0.1; done
+
+cat >"$work/snapserver.conf" <<CONF
+[server]
+datadir = $work/snapserver
+[stream]
+source = pipe://$work/fifo?name=gong&mode=create
+port = $stream_port
+buffer = 1000
+[tcp]
+port = $control_port
+[http]
+enabled = false
+CONF
+start_server() {
+  snapserver -c "$work/snapserver.conf" >>"$work/snapserver.log" 2>&1 &
+  server=$!
+  pids+=("$server")
+  for _ in $(seq 1 50); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1', $control_port), 0.2)" 2>/dev/null && return
+    sleep 0.1
+  done
+  echo "snapcast-rooms: snapserver did not answer" >&2; exit 69
+}
+start_client() {
+  snapclient -h 127.0.0.1 -p "$stream_port" --player pulse -s "room_$1" --hostID "room-$1" >>"$work/client_$1.log" 2>&1 &
+  eval "client_$1=$!"
+  pids+=("$!")
+}
+record() { parec -d house.monitor --format=s16le --rate=48000 --channels=3 >"$work/$1.raw" & recorder=$!; pids+=("$recorder"); sleep 1; }
+stop_recording() { sleep 2.5; kill -KILL "$recorder"; wait "$recorder" 2>/dev/null || true; }
+session() { # DURATION DEVICE NAME
+  "$gong" run interval --set bell=3s --duration "$1" --cue bell=woodblock --cue end=woodblock --json --device "$2" \
+    </dev/null >"$work/$3.jsonl" 2>"$work/$3.err"
+}
+
+start_server
+start_client a
+start_client b
+sleep 2
+
+# cat: gong's render, with the second of silence gong's lead-in gives an idle stream, as raw frames.
+"$gong" render interval --set bell=3s --duration 2m --cue bell=woodblock --cue end=woodblock -o "$work/render.wav" >/dev/null
+sox "$work/render.wav" -t raw -e signed -b 16 "$work/render.s16" pad 1 0
+record cat
+cat "$work/render.s16" >"$work/fifo"
+stop_recording
+
+record gong
+session 2m "$device" gong &
+gong_session=$!
+sleep 1.5
+session 2m pulse:reference reference &
+reference_session=$!
+sleep 38.5
+kill -KILL "$client_b"; wait "$client_b" 2>/dev/null || true
+sleep 10
+start_client b
+wait "$gong_session" "$reference_session"
+stop_recording
+
+record restart
+session 30s "$device" restart &
+restart_session=$!
+sleep 10
+kill -KILL "$server"; wait "$server" 2>/dev/null || true
+sleep 2
+start_server
+wait "$restart_session"
+stop_recording
+
+python3 - "$work" <<'JUDGE'
+import json, sys
+import numpy as np
+work = sys.argv[1]
+rate, spacing = 48000, 144000
+def channels(name):
+    samples = np.fromfile(f"{work}/{name}.raw", dtype=np.int16)
+    return samples[: len(samples) // 3 * 3].reshape(-1, 3).T / 32768
+def onsets(x, threshold=0.02, quiet=rate // 2):
+    found, last = [], -10**9
+    for i in np.nonzero(np.abs(x) > threshold)[0]:
+        if i - last > quiet: found.append(int(i))
+        last = i
+    return np.array(found)
+def events(name):
+    return [json.loads(line) for line in open(f"{work}/{name}.jsonl")]
+def heard(name):  # (cue number, audible) of the cues gong placed in time
+    return [(e["frame"] // spacing, e["audible"]) for e in events(name) if e["type"] == "cue" and "audible" in e]
+failures = []
+def check(ok, line):
+    print(("ok   " if ok else "FAIL ") + line)
+    if not ok: failures.append(line)
+def deviations(o): return np.diff(o) - spacing
+
+a, b, _ = channels("cat")
+cat_a, cat_b = onsets(a), onsets(b)
+check(len(cat_a) == 41 and len(cat_b) == 41, f"cat: {len(cat_a)} and {len(cat_b)} cues heard in rooms a and b (41 sent)")
+cat_worst = max(abs(deviations(cat_a)).max(), abs(deviations(cat_b)).max())
+print(f"     cat: intervals off by {sorted(set(deviations(cat_a).tolist()))} (a), {sorted(set(deviations(cat_b).tolist()))} (b) frames")
+
+a, b, r = channels("gong")
+on_a, on_b, on_r = onsets(a), onsets(b), onsets(r)
+check(len(on_a) == 41, f"gong: {len(on_a)} of 41 cues heard in room a, whose client ran throughout")
+check(len(on_r) == 41, f"gong: {len(on_r)} of 41 reference cues heard")
+worst = abs(deviations(on_a)).max()
+print(f"     gong: intervals in room a off by {sorted(set(deviations(on_a).tolist()))} frames")
+check(worst <= cat_worst + 2, f"gong: worst interval in room a {worst} frames off; cat's worst {cat_worst} (+2 allowed)")
+# Room a's cues on CLOCK_MONOTONIC by the reference: a line through (recording frame, heard) of its cues.
+ref = heard("reference")
+slope, offset = np.polyfit([on_r[n] for n, _ in ref], [t for _, t in ref], 1)
+errors = [(np.polyval([slope, offset], on_a[n]) - t) * 1000 for n, t in heard("gong") if n < len(on_a)]
+print(f"     gong: heard in room a minus gong's audible, ms: {np.round(errors, 2).tolist()}")
+check(max(map(abs, errors)) <= 2.0, f"gong: audible within {max(map(abs, errors)):.2f} ms of room a's recording (2 ms allowed)")
+# Rooms aligned: each cue of room a against room b's nearest, away from b's stop and its first 10 s back.
+pairs = [(x, on_b[np.argmin(abs(on_b - x))]) for x in on_a if len(on_b)]
+settled = [x - y for x, y in pairs if abs(x - y) < rate // 10 and not (36 * rate < x - on_a[0] < 62 * rate) and x - on_a[0] > 10 * rate]
+print(f"     gong: room a minus room b, frames: {[int(x) for x in settled]}")
+check(len(settled) >= 25 and max(map(abs, settled)) <= 96, f"gong: rooms aligned within {max(map(abs, settled)) if settled else '?'} frames over {len(settled)} cues (96 = 2 ms allowed)")
+back = [x for x in on_b if x - on_a[0] > 50 * rate]
+check(len(back) >= 20, f"gong: room b heard {len(back)} cues from its client's return on (about 23 sent)")
+gong_told = events("gong")
+check(not any(e["type"] == "deviceLost" for e in gong_told), "gong: a client that stops is no lost device to gong")
+
+a, b, _ = channels("restart")
+told = events("restart")
+lost = [e for e in told if e["type"] == "deviceLost"]
+back = [e for e in told if e["type"] == "deviceBack"]
+check(len(lost) >= 1 and len(back) >= 1, f"restart: gong told {len(lost)} device loss(es) and {len(back)} return(s)")
+summary = [e for e in told if e["type"] == "finished"]
+check(len(summary) == 1 and summary[0]["cycles"] == 10, "restart: the session completed all 10 cycles")
+# The server started again read gong's stream: its log says the stream began playing again.
+restarted = open(f"{work}/snapserver.log").read().split("(Snapserver) Version")[-1]
+check("idle => playing" in restarted, "restart: the snapserver started again got gong's stream (idle => playing)")
+on_a = onsets(a)
+print(f"     restart: room a heard {len(on_a)} cues (snapclient 0.26 did not connect to the restarted"
+      " server again within the session here: the rooms stay silent until their clients do)")
+sys.exit(1 if failures else 0)
+JUDGE
