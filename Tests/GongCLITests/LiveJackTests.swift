@@ -379,7 +379,7 @@ enum JackServer {
                 // The next frame written is heard after everything the ring holds, and at most
                 // JACK's latency (512 frames here), the cycle being copied and a little later:
                 // a report carried to CLOCK_MONOTONIC with the wrong offset fails this.
-                let beyondRing = status.delayFrames - pcm.rewindableFrames()
+                let beyondRing = status.delayFrames - pcm.rewindableFrames() - pcm.takeBackGuardFrames()
                 beyond.append(beyondRing)
             }
         }
@@ -408,7 +408,8 @@ enum JackServer {
         print(
             "JACK: \(agreeing) of \(origins.count) reports place frame 0 within 0.1 ms; all within \(spread) ms; heard \(Set(beyond).sorted()) frames after the ring"
         )
-        // Everything not yet claimed (the ring less the cycle JACK copies now) comes back.
+        // Everything not yet claimed (the ring less the cycle JACK copies now), less the guard
+        // a take-back leaves in place, comes back.
         let reach = pcm.rewindableFrames()
         #expect(reach > configuration.bufferFrames / 2 && reach <= configuration.bufferFrames, "reach \(reach)")
         #expect(pcm.rewind(frames: reach + 48000) == 0, "more than is unclaimed is refused")
