@@ -96,6 +96,8 @@ void gong_handoff_counters_read(gong_handoff *handoff, gong_handoff_counters *co
     counters->ring_silent_frames = atomic_load_explicit(&handoff->ring_silent_frames, memory_order_relaxed);
     counters->missed_cycles = atomic_load_explicit(&handoff->missed_cycles, memory_order_relaxed);
     counters->missed_frames = atomic_load_explicit(&handoff->missed_frames, memory_order_relaxed);
+    counters->clock_stops = atomic_load_explicit(&handoff->clock_stops, memory_order_relaxed);
+    counters->clock_stopped_ns = atomic_load_explicit(&handoff->clock_stopped_ns, memory_order_relaxed);
 }
 
 uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint32_t frames) {

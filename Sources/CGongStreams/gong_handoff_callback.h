@@ -41,7 +41,7 @@ struct gong_handoff {
     uint64_t consumed;
     int playing;
 
-    _Atomic uint64_t ring_underruns, ring_silent_frames, missed_cycles, missed_frames;
+    _Atomic uint64_t ring_underruns, ring_silent_frames, missed_cycles, missed_frames, clock_stops, clock_stopped_ns;
 
     /// Seqlock: odd while the callback writes the timing.
     _Atomic uint64_t timing_sequence;
@@ -81,6 +81,14 @@ static inline void gong_handoff_missed(struct gong_handoff *handoff, uint64_t fr
     if (!frames || !handoff->playing) return;
     atomic_fetch_add_explicit(&handoff->missed_cycles, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&handoff->missed_frames, frames, memory_order_relaxed);
+}
+
+/// Callback: the server's clock stopped for `nanoseconds` before this cycle, its frame count with
+/// it (counted once playback began).
+static inline void gong_handoff_clock_stopped(struct gong_handoff *handoff, uint64_t nanoseconds) {
+    if (!nanoseconds || !handoff->playing) return;
+    atomic_fetch_add_explicit(&handoff->clock_stops, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&handoff->clock_stopped_ns, nanoseconds, memory_order_relaxed);
 }
 
 /// Callback, at the end of a cycle whose timing is in doubt: the doorbell rung as after any

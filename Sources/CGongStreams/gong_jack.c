@@ -10,11 +10,15 @@
 // late, or its driver wakes a few microseconds late, neither of which lost a frame of gong's.
 // Cycles JACK ran without this client show as a jump in its frame time, and are.
 //
-// Time: JACK's own clock is not necessarily CLOCK_MONOTONIC (jack2 1.9.21 reads
-// CLOCK_MONOTONIC_RAW, found 247 ms apart from CLOCK_MONOTONIC on a VM here, and NTP's slewing
-// moves them apart; PipeWire's JACK reads CLOCK_MONOTONIC). Each cycle reads both clocks at one
-// instant (vDSO calls, no system call) and carries the moment a frame is heard from one to the
-// other, so neither the offset nor any drift between them reaches gong.
+// Time: each cycle's frames are placed by when the callback woke, not by JACK's DLL. The frame
+// time says which cycle runs and the wake-up when: a callback wakes at its cycle's start or after
+// it, never before, so the earliest of a second's wake-ups, less their frame times, is the
+// moment frame 0 was played (gong's device clock takes the earliest of its reports). jack2's DLL
+// was the first source here; after its driver started its timeline again it rang for seconds
+// (placing frames 2 to 18 ms from where they were, against a true step of 15.35 ms) and called an
+// exact cue 218 frames off its frame. Its clock is also not necessarily CLOCK_MONOTONIC (jack2
+// 1.9.21 reads CLOCK_MONOTONIC_RAW, 247 ms apart on a VM here); the wake-up is read on gong's.
+
 #include "gong_jack.h"
 #include "gong_handoff_callback.h"
 
@@ -45,6 +49,21 @@ struct gong_jack_stream {
 
     // The process callback's own.
     gong_cycle_skips skips;
+    /// When the server's clock expected this cycle to begin (the last cycle's `next_usecs`);
+    /// 0: not known.
+    jack_time_t expected_wakeup;
+    /// The frame time, counted on past its 2^32 wrap (a day at 48 kHz).
+    uint64_t position;
+    int position_known;
+    /// When frame 0 was played, by each cycle's wake-up (CLOCK_MONOTONIC ns): the earliest of
+    /// this window of cycles and of the one before; cycles left in this window.
+    int64_t earliest_now, earliest_before;
+    uint32_t window_left;
+    /// A clock stop seen and not yet measured: the earliest origin before it, the earliest of
+    /// the cycles since, and how many more cycles to wait.
+    int stop_pending;
+    int64_t origin_before_stop, earliest_since_stop;
+    uint32_t stop_cycles_left;
 
     /// The ports' playback latency (the largest), kept by the latency callback.
     _Atomic uint32_t latency_frames;
@@ -61,22 +80,70 @@ static void quiet_jack(void) {
 
 // MARK: JACK's real-time thread
 
-/// CLOCK_MONOTONIC and JACK's clock at (nearly) one instant: JACK's read between two reads of
-/// CLOCK_MONOTONIC, their midpoint taken. A thread preempted in between (a busy machine, a
-/// virtual machine's host) reads again, at most three times, and keeps the tightest bracket:
-/// one preemption there would otherwise shift the moment a frame is heard by as long.
-static void jack_clock_now(int64_t *monotonic, int64_t *jack_ns) {
-    int64_t best_width = INT64_MAX;
-    for (int attempt = 0; attempt < 3; attempt++) {
-        int64_t before = gong_monotonic_ns();
-        int64_t jack = (int64_t)jack_get_time() * 1000;
-        int64_t after = gong_monotonic_ns();
-        if (after - before < best_width) {
-            best_width = after - before;
-            *monotonic = before + (after - before) / 2;
-            *jack_ns = jack;
-        }
-        if (best_width < 20000) break;
+/// Cycles in a window of the earliest wake-up: about a second at 256 frames.
+#define GONG_JACK_WINDOW_CYCLES 192
+/// Cycles after a clock stop over which the new origin is measured: jack2's dummy driver keeps
+/// its new timeline from the first of them.
+#define GONG_JACK_STOP_CYCLES 16
+/// A stop shorter than this is a wake-up's jitter, not told.
+#define GONG_JACK_STOP_FLOOR_NS 50000
+
+/// Frames as nanoseconds at `rate`, in two parts so that no count of frames overflows.
+static int64_t frames_ns(uint64_t frames, uint32_t rate) {
+    return (int64_t)(frames / rate) * 1000000000LL + (int64_t)((frames % rate) * 1000000000ULL / rate);
+}
+
+/// Whether jack2's clock began this cycle elsewhere than it had predicted. It begins each cycle
+/// exactly where its filter said (`next_usecs`), unless its driver started its timeline again:
+/// the dummy driver, woken more than a period late, counts its cycles afresh from then (jack2's
+/// "JackTimedDriver::Process XRun"). No frame is skipped, so no cycle shows as missed, but every
+/// frame from then on is heard later by as much: the server lost that much time (16.6 ms seen
+/// here under load). A late client does not move it (18 clients' xruns seen, none did).
+static int clock_restarted(struct gong_jack_stream *self, uint32_t missed) {
+    jack_nframes_t current_frames;
+    jack_time_t current_usecs, next_usecs;
+    float period_usecs;
+    if (jack_get_cycle_times(self->client, &current_frames, &current_usecs, &next_usecs, &period_usecs) != 0) {
+        self->expected_wakeup = 0;
+        return 0;
+    }
+    int restarted = self->expected_wakeup && !missed && !self->skips.in_doubt && current_usecs > self->expected_wakeup;
+    self->expected_wakeup = next_usecs;
+    return restarted;
+}
+
+/// Takes this cycle's wake-up (`now`, frame time `frame_time`) into the earliest origin, and
+/// measures a clock stop: the earliest origin of the cycles after it less the earliest before.
+/// The cycle that saw the restart woke late itself (the DLL's own step there was 20.5 ms against
+/// a true 15.35), so the stop is told once GONG_JACK_STOP_CYCLES cycles have placed it.
+static void track_origin(struct gong_jack_stream *self, int64_t now, jack_nframes_t frame_time, int restarted) {
+    if (self->position_known)
+        self->position += (uint64_t)(int64_t)(int32_t)(frame_time - (uint32_t)self->position);
+    else
+        self->position = frame_time, self->position_known = 1;
+    int64_t origin = now - frames_ns(self->position, self->rate);
+    int64_t earliest = self->earliest_now < self->earliest_before ? self->earliest_now : self->earliest_before;
+    if (restarted && !self->stop_pending && earliest != INT64_MAX) {
+        self->stop_pending = 1;
+        self->origin_before_stop = earliest;
+        self->earliest_since_stop = INT64_MAX;
+        self->stop_cycles_left = GONG_JACK_STOP_CYCLES;
+    }
+    if (self->stop_pending) {
+        if (origin < self->earliest_since_stop) self->earliest_since_stop = origin;
+        if (--self->stop_cycles_left > 0) return;
+        self->stop_pending = 0;
+        int64_t stopped = self->earliest_since_stop - self->origin_before_stop;
+        if (stopped > GONG_JACK_STOP_FLOOR_NS) gong_handoff_clock_stopped(&self->handoff, (uint64_t)stopped);
+        self->earliest_now = self->earliest_before = self->earliest_since_stop;
+        self->window_left = GONG_JACK_WINDOW_CYCLES;
+        return;
+    }
+    if (origin < self->earliest_now) self->earliest_now = origin;
+    if (self->window_left == 0 || --self->window_left == 0) {
+        self->earliest_before = self->earliest_now;
+        self->earliest_now = INT64_MAX;
+        self->window_left = GONG_JACK_WINDOW_CYCLES;
     }
 }
 
@@ -87,6 +154,7 @@ static int on_process(jack_nframes_t nframes, void *data) {
     // time moving on by more than the last cycle's frames (gong_handoff.h says when it is told).
     uint32_t missed = gong_cycle_skips_step(&self->skips, frame_time, nframes);
     if (missed) gong_handoff_missed(&self->handoff, missed);
+    int restarted = clock_restarted(self, missed);
 
     float *outputs[GONG_JACK_MAX_CHANNELS];
     for (uint32_t channel = 0; channel < self->channels; channel++)
@@ -112,21 +180,21 @@ static int on_process(jack_nframes_t nframes, void *data) {
     }
 
     // The first frame of this cycle's buffer is heard the ports' playback latency after the
-    // cycle's frame time (jack2's async mode counts the cycle's own period in it: two periods
-    // on a dummy or ALSA driver), so the ring's next frame `nframes` after that. JACK's DLL
-    // maps the frame time to its clock; both clocks read now carry it to CLOCK_MONOTONIC.
+    // cycle began (jack2's async mode counts the cycle's own period in it: two periods on a
+    // dummy or ALSA driver), so the ring's next frame `nframes` after that. The cycle began at
+    // the callback's wake-up or before: the device clock keeps the earliest.
     uint32_t latency = atomic_load_explicit(&self->latency_frames, memory_order_relaxed);
-    jack_time_t heard_jack = jack_frames_to_time(self->client, frame_time + latency + nframes);
-    int64_t now, now_jack_ns;
-    jack_clock_now(&now, &now_jack_ns);
-    int64_t heard = now + ((int64_t)heard_jack * 1000 - now_jack_ns);
+    int64_t now = gong_monotonic_ns();
+    int64_t heard = now + frames_ns((uint64_t)latency + nframes, self->rate);
 
     // A frame time in doubt (gong_handoff.h) may be a cycle ahead, and would place this cycle's
-    // frames a cycle late: its timing is not reported, the last cycle's stands.
-    if (self->skips.in_doubt)
+    // frames a cycle early: its timing is not reported, the last cycle's stands.
+    if (self->skips.in_doubt) {
         gong_handoff_cycle_untimed(&self->handoff);
-    else
+    } else {
+        track_origin(self, now, frame_time, restarted);
         gong_handoff_cycle_done(&self->handoff, now, heard, nframes);
+    }
     return 0;
 }
 
@@ -212,6 +280,7 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
         return -EHOSTDOWN;
     }
     self->rate = jack_get_sample_rate(self->client);
+    self->earliest_now = self->earliest_before = INT64_MAX;
     self->buffer_size = jack_get_buffer_size(self->client);
 
     // Named ports must exist, and take audio: checked before anything is registered.

@@ -36,7 +36,8 @@ import Testing
     /// after a late wake-up) are not lost audio, and what the device counted moves every frame
     /// on by exactly that, at once, and stays so as the reports confirm it.
     @Test func aDeviceThatCountsItsLossesIsMovedOnByWhatItCountedAndNeverByALateReport() {
-        var clock = DeviceClock(rate: 48000, reportJitterNanoseconds: 30_000_000, measuresGaps: false)
+        var clock = DeviceClock(
+            rate: 48000, reportJitterNanoseconds: 30_000_000, measuresGaps: false, keepsEarliest: false)
         var written: Int64 = 0
         for report in 0..<100 {
             written += Self.step
@@ -58,11 +59,47 @@ import Testing
         #expect(clock.originNanoseconds == later)
     }
 
+    /// JACK: reports from each cycle's wake-up, late by any amount and never early, so the
+    /// earliest stands; a clock stop the device tells (its server's clock stood still, no frame
+    /// lost) moves every frame on by exactly that at once, and the reports taken between the stop
+    /// and its telling, already that late, do not move them on a second time.
+    @Test func aClockThatStoodStillIsFollowedAtOnceAndOnlyOnce() {
+        var clock = DeviceClock(rate: 48000, reportJitterNanoseconds: 1_000_000, measuresGaps: false)
+        var written: Int64 = 0
+        for report in 0..<100 {
+            written += Self.step
+            let late: Int64 = report % 7 == 0 ? 9_000_000 : Int64(report % 3) * 20_000
+            #expect(
+                clock.observe(
+                    writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written) + late)
+                    == nil)
+        }
+        #expect(clock.originNanoseconds == Self.start)
+        let stopped: Int64 = 15_350_000
+        let later = Self.start + stopped
+        // The reports of the third of a second before the stop is told (JACK's callback measures
+        // it over 16 cycles, the loop reads it five times a second).
+        for _ in 0..<8 {
+            written += Self.step
+            _ = clock.observe(
+                writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: later))
+        }
+        clock.stood(nanoseconds: stopped)
+        #expect(clock.originNanoseconds == later)
+        for _ in 0..<100 {
+            written += Self.step
+            _ = clock.observe(
+                writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: later))
+            #expect(clock.originNanoseconds == later)
+        }
+    }
+
     /// A device that counts what it lost: its server's clock may also wobble early for a few
     /// reports (jack2's DLL settling), which must not move when frames are heard; a clock that
     /// really moved (more than half of the recent reports agree) is followed.
     @Test func aDeviceThatCountsItsLossesRidesOutAnEarlyWobbleAndFollowsAMove() {
-        var clock = DeviceClock(rate: 48000, reportJitterNanoseconds: 30_000_000, measuresGaps: false)
+        var clock = DeviceClock(
+            rate: 48000, reportJitterNanoseconds: 30_000_000, measuresGaps: false, keepsEarliest: false)
         var written: Int64 = 0
         for report in 0..<60 {
             written += Self.step

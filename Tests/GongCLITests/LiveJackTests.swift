@@ -53,6 +53,22 @@ enum JackServer {
         }
     }
 
+    /// The pid of the jackd scripts/test-jack.sh started (its state directory's `jackd.pid`),
+    /// for a test that stops the server itself. A server the script found running is someone
+    /// else's: such a test is skipped (failed on CI, where the script starts its own).
+    static func ownProcess() throws -> pid_t {
+        let directory = ProcessInfo.processInfo.environment["GONG_TEST_JACK_DIR"] ?? "/tmp/gong-test-jack"
+        let recorded = (try? String(contentsOfFile: directory + "/jackd.pid", encoding: .utf8)) ?? ""
+        let pid = pid_t(recorded.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
+        guard pid > 0, command.hasPrefix("jackd\0") else {
+            let reason = "the JACK server was not started by \(scriptPath) (no jackd pid in \(directory))"
+            if ProcessInfo.processInfo.environment["CI"] != nil { try #require(Bool(false), "\(reason)") }
+            try skipTest(reason)
+        }
+        return pid
+    }
+
     /// The server's port names (jack_lsp), none when it does not answer.
     static func ports() -> [String] {
         let process = Process()
@@ -129,7 +145,9 @@ enum JackServer {
         // Exact, and gong says so — as `onFrame`, or as `roughReports` when jack2's dummy driver
         // woke late and its clock wobbled by more than a millisecond (seen once in an idle clean
         // run on 2026-11-25): reports that rough cannot confirm the frame, and gong says that
-        // rather than claim it.
+        // rather than claim it. A driver woken over a period late stops the server's clock (a
+        // loaded clean run on 2026-11-26: 4.5 ms, and gong then called a cue on its frame 218
+        // frames off): that is told as an xrun of no frames, and the verdict is `audioLost`.
         let verdict = finished["heard"] as? String
         if events.losses.isEmpty {
             #expect(verdict == "onFrame" || verdict == "roughReports", "\(finished)")
@@ -207,6 +225,76 @@ enum JackServer {
         print(
             "JACK stopped \(stoppedFor) s: lost \(lost) frames, the tap missed \(recording.missedFrames),"
                 + " recorded intervals \(TapRecording.describe(intervals)), heard across \(audibleAcross) s"
+        )
+    }
+
+    /// jackd itself is stopped (SIGSTOP) for 60 ms between two cues: its dummy driver wakes that
+    /// late and starts its timeline again from then, and the server's clock with it, losing no
+    /// frame. gong tells it as an xrun of no frames with the time the clock stood still, moves
+    /// nothing on, and judges no cue off its frame because of it: on the server's frame clock
+    /// every interval is still exactly 3 s, and the cues gong says were heard either side of the
+    /// stop are 3 s plus the stop apart, within a millisecond. Its verdict is `audioLost`: the
+    /// server lost time, and a listener heard the cue after it that much later.
+    @Test func aServerWhoseClockStopsIsToldAndNoCueIsJudgedAcrossIt() throws {
+        try JackServer.require()
+        let server = try JackServer.ownProcess()
+        let scratch = try ScratchDirectory()
+        let pattern = try LivePulseTests.pattern(in: scratch, duration: "18s")
+        let tap = try JackTap(seconds: 30)
+        let (process, out) = try startGong(
+            ["run", pattern, "--device", "jack:\(tap.port)", "--channels", "1", "--json"],
+            environment: JackServer.environment)
+        var output = ""
+        var secondCueHeard: Double?
+        while secondCueHeard == nil {
+            let data = out.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            output += String(decoding: data, as: UTF8.self)
+            secondCueHeard = GongEvents(output).all("cue").dropFirst().first?["audible"] as? Double
+        }
+        let heardAt = try #require(secondCueHeard, "gong reported no second cue: \(output)")
+        let wait = heardAt + 1.4 - MonotonicTime.now().seconds
+        if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+        let stoppedAt = MonotonicTime.now()
+        kill(server, SIGSTOP)
+        usleep(60_000)
+        kill(server, SIGCONT)
+        let stoppedFor = MonotonicTime.now().seconds - stoppedAt.seconds
+        output += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let recording = tap.finish()
+        #expect(process.terminationStatus == 0)
+        let events = GongEvents(output)
+        let finished = try #require(events.finished, "\(output)")
+        #expect(finished["cycles"] as? Int == 6 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
+        // The driver wakes as late as it was stopped, less what was left of the period it slept
+        // in (5.3 ms); a busy machine may wake it later still.
+        let stops = events.all("xrun").filter { $0["lostFrames"] as? Int == 0 }.compactMap {
+            $0["clockStoppedMs"] as? Double
+        }
+        let stoppedMs = stops.max() ?? 0
+        #expect(
+            stoppedMs > stoppedFor * 1000 - 10 && stoppedMs < stoppedFor * 1000 + 50,
+            "jackd stopped \(stoppedFor) s; the clock stops told: \(stops) ms: \(output)")
+        #expect(finished["heard"] as? String == "audioLost", "\(finished)")
+        #expect(
+            events.all("cue").allSatisfy { $0["offFrames"] == nil }, "a cue judged off: \(events.all("cue"))")
+        let heard = recording.placedOnsets()
+        #expect(heard.count == 6, "6 woodblocks heard, not \(heard.count) at \(heard)")
+        let intervals = recording.intervals()
+        #expect(
+            intervals.count == 5 && intervals.allSatisfy { $0 == nil || $0 == 144_000 }
+                && intervals.filter { $0 == nil }.count <= 1,
+            "intervals \(intervals), gong lost \(events.losses), the tap missed \(recording.missedFrames) frames; gong's account \(finished)"
+        )
+        let audible = events.all("cue").compactMap { $0["audible"] as? Double }
+        let audibleAcross = audible.count == 6 ? audible[2] - audible[1] : 0
+        #expect(
+            abs(audibleAcross - 3 - stops.reduce(0, +) / 1000) < 0.001,
+            "cues heard \(audibleAcross) s apart across a stop of \(stops) ms: \(audible)")
+        print(
+            "JACK's server stopped \(stoppedFor) s: clock stops told \(stops) ms,"
+                + " recorded intervals \(TapRecording.describe(intervals)), heard across \(audibleAcross) s; \(finished)"
         )
     }
 

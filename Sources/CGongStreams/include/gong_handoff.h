@@ -28,6 +28,11 @@ typedef struct gong_handoff_counters {
     /// Cycles the server ran without the callback (it was stopped or too late), and their frames.
     uint64_t missed_cycles;
     uint64_t missed_frames;
+    /// Times the server's clock stopped while its frame count did not (jack2's dummy driver
+    /// waking a period late starts its timeline again from then), and the time it lost in all:
+    /// every frame from then on is heard that much later, none of them lost.
+    uint64_t clock_stops;
+    uint64_t clock_stopped_ns;
 } gong_handoff_counters;
 
 /// The cycles a callback was not run for, read from the server's clock position (JACK's frame

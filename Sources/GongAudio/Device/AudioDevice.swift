@@ -244,13 +244,18 @@ public struct PCMConfiguration: Sendable, Equatable {
     /// delay counts: a Snapcast server's chunk and buffer, between its reading gong's stream and
     /// every room playing it. 0 for a device whose delay reaches the listener.
     public var heardAfterNanoseconds: Int64
+    /// True when a report may place a frame late but never early (JACK's, from when each cycle's
+    /// callback woke): the device clock then keeps the earliest placement, as for status calls,
+    /// rather than the median it keeps of a server clock that wobbles both ways.
+    public var reportsNeverEarly: Bool
 
     public init(
         device: String, rate: Int, channels: Int, format: SampleFormat, periodFrames: Int, bufferFrames: Int,
         soundServer: Bool = false, reportJitterNanoseconds: Int64? = nil, takesBack: Bool = false, paced: Bool = true,
-        heardAfterNanoseconds: Int64 = 0
+        heardAfterNanoseconds: Int64 = 0, reportsNeverEarly: Bool = false
     ) {
         self.paced = paced
+        self.reportsNeverEarly = reportsNeverEarly
         self.heardAfterNanoseconds = heardAfterNanoseconds
         self.device = device
         self.rate = rate
@@ -362,6 +367,11 @@ public protocol PCM: AnyObject, SendableMetatype {
     /// cannot say (ALSA, a sound server's own buffer); the device clock then measures what an
     /// underrun cost from the reports that follow it, which a wobbling clock can get wrong.
     func silenceHeardFrames() -> Int64?
+    /// How long the device's clock has stood still in all while its frames waited, when the
+    /// device can tell: jack2's timer-driven driver, woken more than a period late, starts its
+    /// timeline again from then, so every frame after is heard that much later though none was
+    /// skipped. Nil when the device cannot say.
+    func clockStoppedNanoseconds() -> Int64?
 }
 
 /// What `PCM.wait` returns besides 1 (a period of room), 0 (timeout) and a negative errno.
@@ -377,4 +387,5 @@ extension PCM {
     public func rewind(frames: Int) -> Int { 0 }
     public func wakeWhenReadable(_ descriptor: Int32) {}
     public func silenceHeardFrames() -> Int64? { nil }
+    public func clockStoppedNanoseconds() -> Int64? { nil }
 }

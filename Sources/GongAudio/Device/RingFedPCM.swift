@@ -145,6 +145,15 @@ public class RingFedPCM: PCM {
         return Int64(clamping: counters.ring_silent_frames &+ counters.missed_frames)
     }
 
+    /// The time the server's clock stood still, as the callback saw it (JACK's only: PipeWire's
+    /// graph skips its position on when it runs late, which is `silenceHeardFrames`).
+    public func clockStoppedNanoseconds() -> Int64? {
+        guard let handoff else { return nil }
+        var counters = gong_handoff_counters()
+        gong_handoff_counters_read(handoff, &counters)
+        return Int64(clamping: counters.clock_stopped_ns)
+    }
+
     public func close() {
         guard handoff != nil else { return }
         handoff = nil

@@ -19,6 +19,7 @@ struct DeviceCalls: BitwiseCopyable {
     let reportJitterNanoseconds: Int64
     let takesBack: Bool
     let heardAfterNanoseconds: Int64
+    let reportsNeverEarly: Bool
 
     init(_ device: any PCM) {
         let configuration = device.configuration
@@ -28,6 +29,7 @@ struct DeviceCalls: BitwiseCopyable {
         reportJitterNanoseconds = configuration.reportJitterNanoseconds
         takesBack = configuration.takesBack
         heardAfterNanoseconds = configuration.heardAfterNanoseconds
+        reportsNeverEarly = configuration.reportsNeverEarly
     }
 
     @_noAllocation @_noLocks
@@ -73,6 +75,11 @@ struct DeviceCalls: BitwiseCopyable {
     @_noAllocation @_noLocks
     func silenceHeardFrames() -> Int64? {
         _unsafePerformance { device.silenceHeardFrames() }
+    }
+
+    @_noAllocation @_noLocks
+    func clockStoppedNanoseconds() -> Int64? {
+        _unsafePerformance { device.clockStoppedNanoseconds() }
     }
 }
 

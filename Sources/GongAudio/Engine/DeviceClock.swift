@@ -12,14 +12,14 @@ import GongCore
 /// underrun a sound server hid, or a stopped process — and how much.
 ///
 /// A device that counts what it lost to the frame (`PCM.silenceHeardFrames`) says so itself:
-/// the clock then only places frames in time, measures no gap (a late report there is the
-/// server's clock wobbling, as jack2's dummy driver's does when it wakes late, not lost audio),
-/// and is moved on by what the device counted. Its reports are read in the server's own callback,
-/// so they are not late by a status call's delay; but the server's clock wobbles both ways (jack2's
-/// DLL, settling after a late wake-up, placed frames 16 ms early for a while on an idle machine,
-/// and the earliest estimate then called an exact cue off its frame). Its origin is therefore the
-/// median of the last 15 estimates: a wobble of fewer reports than half of them does not move
-/// it.
+/// the clock then only places frames in time, measures no gap, and is moved on by what the
+/// device counted, and by the time its clock stood still when it tells that
+/// (`PCM.clockStoppedNanoseconds`). JACK's reports come from each cycle's wake-up, late and
+/// never early, so the earliest estimate stands there too. PipeWire's come from the server's own
+/// clock, which wobbles both ways (jack2's DLL did the same when it was JACK's source: settling
+/// after a late wake-up, it placed frames 16 ms early for a while on an idle machine, and the
+/// earliest estimate then called an exact cue off its frame); the origin of such a device is the
+/// median of the last 15 estimates: a wobble of fewer reports than half of them does not move it.
 ///
 /// Plain arithmetic on integers: the real-time loop calls it and tests drive it with made-up
 /// reports.
@@ -29,6 +29,9 @@ struct DeviceClock {
     let gapThresholdNanoseconds: Int64
     /// False when the device counts its lost frames itself.
     let measuresGaps: Bool
+    /// The origin is the earliest recent placement (reports late, never early); else the
+    /// median of the last 15 (a server clock that wobbles both ways).
+    let keepsEarliest: Bool
     /// When device frame 0 is heard, in CLOCK_MONOTONIC nanoseconds; nil until the first report.
     private(set) var originNanoseconds: Int64?
     private var pendingGap: Int64 = 0
@@ -48,18 +51,26 @@ struct DeviceClock {
     ///   drift the origin's one-to-two-second window lags behind: 2 ms, a thousand ppm, more than
     ///   any device has shown here.
     ///   - measuresGaps: false for a device that counts the frames it lost (`lost(frames:)`).
+    ///   - keepsEarliest: false for a device whose reports may be early as well as late.
     @_noAllocation @_noLocks
-    init(rate: Int, reportJitterNanoseconds: Int64, measuresGaps: Bool = true) {
+    init(rate: Int, reportJitterNanoseconds: Int64, measuresGaps: Bool = true, keepsEarliest: Bool = true) {
         self.rate = Int64(rate)
         gapThresholdNanoseconds = reportJitterNanoseconds + 2_000_000
         self.measuresGaps = measuresGaps
+        self.keepsEarliest = keepsEarliest
     }
 
     /// The device counted `frames` heard as silence in place of ours: every frame written since
     /// is heard that much later.
     @_noAllocation @_noLocks
     mutating func lost(frames: Int64) {
-        let nanoseconds = FrameTime.nanoseconds(ofFrames: frames, rate: rate)
+        stood(nanoseconds: FrameTime.nanoseconds(ofFrames: frames, rate: rate))
+    }
+
+    /// The device's clock stood still for `nanoseconds` (told by the device): every frame from
+    /// now on is heard that much later.
+    @_noAllocation @_noLocks
+    mutating func stood(nanoseconds: Int64) {
         pendingGap = 0
         originNanoseconds = originNanoseconds.map { $0 + nanoseconds }
         if currentWindowMinimum != .max { currentWindowMinimum += nanoseconds }
@@ -112,7 +123,7 @@ struct DeviceClock {
             }
             currentWindowMinimum = min(currentWindowMinimum, origin)
         }
-        if measuresGaps {
+        if keepsEarliest {
             originNanoseconds = min(previousWindowMinimum, currentWindowMinimum)
         } else {
             remember(origin)

@@ -29,6 +29,11 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
     /// is where it carries on — the first frame after the gap — and when that is heard.
     /// `silent` is true when the session was paused (nothing audible was lost).
     case underrun(lostFrames: Int64, silent: Bool, at: SessionMoment)
+    /// The device's clock stood still for `nanoseconds` while its frames waited (a sound
+    /// server's driver that woke late): no frame was skipped and the session clock did not move,
+    /// but every frame not yet heard is heard that much later. `at`: where the session stood when
+    /// it was told, and when that is heard; `silent` as for an underrun.
+    case clockStopped(nanoseconds: Int64, silent: Bool, at: SessionMoment)
     /// The system suspended the device and it came back (resumed or re-prepared), at
     /// `at.audible` (the moment of recovery).
     case suspendRecovered(at: SessionMoment)

@@ -79,6 +79,8 @@ struct PushLoop: ~Copyable {
         var convertedSilence = false
         /// The silence the device counted so far, for a device that counts it.
         var silenceCounted: Int64?
+        /// The time the device's clock stood still so far, for a device that tells it.
+        var clockStopCounted: Int64?
         var clock: DeviceClock
         var nextStatusFrame: Int64 = 0
         let frameBytes: Int
@@ -207,9 +209,10 @@ struct PushLoop: ~Copyable {
         let silenceCounted = device.silenceHeardFrames()
         stream = DeviceStream(
             renderedBase: renderer.pointee.outputFrame, silenceCounted: silenceCounted,
+            clockStopCounted: device.clockStoppedNanoseconds(),
             clock: DeviceClock(
                 rate: rate, reportJitterNanoseconds: device.reportJitterNanoseconds,
-                measuresGaps: silenceCounted == nil),
+                measuresGaps: silenceCounted == nil, keepsEarliest: silenceCounted == nil || device.reportsNeverEarly),
             frameBytes: channels * device.format.bytesPerSample,
             bufferNanoseconds: FrameTime.nanoseconds(ofFrames: Int64(device.bufferFrames), rate: Int64(rate)),
             playStart: MonotonicTime.now().nanoseconds, stepFrames: device.takesBack ? takeBackStepFrames : periodFrames
@@ -225,15 +228,25 @@ struct PushLoop: ~Copyable {
     /// renderer made is all written.
     @_noAllocation @_noLocks
     private mutating func takeInCountedLoss() {
-        guard let counted = stream.silenceCounted, let silence = device.silenceHeardFrames(), silence > counted else {
-            return
+        if let counted = stream.silenceCounted, let silence = device.silenceHeardFrames(), silence > counted {
+            stream.silenceCounted = silence
+            takeBack()
+            stream.clock.lost(frames: silence - counted)
+            reportUnderrun(
+                lostFrames: silence - counted,
+                heard: stream.clock.audibleNanoseconds(ofDeviceFrame: stream.writtenFrames) ?? 0)
         }
-        stream.silenceCounted = silence
-        takeBack()
-        stream.clock.lost(frames: silence - counted)
-        reportUnderrun(
-            lostFrames: silence - counted,
-            heard: stream.clock.audibleNanoseconds(ofDeviceFrame: stream.writtenFrames) ?? 0)
+        // A clock that stood still skipped no frame: nothing moves on, and nothing written is
+        // taken back. Every frame is heard later by as much, which the device clock learns now
+        // rather than over the seconds its reports would take to outvote the earlier ones.
+        if let counted = stream.clockStopCounted, let stopped = device.clockStoppedNanoseconds(), stopped > counted {
+            stream.clockStopCounted = stopped
+            stream.clock.stood(nanoseconds: stopped - counted)
+            var silent = true
+            if case .playing = renderer.pointee.lifecycle { silent = false }
+            let heard = stream.clock.audibleNanoseconds(ofDeviceFrame: stream.writtenFrames) ?? 0
+            audio.report(.clockStopped(nanoseconds: stopped - counted, silent: silent, at: moment(heard: heard)))
+        }
     }
 
     /// Applies the control side's commands, after taking back what the device still holds so

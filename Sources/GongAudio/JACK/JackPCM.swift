@@ -8,9 +8,9 @@ import GongCore
 /// the ring and what the engine asks of it are `RingFedPCM`'s): the same design as `PipeWirePCM`.
 /// - the buffer is gong's own ring: JACK holds one cycle at a time, and a take-back rewrites
 ///   exactly the frames the callback has not yet claimed — never one it has;
-/// - timing comes from JACK's own clock each cycle (the cycle's frame time through the server's
-///   DLL, plus the ports' playback latency), carried to CLOCK_MONOTONIC, so when each frame is
-///   heard is known to the server's accuracy;
+/// - timing comes from each cycle: when its callback woke (never before the cycle began; the
+///   device clock keeps the earliest) and its frame time, plus the ports' playback latency; a
+///   server clock that stood still (a driver woken late) is measured and told;
 /// - cycles the server ran without this client (a jump in its frame time) and a cycle the ring
 ///   could not fill are underruns (`-EPIPE`), and the device clock measures what each cost.
 /// JACK takes 32-bit floats only, at the server's rate: a request at another rate is granted the
@@ -23,8 +23,9 @@ public final class JackPCM: RingFedPCM {
     /// costs few wake-ups, and a key press is still heard at once because what the callback has
     /// not claimed is taken back.
     static let bufferDefaults = BufferDefaults.takingBack
-    /// Reports come from the server's DLL each cycle and place a frame within microseconds of
-    /// each other (the dummy driver here): a millisecond is both the tolerance and the bound.
+    /// Reports come from each cycle's wake-up, late by microseconds on an idle machine (the
+    /// dummy driver here) and never early, and the device clock keeps the earliest: a
+    /// millisecond is both the tolerance and the bound.
     public static let reportJitterNanoseconds: Int64 = 1_000_000
 
     /// - Parameter ports: full port names to connect to in order (`system:playback_1`); none for
@@ -66,7 +67,7 @@ public final class JackPCM: RingFedPCM {
             configuration: PCMConfiguration(
                 device: name, rate: rate, channels: request.channels, format: .float32, periodFrames: period,
                 bufferFrames: buffer, soundServer: true, reportJitterNanoseconds: JackPCM.reportJitterNanoseconds,
-                takesBack: true),
+                takesBack: true, reportsNeverEarly: true),
             handoff: gong_jack_handoff(opened))
     }
 

@@ -106,6 +106,9 @@ public struct JitterBench: Sendable {
                     }
                 case .underrun(let lostFrames, _, let at):
                     analysis.addUnderrun(lostFrames: lostFrames, at: at.audible.nanoseconds)
+                case .clockStopped(_, _, let at):
+                    // The server's xrun: no frame lost, but no cue is judged across it.
+                    analysis.addUnderrun(lostFrames: 0, at: at.audible.nanoseconds)
                 case .deviceLost(_, let at):
                     analysis.addDeviceLoss(at: at.audible.nanoseconds)
                     // The device-loss policy for a headless session (`SessionMachine`): closed

@@ -265,7 +265,8 @@ final class LiveSession<Engine: SessionEngine> {
     private func handle(_ event: EngineEvent) -> [SessionEvent] {
         switch event {
         case .render(let renderEvent, _): latestSessionFrame = renderEvent.sessionFrame
-        case .underrun(_, _, let at), .suspendRecovered(let at), .deviceLost(_, let at), .deviceBack(_, let at):
+        case .underrun(_, _, let at), .clockStopped(_, _, let at), .suspendRecovered(let at), .deviceLost(_, let at),
+            .deviceBack(_, let at):
             latestSessionFrame = at.sessionFrame
         case .started, .priorityRefused, .finished, .eventsDropped: break
         }
@@ -296,6 +297,16 @@ final class LiveSession<Engine: SessionEngine> {
             // session's (the paused clock did not move).
             guard !silent else { return [] }
             return feed(.underrun(lostFrames: lost), from: .audio) + [SessionEvent(.xrun(lostFrames: lost), at: at)]
+        case .clockStopped(let nanoseconds, let silent, let at):
+            // The device lost time, not frames: the cues after it are on their frames, heard
+            // later by the stop. An interval across it is not the cues' doing, and not measured;
+            // the stop is an xrun of no frames, so the session is not said to be every cue on time.
+            breakTimingChain()
+            guard !silent else { return [] }
+            let stopped = Double(nanoseconds) / 1e9
+            return feed(.underrun(lostFrames: 0), from: .audio) + [
+                SessionEvent(.xrun(lostFrames: 0, clockStoppedSeconds: stopped), at: at)
+            ]
         case .suspendRecovered(let at):
             let wasPaused = machine.state.kind == .paused
             let events = feed(.suspended(resume: !interactive), from: .audio)

@@ -46,8 +46,11 @@ public struct SessionEvent: Sendable, Equatable {
         case stopping
         /// The master gain is now this (it fades there smoothly).
         case gainChanged(decibels: Double)
-        /// Audio was lost (an underrun) and recovered; cues after it stay on schedule.
-        case xrun(lostFrames: Int64)
+        /// Audio was lost (an underrun) and recovered; cues after it stay on schedule. Or the
+        /// device's clock stood still for `clockStoppedSeconds` (a sound server's driver that
+        /// woke late), losing no frame: the cues after it are on their frames, heard that much
+        /// later.
+        case xrun(lostFrames: Int64, clockStoppedSeconds: Double = 0)
         /// The system suspended the device and it was brought back; `paused`: the session waits.
         case suspendRecovered(paused: Bool)
         /// The device went away; the session waits for it, retrying. `reason` and `errno` (positive,
@@ -128,7 +131,7 @@ extension SessionEvent: Codable {
         case schema, type, frame, audible
         case pattern, device, rate, channels, format, latencyMs, version
         case phase, cycle, cycles, seconds, sound, lateFrames, offFrames
-        case decibels, lostFrames, paused, resumed, message, priority, command, state, input, count
+        case decibels, lostFrames, clockStoppedMs, paused, resumed, message, priority, command, state, input, count
         case reason, errno
     }
 
@@ -163,7 +166,9 @@ extension SessionEvent: Codable {
             try c.encodeIfPresent(offFrames, forKey: .offFrames)
         case .skipped(let seconds): try c.encode(seconds, forKey: .seconds)
         case .gainChanged(let decibels): try c.encode(decibels, forKey: .decibels)
-        case .xrun(let lostFrames): try c.encode(lostFrames, forKey: .lostFrames)
+        case .xrun(let lostFrames, let stopped):
+            try c.encode(lostFrames, forKey: .lostFrames)
+            if stopped > 0 { try c.encode(stopped * 1000, forKey: .clockStoppedMs) }
         case .suspendRecovered(let paused): try c.encode(paused, forKey: .paused)
         case .deviceLost(let message, let reason, let errno):
             try c.encode(message, forKey: .message); try c.encode(reason.rawValue, forKey: .reason)
@@ -217,7 +222,10 @@ extension SessionEvent: Codable {
         case "skipped": kind = .skipped(seconds: try c.decode(Double.self, forKey: .seconds))
         case "stopping": kind = .stopping
         case "gainChanged": kind = .gainChanged(decibels: try c.decode(Double.self, forKey: .decibels))
-        case "xrun": kind = .xrun(lostFrames: try c.decode(Int64.self, forKey: .lostFrames))
+        case "xrun":
+            kind = .xrun(
+                lostFrames: try c.decode(Int64.self, forKey: .lostFrames),
+                clockStoppedSeconds: (try c.decodeIfPresent(Double.self, forKey: .clockStoppedMs) ?? 0) / 1000)
         case "suspendRecovered": kind = .suspendRecovered(paused: try c.decode(Bool.self, forKey: .paused))
         case "deviceLost":
             // A reason this build does not know (a later one's) reads as `other`; errno says more.

@@ -25,7 +25,11 @@ enum NoticeFormat {
         case .skipped(let seconds): text = "skipped \(DurationText.format(seconds: seconds))"
         case .stopping: text = "stopping: the end cue rings out"
         case .gainChanged(let decibels): text = "volume \(String(format: "%+g", decibels)) dB"
-        case .xrun(let lost): text = "xrun: \(lost) frames lost, recovered; later cues stay on schedule"
+        case .xrun(let lost, let stopped) where stopped > 0 && lost == 0:
+            text =
+                "xrun: the audio server's clock stood still for \(String(format: "%.1f", stopped * 1000)) ms;"
+                + " no frame lost, later cues on their frames, heard that much later"
+        case .xrun(let lost, _): text = "xrun: \(lost) frames lost, recovered; later cues stay on schedule"
         case .suspendRecovered(let paused):
             text =
                 paused
