@@ -292,6 +292,7 @@ import Testing
         SessionEvent(.stopping),
         SessionEvent(.gainChanged(decibels: -6)),
         SessionEvent(.xrun(lostFrames: 480), frame: 300_000, audible: 1250),
+        SessionEvent(.xrun(lostFrames: 0, clockStoppedSeconds: 0.0625), frame: 300_500, audible: 1251),
         SessionEvent(.suspendRecovered(paused: true), frame: 310_000),
         SessionEvent(.deviceLost(message: "pulse: stalled", reason: .stalled, errno: EAGAIN), frame: 320_000),
         SessionEvent(.deviceBack(resumed: false), frame: 320_000),
