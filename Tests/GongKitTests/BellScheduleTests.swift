@@ -201,6 +201,24 @@ import Testing
         #expect(keeper.wake(at: clocks).map(\.outcome) == [.skipped(.passed)])
     }
 
+    /// A keeper that needs a bell 1.5 s ahead to have it heard on its second (`gong bells`: the
+    /// warm-up and the device's opening) skips as late one due sooner when it wakes, as when gong
+    /// starts a second before a bell, and rings one due later.
+    @Test func aBellTooSoonToBeHeardOnItsSecondIsSkippedAsLate() throws {
+        let plan = try #require(BellPlan(rules: try Self.rules([(.every, "1h")]), zone: Self.berlin, seed: 0))
+        let bell = plan.instant(day: try #require(CivilDate.day(year: 2026, month: 6, day: 1)), wallSecond: 3600)
+        for (ahead, outcome) in [(Self.second, BellOutcome.skipped(.late)), (2 * Self.second, .ring)] {
+            let clocks = BellClocks(wall: bell * Self.second - ahead, boot: 0, monotonic: 0)
+            var keeper = BellKeeper(
+                plan: plan, start: clocks, leadNanoseconds: 3 * Self.second,
+                lateToleranceNanoseconds: -3 * Self.second / 2)
+            #expect(
+                keeper.wake(at: clocks) == [
+                    BellDecision(bell: try #require(plan.next(after: bell - 1)), outcome: outcome)
+                ])
+        }
+    }
+
     /// Each key's bad value: one line naming the file and line, the key, the value and what is allowed.
     @Test func badBellKeysAreNamedWithFileAndLine() {
         func error(_ section: String) -> String? {

@@ -275,7 +275,10 @@ import Testing
             holder.standardInput = input
             holder.standardOutput = Pipe()
             try holder.run()
-            input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\n".utf8))
+            // With a busy timeout of its own: its BEGIN may come while a probe below holds the
+            // lock for a moment, and without one it would fail at once, hold nothing, and leave
+            // every probe succeeding (a loaded clean run waited out the minute so, on 2026-11-26).
+            input.fileHandleForWriting.write(Data(".timeout 60000\nBEGIN IMMEDIATE;\n".utf8))
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 // sqlite3 without a busy timeout: its write fails at once while the lock is held.

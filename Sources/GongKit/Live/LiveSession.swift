@@ -175,6 +175,15 @@ final class LiveSession<Engine: SessionEngine> {
         return engine.send(.setGain(decibelsToGain(decibels)))
     }
 
+    /// Moves the session clock on by `frames` at once, as an underrun does but with nothing lost:
+    /// the cues after are heard that much sooner. Only while it plays (the renderer ignores it
+    /// otherwise).
+    @discardableResult
+    func moveOn(frames: Int64) -> Bool {
+        guard hasRoomForCommand, frames > 0 else { return false }
+        return engine.send(.advance(frames: frames))
+    }
+
     /// Room kept in the command ring for what the session itself must send (a halt, the resume
     /// that lets a paused session's end ring out): a command the audio thread never gets would
     /// leave the machine and the renderer disagreeing, so a person's command is refused first.

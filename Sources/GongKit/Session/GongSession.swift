@@ -141,6 +141,17 @@ public final class GongSession: Sendable {
         try core.send(command).get()
     }
 
+    /// Moves the session on by `frames` at once, as if they had played: every cue after is heard
+    /// that much sooner. For a caller that starts a session a little ahead of a moment and,
+    /// once the device says when its first frame is heard, lines the first cue up on it (`gong
+    /// bells`: a stream's first frame is heard a little after it starts, 1-2 ms through
+    /// PulseAudio, more on a sound card). False when the session is over or its command ring is
+    /// full.
+    @discardableResult
+    public func moveOn(frames: Int64) -> Bool {
+        core.moveOn(frames: frames)
+    }
+
     /// Pauses and waits (at most `timeoutSeconds`) until the fade-out is done, so whatever comes
     /// next (a process stopped by Ctrl-Z) happens in silence. True once the session is paused.
     @discardableResult
@@ -233,6 +244,7 @@ protocol LiveSessionDriving: AnyObject {
     func togglePause() throws(CommandRingFull) -> [SessionEvent]
     func halt() -> [SessionEvent]
     func setGain(decibels: Double) -> Bool
+    func moveOn(frames: Int64) -> Bool
     func poll(now: MonotonicTime) -> [SessionEvent]
     func refreshPosition(now: MonotonicTime)
     func waitUntilDone()
@@ -293,6 +305,10 @@ private final class SessionCore: Sendable {
         let thread = Thread { [self] in carryReports() }
         thread.name = "gong session"
         thread.start()
+    }
+
+    func moveOn(frames: Int64) -> Bool {
+        shared.withLock { shared in shared.report == nil && shared.live.moveOn(frames: frames) }
     }
 
     func send(_ command: SessionCommand) -> Result<Void, CommandRefusal> {

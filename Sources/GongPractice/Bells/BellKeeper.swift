@@ -66,7 +66,9 @@ public struct BellKeeper: Sendable {
     /// How long before a bell's second gong wakes to open the device: enough for the bell to be
     /// heard on its second.
     public let leadNanoseconds: Int64
-    /// How late a bell may still ring; later than this it is skipped, never rung late.
+    /// How late a bell may be when gong wakes for it and still ring; later than this it is
+    /// skipped, never rung late. Negative: how far ahead it must still be (the time the ringer
+    /// needs to have it heard on its second).
     public let lateToleranceNanoseconds: Int64
     /// Bells due at or before this moment (seconds since 1970) are done with.
     public private(set) var handledThrough: Int64

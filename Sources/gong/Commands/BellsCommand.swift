@@ -84,9 +84,15 @@ struct BellsCommand: AsyncParsableCommand {
     /// How long before its second a bell's device is opened: time for the device to open and the
     /// cue's warm-up to start (the open time is measured and shown in each bell's JSON line).
     static let leadNanoseconds: Int64 = 3_000_000_000
+    /// How far ahead a bell must still be when gong wakes for it, or it is skipped as late: the
+    /// warm-up and half a second to open the device (40-110 ms through PulseAudio here). Rung any
+    /// later it would be heard late (a bell due a second after `gong bells` started was heard
+    /// 3.09 s late), and a bell is never rung late.
+    static let readyNanoseconds: Int64 = Int64(warmUpSeconds.doubleValue * 1e9) + 500_000_000
     /// Silence the one-cue session plays before the bell, so the cue is scheduled ahead of the
-    /// device rather than raced onto it.
-    static let warmUpSeconds = Rational(1, 2)!
+    /// device rather than raced onto it, and is not yet rendered when the device first says when
+    /// its frames are heard (the bell is lined up then): longer than any route's buffer.
+    static let warmUpSeconds = Rational(1, 1)!
 
     func run() async throws {
         do {
@@ -139,7 +145,7 @@ struct BellsCommand: AsyncParsableCommand {
         do { _ = try bank.resolve(cue.sound, usedBy: "bells") } catch { throw GongError.sound(error) }
         var keeper = BellKeeper(
             plan: plan, start: BellAlarm.clocks(), leadNanoseconds: Self.leadNanoseconds,
-            lateToleranceNanoseconds: 1_000_000_000)
+            lateToleranceNanoseconds: -Self.readyNanoseconds)
         guard let first = keeper.nextBell else {
             throw UsageError(
                 "bells: these rules leave no bell in the next eight days; widen --active, --days or --quiet")
@@ -416,10 +422,13 @@ struct BellRinger {
         let due = bell.instant * 1_000_000_000
         // The wall clock and the monotonic one (the device's timestamps) are one offset apart.
         let dueMonotonic = Double(due - opened.wall + opened.monotonic) / 1e9
-        // A stream's first frames are heard as soon as they are written (its buffer starts empty;
+        // A stream's first frames are heard soon after they are written (its buffer starts empty;
         // the latency is only how far ahead later writes run), so the session starts one warm-up
-        // before the bell. Measured through PulseAudio: the first frame heard 1-2 ms after start.
-        let start = due - Int64(BellsCommand.warmUpSeconds.doubleValue * 1e9)
+        // before the bell, and once the device says when its first frame is heard (through
+        // PulseAudio 1-2 ms after the start, which put bells that much late), the session is
+        // moved on by as much: the cue, not yet rendered, is heard on the bell's second.
+        let warmUp = BellsCommand.warmUpSeconds.doubleValue
+        let start = due - Int64(warmUp * 1e9)
         var until = timespec(tv_sec: Int(start / 1_000_000_000), tv_nsec: Int(start % 1_000_000_000))
         while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &until, nil) == EINTR {}
         let events = session.events()
@@ -429,6 +438,7 @@ struct BellRinger {
         // frame's time, and the cue's frame after it, place it.
         var cueFrame: Int64?
         var firstFrameHeard: Double?
+        var movedOnFrames: Int64 = 0
         for await event in events {
             if json { print(event.jsonLine()) }
             switch event.kind {
@@ -437,6 +447,11 @@ struct BellRinger {
                 if let audible = event.audible { heard.offMs = (audible - dueMonotonic) * 1000 }
             case .firstFrameAudible:
                 firstFrameHeard = event.audible
+                if let heardAt = event.audible {
+                    let late = heardAt + warmUp - dueMonotonic
+                    let frames = Int64((late * Double(session.output.rate)).rounded())
+                    if frames > 0 && late < warmUp / 2 && session.moveOn(frames: frames) { movedOnFrames = frames }
+                }
             case .failed(let message):
                 heard.failure = message
             default:
@@ -444,7 +459,7 @@ struct BellRinger {
             }
         }
         if heard.offMs == nil, let cueFrame, let firstFrameHeard {
-            let heardAt = firstFrameHeard + Double(cueFrame) / Double(session.output.rate)
+            let heardAt = firstFrameHeard + Double(cueFrame - movedOnFrames) / Double(session.output.rate)
             heard.offMs = (heardAt - dueMonotonic) * 1000
         }
         return heard
