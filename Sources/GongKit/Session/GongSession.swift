@@ -145,8 +145,7 @@ public final class GongSession: Sendable {
     /// that much sooner. For a caller that starts a session a little ahead of a moment and,
     /// once the device says when its first frame is heard, lines the first cue up on it (`gong
     /// bells`: a stream's first frame is heard a little after it starts, 1-2 ms through
-    /// PulseAudio, more on a sound card). False when the session is over or its command ring is
-    /// full.
+    /// PulseAudio here). False when the session is over or its command ring is full.
     @discardableResult
     public func moveOn(frames: Int64) -> Bool {
         core.moveOn(frames: frames)
