@@ -178,19 +178,7 @@ enum JackServer {
         let (process, out) = try startGong(
             ["run", pattern, "--device", "jack:\(tap.port)", "--channels", "1", "--json"],
             environment: JackServer.environment)
-        // Stopped 1.4 s after the second cue was heard (from gong's own report of it): well clear
-        // of the woodblock before it and the cue after, however long gong took to start.
-        var output = ""
-        var secondCueHeard: Double?
-        while secondCueHeard == nil {
-            let data = out.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            output += String(decoding: data, as: UTF8.self)
-            secondCueHeard = GongEvents(output).all("cue").dropFirst().first?["audible"] as? Double
-        }
-        let heardAt = try #require(secondCueHeard, "gong reported no second cue: \(output)")
-        let wait = heardAt + 1.4 - MonotonicTime.now().seconds
-        if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+        var output = try Self.waitUntilBetweenTheSecondAndThirdCues(out)
         let stoppedAt = MonotonicTime.now()
         kill(process.processIdentifier, SIGSTOP)
         usleep(300_000)
@@ -244,17 +232,7 @@ enum JackServer {
         let (process, out) = try startGong(
             ["run", pattern, "--device", "jack:\(tap.port)", "--channels", "1", "--json"],
             environment: JackServer.environment)
-        var output = ""
-        var secondCueHeard: Double?
-        while secondCueHeard == nil {
-            let data = out.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            output += String(decoding: data, as: UTF8.self)
-            secondCueHeard = GongEvents(output).all("cue").dropFirst().first?["audible"] as? Double
-        }
-        let heardAt = try #require(secondCueHeard, "gong reported no second cue: \(output)")
-        let wait = heardAt + 1.4 - MonotonicTime.now().seconds
-        if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+        var output = try Self.waitUntilBetweenTheSecondAndThirdCues(out)
         let stoppedAt = MonotonicTime.now()
         kill(server, SIGSTOP)
         usleep(60_000)
@@ -287,15 +265,37 @@ enum JackServer {
                 && intervals.filter { $0 == nil }.count <= 1,
             "intervals \(intervals), gong lost \(events.losses), the tap missed \(recording.missedFrames) frames; gong's account \(finished)"
         )
+        // The server's clock may also stop by itself (an idle clean run on 2026-11-26 told a
+        // 4.8 ms stop besides the 52.4 ms one): gong tells it too, but where it fell cannot be
+        // told apart from this stop's neighbourhood here, so it is slack, not expected.
         let audible = events.all("cue").compactMap { $0["audible"] as? Double }
         let audibleAcross = audible.count == 6 ? audible[2] - audible[1] : 0
+        let others = (stops.reduce(0, +) - stoppedMs) / 1000
         #expect(
-            abs(audibleAcross - 3 - stops.reduce(0, +) / 1000) < 0.001,
-            "cues heard \(audibleAcross) s apart across a stop of \(stops) ms: \(audible)")
+            abs(audibleAcross - 3 - stoppedMs / 1000) < 0.001 + others,
+            "cues heard \(audibleAcross) s apart across a stop of \(stoppedMs) ms (others told: \(stops)): \(audible)")
         print(
             "JACK's server stopped \(stoppedFor) s: clock stops told \(stops) ms,"
                 + " recorded intervals \(TapRecording.describe(intervals)), heard across \(audibleAcross) s; \(finished)"
         )
+    }
+
+    /// Reads gong's JSON lines until it says when its second cue (of cues 3 s apart) was heard,
+    /// then waits until 1.4 s after that: well clear of the woodblock before and the cue after,
+    /// however long gong took to start. Returns what it read.
+    static func waitUntilBetweenTheSecondAndThirdCues(_ out: Pipe) throws -> String {
+        var output = ""
+        var secondCueHeard: Double?
+        while secondCueHeard == nil {
+            let data = out.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            output += String(decoding: data, as: UTF8.self)
+            secondCueHeard = GongEvents(output).all("cue").dropFirst().first?["audible"] as? Double
+        }
+        let heardAt = try #require(secondCueHeard, "gong reported no second cue: \(output)")
+        let wait = heardAt + 1.4 - MonotonicTime.now().seconds
+        if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+        return output
     }
 
     /// Half a second is buffered in gong's ring, yet a key press is heard at once: a pause
