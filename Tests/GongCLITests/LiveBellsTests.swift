@@ -9,8 +9,8 @@ extension LivePulseTests {
     /// 1 ms), and the recording agrees — the two onsets are as far apart on the sink's clock as
     /// gong says they were heard on CLOCK_MONOTONIC, within a millisecond and the sink's own
     /// drift. That drift is the sink's, not gong's: PipeWire's null sink kept CLOCK_MONOTONIC to
-    /// the frame over the minute (0 and 1 frame in five runs), PulseAudio's ran 170-241 ppm
-    /// fast (490-695 frames); a sound card's crystal is within 100 ppm, and 500 are allowed.
+    /// the frame over the minute (0 and 1 frame in six runs), PulseAudio's ran 170-244 ppm
+    /// fast (490-704 frames); a sound card's crystal is within 100 ppm, and 500 are allowed.
     /// The interval is not held to exactly 60 s: bells follow the wall clock, which NTP may slew.
     ///
     /// Each bell is its own stream, opened 3 s ahead: a stream's first frame is heard a little
