@@ -172,22 +172,7 @@ enum JackServer {
     /// apart within a millisecond.
     @Test func aStoppedProcessMissesCyclesCountsTheLossAndLaterCuesKeepTheirFrames() throws {
         try JackServer.require()
-        let scratch = try ScratchDirectory()
-        let pattern = try LivePulseTests.pattern(in: scratch, duration: "18s")
-        let tap = try JackTap(seconds: 30)
-        let (process, out) = try startGong(
-            ["run", pattern, "--device", "jack:\(tap.port)", "--channels", "1", "--json"],
-            environment: JackServer.environment)
-        var output = try Self.waitUntilBetweenTheSecondAndThirdCues(out)
-        let stoppedAt = MonotonicTime.now()
-        kill(process.processIdentifier, SIGSTOP)
-        usleep(300_000)
-        kill(process.processIdentifier, SIGCONT)
-        let stoppedFor = MonotonicTime.now().seconds - stoppedAt.seconds
-        output += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let recording = tap.finish()
-        #expect(process.terminationStatus == 0)
+        let (output, recording, stoppedFor) = try Self.playSixCuesStopping(nil, forMicroseconds: 300_000)
         let events = GongEvents(output)
         let finished = try #require(events.finished, "\(output)")
         #expect(finished["cycles"] as? Int == 6 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
@@ -226,22 +211,7 @@ enum JackServer {
     @Test func aServerWhoseClockStopsIsToldAndNoCueIsJudgedAcrossIt() throws {
         try JackServer.require()
         let server = try JackServer.ownProcess()
-        let scratch = try ScratchDirectory()
-        let pattern = try LivePulseTests.pattern(in: scratch, duration: "18s")
-        let tap = try JackTap(seconds: 30)
-        let (process, out) = try startGong(
-            ["run", pattern, "--device", "jack:\(tap.port)", "--channels", "1", "--json"],
-            environment: JackServer.environment)
-        var output = try Self.waitUntilBetweenTheSecondAndThirdCues(out)
-        let stoppedAt = MonotonicTime.now()
-        kill(server, SIGSTOP)
-        usleep(60_000)
-        kill(server, SIGCONT)
-        let stoppedFor = MonotonicTime.now().seconds - stoppedAt.seconds
-        output += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let recording = tap.finish()
-        #expect(process.terminationStatus == 0)
+        let (output, recording, stoppedFor) = try Self.playSixCuesStopping(server, forMicroseconds: 60_000)
         let events = GongEvents(output)
         let finished = try #require(events.finished, "\(output)")
         #expect(finished["cycles"] as? Int == 6 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
@@ -280,10 +250,20 @@ enum JackServer {
         )
     }
 
-    /// Reads gong's JSON lines until it says when its second cue (of cues 3 s apart) was heard,
-    /// then waits until 1.4 s after that: well clear of the woodblock before and the cue after,
-    /// however long gong took to start. Returns what it read.
-    static func waitUntilBetweenTheSecondAndThirdCues(_ out: Pipe) throws -> String {
+    /// gong plays six woodblocks 3 s apart into a JACK tap; 1.4 s after it says the second was
+    /// heard (well clear of the woodblock before and the cue after, however long gong took to
+    /// start), `target` (gong itself when nil) is stopped with SIGSTOP for `microseconds`.
+    /// Returns gong's JSON lines once it has ended (exit 0 expected), the tap's recording, and
+    /// how long the stop lasted in seconds.
+    static func playSixCuesStopping(_ target: pid_t?, forMicroseconds microseconds: UInt32) throws -> (
+        output: String, recording: TapRecording, stoppedFor: Double
+    ) {
+        let scratch = try ScratchDirectory()
+        let pattern = try LivePulseTests.pattern(in: scratch, duration: "18s")
+        let tap = try JackTap(seconds: 30)
+        let (process, out) = try startGong(
+            ["run", pattern, "--device", "jack:\(tap.port)", "--channels", "1", "--json"],
+            environment: JackServer.environment)
         var output = ""
         var secondCueHeard: Double?
         while secondCueHeard == nil {
@@ -295,7 +275,17 @@ enum JackServer {
         let heardAt = try #require(secondCueHeard, "gong reported no second cue: \(output)")
         let wait = heardAt + 1.4 - MonotonicTime.now().seconds
         if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
-        return output
+        let stopped = target ?? process.processIdentifier
+        let stoppedAt = MonotonicTime.now()
+        kill(stopped, SIGSTOP)
+        usleep(microseconds)
+        kill(stopped, SIGCONT)
+        let stoppedFor = MonotonicTime.now().seconds - stoppedAt.seconds
+        output += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let recording = tap.finish()
+        #expect(process.terminationStatus == 0)
+        return (output, recording, stoppedFor)
     }
 
     /// Half a second is buffered in gong's ring, yet a key press is heard at once: a pause
