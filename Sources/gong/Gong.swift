@@ -22,11 +22,28 @@ struct Gong: AsyncParsableCommand {
         version: GongVersion.description,
         subcommands: [
             RunCommand.self, BreatheCommand.self, BellsCommand.self, ResumeCommand.self, RenderCommand.self,
-            CtlCommand.self,
+            CtlCommand.self, RingBellCommand.self,
             HistoryCommand.self, BenchCommand.self,
             StatsCommand.self, ConfigCommand.self, PatternsCommand.self, SoundsCommand.self, DevicesCommand.self
         ]
     )
+
+    /// ArgumentParser's own entry point, less its hop to the global executor before parsing. A
+    /// command whose `run` is synchronous (`gong bells`) then runs on the main thread, and the
+    /// process never starts libdispatch's worker pool, whose one-second timer would wake it for
+    /// the rest of its life; every other command runs as before.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 
     /// The exit statuses (sysexits.h), listed from ExitStatus so the page and the code agree;
     /// `gong --help` and the man page (generated from this text) both show them.

@@ -16,7 +16,15 @@ import Testing
             (["--random", "20m-1h", "--seed", "x"], "gong: --seed x: not a seed"),
             (["--every", "1h", "--gain", "40"], "gong: --gain 40: out of range"),
             (["--every", "1h", "--at", "10:00"], "gong: --at 10:00: every is given too"),
-            (["--every", "1h", "--sound", "nope"], "gong: bells: unknown sound \"nope\"")
+            (["--every", "1h", "--sound", "nope"], "gong: bells: unknown sound \"nope\""),
+            (
+                ["--every", "1h", "--then", "box 2 laps"],
+                "gong: --then box 2 laps: not a practice; use breathe N breaths"
+            ),
+            (
+                ["--every", "1h", "--then", "nosuch 2 breaths"],
+                "gong: --then nosuch 2 breaths: no such pattern; use one of"
+            )
         ]
         for (arguments, start) in cases {
             let refused = try runGong(["bells"] + arguments)
@@ -39,6 +47,14 @@ import Testing
             refused.stderr
                 == "gong: \(configDirectory)/config.toml:5: bells.quiet = \"lunch\": not a list of spans of the day;"
                 + " use spans such as 12:00-13:00,22:00-07:00\n")
+        try "device = \"null\"\n\n[bells]\nevery = \"45m\"\nthen = \"nosuch\"\n".write(
+            toFile: configDirectory + "/config.toml", atomically: true, encoding: .utf8)
+        let unknown = try runGong(["bells"], environment: environment)
+        #expect(unknown.status == 65)
+        #expect(
+            unknown.stderr.hasPrefix(
+                "gong: \(configDirectory)/config.toml:5: bells.then = \"nosuch\": no such pattern; use one of "),
+            "\(unknown.stderr)")
         try "device = \"null\"\n".write(toFile: configDirectory + "/config.toml", atomically: true, encoding: .utf8)
         let untimed = try runGong(["bells"], environment: environment)
         #expect(untimed.status == 64)

@@ -33,14 +33,14 @@ import Testing
         let status = try ctl(["status"])
         #expect(status.status == 0 && status.stdout.hasPrefix("bells (pid \(pid)): next "), "\(status)")
         let until = try ctl(["pause", "until", "14:00"])
-        #expect(until.stdout.contains(" 14:00\n") && until.stdout.contains(", paused until "), "\(until)")
+        #expect(until.stdout.contains(", paused until 2") && until.stdout.contains(" 14:00; CPU "), "\(until)")
         let hour = try ctl(["--json", "pause", "1h"])
         let bells =
             try #require(
                 try JSONSerialization.jsonObject(with: Data(hour.stdout.utf8)) as? [String: Any])["bells"]
             as? [String: Any]
         #expect(bells?["pausedUntil"] is String && bells?["next"] is String, "\(hour)")
-        #expect(try ctl(["pause", "today"]).stdout.contains(" 00:00\n"))
+        #expect(try ctl(["pause", "today"]).stdout.contains(" 00:00; CPU "))
         #expect(try ctl(["pause", "until", "25:00"]).status == 64)
         #expect(try ctl(["pause", "soon"]).status == 64)
         #expect(!(try ctl(["resume"]).stdout.contains("paused")))
@@ -67,5 +67,103 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(!FileManager.default.fileExists(atPath: socket), "the socket goes with gong bells")
+    }
+
+    /// Between bells the process is one thread asleep on one timer, even after it has rung: each
+    /// bell is rung by a process of its own, so libdispatch's worker pool (and the one-second
+    /// timer it keeps for the life of a process that has used it) never starts in this one.
+    /// Counted from /proc: the threads, and the times any of them gave up the processor (a
+    /// sleeping process gives it up once a wake-up; the old process did once a second).
+    @Test func betweenBellsTheProcessIsOneThreadThatNeverWakes() throws {
+        let scratch = try ScratchDirectory()
+        let runtime = scratch.path + "/run"
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: gongExecutable)
+        process.arguments = ["bells", "--every", "1h", "--device", "null"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = scratch.path
+        environment["XDG_RUNTIME_DIR"] = runtime
+        environment.removeValue(forKey: "XDG_CONFIG_HOME")
+        environment["XDG_DATA_HOME"] = scratch.path + "/data"
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let pid = process.processIdentifier
+        let socket = runtime + "/gong/\(pid).sock"
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        let ctl = { (arguments: [String]) in try runGong(["ctl"] + arguments, environment: ["XDG_RUNTIME_DIR": runtime])
+        }
+        #expect(try ctl(["ring"]).status == 0)
+        var rung = false
+        let ringDeadline = Date().addingTimeInterval(30)
+        while !rung && Date() < ringDeadline {
+            usleep(500_000)
+            rung = try ctl(["status"]).stdout.contains(" 1 rung")
+        }
+        try #require(rung, "gong ctl ring rang nothing")
+
+        let tasks = "/proc/\(pid)/task"
+        func switches() throws -> Int {
+            try FileManager.default.contentsOfDirectory(atPath: tasks).reduce(0) { sum, task in
+                let status = try String(contentsOfFile: "\(tasks)/\(task)/status", encoding: .utf8)
+                let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+                return sum + (line.flatMap { Int($0.split(separator: "\t").last ?? "") } ?? 0)
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tasks).count == 1)
+        let before = try switches()
+        sleep(3)
+        let after = try switches()
+        #expect(after - before == 0, "gong bells woke \(after - before) times in 3 idle seconds")
+    }
+
+    /// `--then box 1 cycles`: the bell and the practice after it are one session on one clock,
+    /// the bell one second in (its warm-up), box's first phase four seconds after the bell, and
+    /// the bell is still what is judged and recorded.
+    @Test func aBellThenAPracticeIsOneSessionWithTheBellFirst() throws {
+        let scratch = try ScratchDirectory()
+        let runtime = scratch.path + "/run"
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        let output = scratch.path + "/bells.jsonl"
+        FileManager.default.createFile(atPath: output, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: gongExecutable)
+        process.arguments = ["bells", "--every", "1h", "--device", "null", "--json", "--then", "box 1 cycles"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = scratch.path
+        environment["XDG_RUNTIME_DIR"] = runtime
+        environment.removeValue(forKey: "XDG_CONFIG_HOME")
+        environment["XDG_DATA_HOME"] = scratch.path + "/data"
+        process.environment = environment
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let socket = runtime + "/gong/\(process.processIdentifier).sock"
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        #expect(try runGong(["ctl", "ring"], environment: ["XDG_RUNTIME_DIR": runtime]).status == 0)
+        var lines: [[String: Any]] = []
+        let ringDeadline = Date().addingTimeInterval(60)
+        while !lines.contains(where: { $0["type"] as? String == "bell" }) && Date() < ringDeadline {
+            usleep(250_000)
+            lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").compactMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+        let started = try #require(lines.first { $0["type"] as? String == "started" })
+        #expect(started["pattern"] as? String == "bell, then box")
+        let cues = lines.filter { $0["type"] as? String == "cue" }
+        let bellFrame = 48_000
+        #expect(
+            cues.first?["frame"] as? Int == bellFrame
+                && (cues.first?["sound"] as? String)?.hasSuffix("/bowl.flac") == true)
+        let phases = lines.filter { $0["type"] as? String == "phaseBegan" }
+        #expect(phases.map { $0["phase"] as? String } == ["inhale", "hold", "exhale", "rest"], "\(phases)")
+        #expect(phases.first?["frame"] as? Int == bellFrame + 4 * 48_000)
+        let bell = try #require(lines.last)
+        #expect(bell["type"] as? String == "bell" && bell["outcome"] as? String == "rung", "\(bell)")
     }
 }

@@ -16,6 +16,7 @@ import TOMLKit
 /// seed = 7                   # random gaps repeat for the same seed
 /// sound = "bowl"             # the cue, as in a pattern
 /// gain = -6                  # dB
+/// then = "breathe 3 breaths" # a short practice after each bell: a pattern, so many breaths
 /// ```
 ///
 /// Every key has a flag of the same name (`--every 45m`), and a flag's value reads as the key's
@@ -44,12 +45,14 @@ public struct BellRules: Sendable, Equatable {
     /// Nil: the bank's default bell.
     public var sound: String?
     public var gainDB: Double = 0
+    /// Nil: the bell alone.
+    public var then: BellPractice?
 
     public init() {}
 
     /// A key of `[bells]`, and the flag that sets it.
     public enum Key: String, Sendable, CaseIterable {
-        case every, at, random, active, days, quiet, max, seed, sound, gain
+        case every, at, random, active, days, quiet, max, seed, sound, gain, then
 
         public var flag: String { "--" + rawValue }
     }
@@ -121,6 +124,13 @@ public struct BellRules: Sendable, Equatable {
                 throw BellRuleProblem("out of range", SessionLimits.gainAllowed)
             }
             gainDB = db
+        case .then:
+            guard let practice = BellPractice(text: text) else {
+                throw BellRuleProblem(
+                    "not a practice",
+                    "breathe N breaths, or a pattern with N breaths or N cycles from 1 to \(BellPractice.mostCycles)")
+            }
+            then = practice
         }
     }
 
@@ -135,6 +145,7 @@ public struct BellRules: Sendable, Equatable {
         if keys.contains(.seed) { merged.seed = other.seed }
         if keys.contains(.sound) { merged.sound = other.sound }
         if keys.contains(.gain) { merged.gainDB = other.gainDB }
+        if keys.contains(.then) { merged.then = other.then }
         return merged
     }
 
@@ -250,7 +261,49 @@ extension BellRules.Key {
         case .seed: "a whole number such as 7"
         case .sound: "a sound name such as \"bowl\""
         case .gain: "dB such as -6"
+        case .then: "a practice such as \"breathe 3 breaths\" or \"box 2 cycles\""
         }
+    }
+}
+
+/// A short practice after each bell, as a person writes it: `breathe 3 breaths` (resonant
+/// breathing, the pattern `gong breathe` plays), or a pattern by name with or without a count,
+/// `box 2 cycles`, `4-7-8 4 breaths`, `sigh`. Whether the pattern exists is for whoever has the
+/// catalog to say.
+public struct BellPractice: Sendable, Equatable, CustomStringConvertible {
+    /// A pattern name or file, as `gong run` takes.
+    public var pattern: String
+    /// Nil: as many as the pattern has.
+    public var cycles: Int?
+
+    /// A practice after a bell is short: more than this is a session of its own.
+    public static let mostCycles = 60
+
+    public init(pattern: String, cycles: Int? = nil) {
+        self.pattern = pattern
+        self.cycles = cycles
+    }
+
+    /// Nil when the text is not `NAME`, `NAME N breaths|cycles` or `breathe N breaths`.
+    public init?(text: String) {
+        let words = text.split(separator: " ").map { String($0).lowercased() }
+        guard let name = words.first else { return nil }
+        switch words.count {
+        case 1 where name != "breathe":
+            self.init(pattern: String(text.split(separator: " ")[0]))
+        case 3:
+            guard let count = Int(words[1]), (1...Self.mostCycles).contains(count),
+                ["breath", "breaths", "cycle", "cycles"].contains(words[2])
+            else { return nil }
+            self.init(pattern: name == "breathe" ? "resonant" : String(text.split(separator: " ")[0]), cycles: count)
+        default:
+            return nil
+        }
+    }
+
+    public var description: String {
+        guard let cycles else { return pattern }
+        return "\(pattern) \(cycles) \(cycles == 1 ? "cycle" : "cycles")"
     }
 }
 

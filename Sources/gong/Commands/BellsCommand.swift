@@ -6,7 +6,7 @@ import GongKit
 import GongPractice
 import GongTerminal
 
-struct BellsCommand: AsyncParsableCommand {
+struct BellsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bells",
         abstract: "Mindfulness bells through the day, in the foreground, until stopped.",
@@ -58,6 +58,12 @@ struct BellsCommand: AsyncParsableCommand {
     var gain: String?
 
     @Option(
+        help: ArgumentHelp(
+            "A short practice after each bell: breathe 3 breaths, or a pattern such as box 2 cycles.",
+            valueName: "PRACTICE"))
+    var then: String?
+
+    @Option(
         name: .customLong("device"),
         help: ArgumentHelp("Playback device, as for gong run (default: the config's, else auto).", valueName: "NAME"))
     var deviceFlag: String?
@@ -93,10 +99,14 @@ struct BellsCommand: AsyncParsableCommand {
     /// device rather than raced onto it, and is not yet rendered when the device first says when
     /// its frames are heard (the bell is lined up then): longer than any route's buffer.
     static let warmUpSeconds = Rational(1, 1)!
+    /// How long a bell sounds before a practice after it (`--then`) begins.
+    static let practiceAfterSeconds = Rational(4, 1)!
 
-    func run() async throws {
+    /// Synchronous on purpose: the waiting process never starts a Swift task or a Dispatch queue
+    /// (see `BellRinger`); each bell is rung by a process of its own.
+    func run() throws {
         do {
-            try await ringAll()
+            try ringAll()
         } catch let exit as ExitCode {
             throw exit
         } catch {
@@ -108,7 +118,7 @@ struct BellsCommand: AsyncParsableCommand {
     func flagRules() throws(GongError) -> (rules: BellRules, keys: Set<BellRules.Key>) {
         let given: [(BellRules.Key, String?)] = [
             (.every, every), (.at, at), (.random, random), (.active, active), (.days, days), (.quiet, quiet),
-            (.max, max), (.seed, seed), (.sound, sound), (.gain, gain)
+            (.max, max), (.seed, seed), (.sound, sound), (.gain, gain), (.then, then)
         ]
         var rules = BellRules()
         var keys = Set<BellRules.Key>()
@@ -122,7 +132,7 @@ struct BellsCommand: AsyncParsableCommand {
         return (rules, keys)
     }
 
-    private func ringAll() async throws {
+    private func ringAll() throws {
         if install && uninstall { throw UsageError("bells: --install or --uninstall, not both") }
         if uninstall { return try Self.uninstallUnit() }
         var config = try loadConfig()
@@ -142,13 +152,17 @@ struct BellsCommand: AsyncParsableCommand {
         guard let plan = BellPlan(rules: rules, zone: .current, seed: seed) else { return }
         let bank = SoundBank.standard(explicit: nil, extra: config.soundDirectories.value)
         let cue = Cue(rules.sound ?? "bowl", gainDB: rules.gainDB)
-        do { _ = try bank.resolve(cue.sound, usedBy: "bells") } catch { throw GongError.sound(error) }
+        let soundPath: String
+        do { soundPath = try bank.resolve(cue.sound, usedBy: "bells") } catch { throw GongError.sound(error) }
         var keeper = BellKeeper(
             plan: plan, start: BellAlarm.clocks(), leadNanoseconds: Self.leadNanoseconds,
             lateToleranceNanoseconds: -Self.readyNanoseconds)
         guard let first = keeper.nextBell else {
             throw UsageError(
                 "bells: these rules leave no bell in the next eight days; widen --active, --days or --quiet")
+        }
+        let practice = try rules.then.map {
+            try practicePattern($0, config: config, bank: bank, fromFlag: flags.keys.contains(.then))
         }
         if install { return try Self.installUnit() }
         guard let alarm = BellAlarm() else {
@@ -158,11 +172,8 @@ struct BellsCommand: AsyncParsableCommand {
         let signals = SignalWatcher()
         defer { signals.uninstall() }
         let ringer = BellRinger(
-            cue: cue, bank: bank,
-            options: SessionOptions(
-                device: config.device.value, latencyMs: config.latencyMs.value, gainDB: volume.volume,
-                interactive: false),
-            json: json)
+            soundPath: soundPath, gainDB: cue.gainDB, device: config.device.value, latencyMs: config.latencyMs.value,
+            volumeDB: volume.volume, practice: practice, json: json)
         let control = try BellControlSocket()
         say(
             "bells: next at \(first) (\(TimeZone.current.identifier)), seed \(seed); gong ctl at \(control.path); Ctrl-C stops"
@@ -174,8 +185,23 @@ struct BellsCommand: AsyncParsableCommand {
             printError("\(error.description); the bells ring on unrecorded")
             history = nil
         }
-        func handle(_ decision: BellDecision) async {
-            let heard = decision.outcome == .ring ? await ringer.ring(decision.bell) : nil
+        // A stop asked for while a bell rings is passed on to its process, and ends the bells after it.
+        var stopping = false
+        func isStop(_ event: SignalEvent) -> Bool {
+            switch event {
+            case .interrupt, .terminate: true
+            default: false
+            }
+        }
+        func handle(_ decision: BellDecision) {
+            var heard: BellRinger.Heard?
+            if decision.outcome == .ring {
+                heard = ringer.ring(decision.bell, watching: signals.wakeFileDescriptor) {
+                    guard signals.take().contains(where: isStop) else { return nil }
+                    stopping = true
+                    return SIGTERM
+                }
+            }
             tally.count(decision, failed: heard?.failure != nil)
             report(decision, heard: heard)
             let record: BellRecord =
@@ -190,8 +216,9 @@ struct BellsCommand: AsyncParsableCommand {
                 printError("\(error.description); this bell is not recorded")
             }
         }
-        while true {
-            for decision in keeper.wake(at: BellAlarm.clocks()) { await handle(decision) }
+        while !stopping {
+            for decision in keeper.wake(at: BellAlarm.clocks()) where !stopping { handle(decision) }
+            if stopping { break }
             guard let wakeAt = keeper.wakeAt else { return }
             switch alarm.wait(untilWall: wakeAt, watching: [signals.wakeFileDescriptor, control.descriptor]) {
             case .readable(control.descriptor):
@@ -200,23 +227,47 @@ struct BellsCommand: AsyncParsableCommand {
                 if ringNow {
                     // On a whole second, after time to open the device and warm up.
                     let bell = plan.unplannedBell(at: BellAlarm.clocks().wall / 1_000_000_000 + 2)
-                    await handle(BellDecision(bell: bell, outcome: .ring))
+                    handle(BellDecision(bell: bell, outcome: .ring))
                 }
             case .readable:
-                let stop = signals.take().contains {
-                    switch $0 {
-                    case .interrupt, .terminate: true
-                    default: false
-                    }
-                }
-                if stop {
-                    say("bells: stopped")
-                    return
-                }
+                stopping = signals.take().contains(where: isStop)
             case .due, .clockSet:
                 break
             }
         }
+        say("bells: stopped")
+    }
+
+    /// The practice's pattern, found as `gong run` finds one, with its count of cycles and its
+    /// sounds as files (the ringing process then needs no bank). A name that is no pattern is
+    /// placed at its flag, or at its line of the config file.
+    private func practicePattern(_ practice: BellPractice, config: GongConfig, bank: SoundBank, fromFlag: Bool)
+        throws(GongError) -> Pattern
+    {
+        var pattern: Pattern
+        do throws(PatternError) {
+            pattern = try PatternCatalog(extraDirectories: config.patternDirectories.value)
+                .pattern(named: practice.pattern)
+            if let cycles = practice.cycles { pattern.length = .cycles(cycles) }
+            try pattern.validate()
+        } catch {
+            var placed = error
+            // A bad practice is bad input to the bells, whatever kind the catalog gave it.
+            if placed.kind == .unknownPattern { placed.kind = .invalid }
+            if fromFlag {
+                placed.location = "--then \(then ?? practice.description)"
+                placed.value = placed.key == nil ? nil : placed.value
+            } else if case .file(let path) = config.bells.source {
+                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                placed.location = TOMLLines(text).line(of: "bells.then").map { "\(path):\($0)" } ?? path
+                if placed.key == nil {
+                    placed.key = "bells.then"
+                    placed.value = practice.description
+                }
+            }
+            throw .pattern(placed)
+        }
+        do { return try pattern.withSoundFiles(from: bank) } catch { throw .sound(error) }
     }
 
     /// Writes the unit with the flags this gong was given (checked above), then enables and starts
@@ -316,6 +367,9 @@ struct BellsCommand: AsyncParsableCommand {
         if let until = keeper.pausedUntil {
             fields["pausedUntil"] = until == .max ? "resume" : keeper.plan.wallText(until)
         }
+        // What the bells have cost so far: this process, waiting, and the processes that rang.
+        fields["cpuMs"] = Self.cpuMilliseconds(RUSAGE_SELF)
+        fields["ringingCpuMs"] = Self.cpuMilliseconds(RUSAGE_CHILDREN)
         return BellControlSocket.reply(id: id, bells: fields)
     }
 
@@ -360,6 +414,16 @@ struct BellsCommand: AsyncParsableCommand {
         fflush(nil)
     }
 
+    /// User and system CPU time of `who`, in milliseconds (to the microsecond).
+    private static func cpuMilliseconds(_ who: __rusage_who) -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(who.rawValue), &usage)
+        let microseconds =
+            (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + usage.ru_utime.tv_usec
+            + usage.ru_stime.tv_usec
+        return Double(microseconds) / 1000
+    }
+
     private func say(_ line: String) {
         if !json { print(line) }
         fflush(nil)
@@ -385,83 +449,5 @@ struct BellTally {
     mutating func count(_ decision: BellDecision, failed: Bool) {
         if decision.bell.day != day { self = BellTally(day: decision.bell.day) }
         if decision.outcome == .ring && !failed { rung += 1 } else { skipped += 1 }
-    }
-}
-
-/// Rings one bell as a one-cue session, the same engine a sit plays on: the device is opened
-/// when gong wakes, and the session is started so that, after its warm-up, the cue is heard on
-/// the bell's second.
-struct BellRinger {
-    let cue: Cue
-    let bank: SoundBank
-    let options: SessionOptions
-    let json: Bool
-
-    struct Heard {
-        /// How long the device took to open.
-        var openMs: Double?
-        /// How far from its second the cue was heard, by the device's own clock; nil when the
-        /// device gives no time.
-        var offMs: Double?
-        /// Why it was not rung (the device could not be opened or failed).
-        var failure: String?
-    }
-
-    func ring(_ bell: PlannedBell) async -> Heard {
-        let pattern = Pattern(
-            name: "bell", warmUp: BellsCommand.warmUpSeconds, phases: [Phase("bell", length: 1, cue: cue)])
-        let opening = BellAlarm.clocks()
-        let session: GongSession
-        do {
-            session = try GongSession(pattern: pattern, options: options, bank: bank)
-        } catch {
-            return Heard(failure: error.description)
-        }
-        let opened = BellAlarm.clocks()
-        let openMs = Double(opened.monotonic - opening.monotonic) / 1e6
-        let due = bell.instant * 1_000_000_000
-        // The wall clock and the monotonic one (the device's timestamps) are one offset apart.
-        let dueMonotonic = Double(due - opened.wall + opened.monotonic) / 1e9
-        // A stream's first frames are heard soon after they are written (its buffer starts empty;
-        // the latency is only how far ahead later writes run), so the session starts one warm-up
-        // before the bell, and once the device says when its first frame is heard (through
-        // PulseAudio 1-2 ms after the start, which put bells that much late), the session is
-        // moved on by as much: the cue, not yet rendered, is heard on the bell's second.
-        let warmUp = BellsCommand.warmUpSeconds.doubleValue
-        let start = due - Int64(warmUp * 1e9)
-        var until = timespec(tv_sec: Int(start / 1_000_000_000), tv_nsec: Int(start % 1_000_000_000))
-        while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &until, nil) == EINTR {}
-        let events = session.events()
-        session.start()
-        var heard = Heard(openMs: openMs)
-        // The cue's event may come before the device says when frames are heard: then the first
-        // frame's time, and the cue's frame after it, place it.
-        var cueFrame: Int64?
-        var firstFrameHeard: Double?
-        var movedOnFrames: Int64 = 0
-        for await event in events {
-            if json { print(event.jsonLine()) }
-            switch event.kind {
-            case .cue:
-                cueFrame = event.frame
-                if let audible = event.audible { heard.offMs = (audible - dueMonotonic) * 1000 }
-            case .firstFrameAudible:
-                firstFrameHeard = event.audible
-                if let heardAt = event.audible {
-                    let late = heardAt + warmUp - dueMonotonic
-                    let frames = Int64((late * Double(session.output.rate)).rounded())
-                    if frames > 0 && late < warmUp / 2 && session.moveOn(frames: frames) { movedOnFrames = frames }
-                }
-            case .failed(let message):
-                heard.failure = message
-            default:
-                break
-            }
-        }
-        if heard.offMs == nil, let cueFrame, let firstFrameHeard {
-            let heardAt = firstFrameHeard + Double(cueFrame - movedOnFrames) / Double(session.output.rate)
-            heard.offMs = (heardAt - dueMonotonic) * 1000
-        }
-        return heard
     }
 }

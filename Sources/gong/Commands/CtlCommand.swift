@@ -172,13 +172,17 @@ struct CtlCommand: ParsableCommand {
         }
     }
 
-    /// `bells (pid 4242): next 2026-11-26 10:30, 3 rung and 1 skipped today, paused until 14:00`.
+    /// `bells (pid 4242): next 2026-11-26 10:30, 3 rung and 1 skipped today, paused until 14:00;
+    /// CPU 2.1 ms waiting, 1210 ms ringing`.
     static func describe(bells: [String: Any], pid: Int32) -> String {
         var text = "bells (pid \(pid)): next " + ((bells["next"] as? String) ?? "none")
         if bells["passingOver"] as? Bool == true { text += " (to be passed over)" }
         text += ", \((bells["rungToday"] as? Int) ?? 0) rung and \((bells["skippedToday"] as? Int) ?? 0) skipped today"
         if let until = bells["pausedUntil"] as? String {
             text += until == "resume" ? ", paused until gong ctl resume" : ", paused until \(until)"
+        }
+        if let waiting = bells["cpuMs"] as? Double, let ringing = bells["ringingCpuMs"] as? Double {
+            text += String(format: "; CPU %.1f ms waiting, %.0f ms ringing", waiting, ringing)
         }
         return text
     }

@@ -1,0 +1,297 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import GongCore
+import GongKit
+import GongPractice
+
+/// Rings each of `gong bells`' bells in a process of its own (`gong ring-bell`), so the process
+/// that waits between bells never starts the engine.
+///
+/// Why a process: the engine's sessions run on Swift tasks, and on Linux the first task (or
+/// global Dispatch queue) a process uses makes libdispatch arm a one-second timer to watch its
+/// worker threads, kept for the life of the process: a bells process that had rung once woke
+/// 589 times in ten idle minutes. Ringing elsewhere keeps the waiting process to its one
+/// wall-clock timer, and leaves nothing of the sound server's client library in it between bells
+/// either. The child is this very executable (`/proc/self/exe`, the running image even if the
+/// file was replaced since), so it rings with the code the bells were planned with; a crash
+/// while ringing loses that bell, said and recorded, not the day's schedule.
+struct BellRinger {
+    /// The bell's sound as a file, resolved once when the bells started.
+    let soundPath: String
+    let gainDB: Double
+    let device: String
+    let latencyMs: Double?
+    let volumeDB: Double
+    /// Played after the bell (`--then`), its sounds already files; nil for the bell alone.
+    let practice: Pattern?
+    let json: Bool
+
+    struct Heard: Equatable {
+        /// How long the device took to open.
+        var openMs: Double?
+        /// How far from its second the cue was heard, by the device's own clock; nil when the
+        /// device gives no time.
+        var offMs: Double?
+        /// Why it was not rung (the device could not be opened or failed, the ringing process
+        /// could not be started or ended without an answer).
+        var failure: String?
+    }
+
+    /// The ringing process's arguments for a bell due at `dueWallNanoseconds`, its answer to go to
+    /// descriptor `answer`.
+    func arguments(dueWallNanoseconds: Int64, answer: Int32) -> [String] {
+        var arguments = [
+            "gong", "ring-bell", "--due", String(dueWallNanoseconds), "--sound", soundPath, "--gain", String(gainDB),
+            "--device", device, "--volume", String(volumeDB), "--answer-fd", String(answer)
+        ]
+        if let latencyMs { arguments += ["--latency", String(latencyMs)] }
+        if let practice, let data = try? JSONEncoder().encode(practice) {
+            arguments += ["--then", String(decoding: data, as: UTF8.self)]
+        }
+        if json { arguments.append("--json") }
+        return arguments
+    }
+
+    /// Starts the ringing process for `bell` and waits for its answer. When the signal watcher's
+    /// pipe (`watching`) wakes meanwhile, `forward` says which signal, if any, to pass on, so a
+    /// stop does not wait out the bell's tail.
+    func ring(_ bell: PlannedBell, watching signalPipe: Int32, forward: () -> Int32?) -> Heard {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return Heard(failure: "no pipe for the ringing process: \(errnoText())") }
+        // The waiting process has no other thread that could start a process meanwhile.
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        defer { close(ends[0]) }
+        // Above the descriptors a process starts with, so the dup2 below always clears the
+        // close-on-exec flag on the copy the child gets.
+        let answer: Int32 = 64
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, ends[1], answer)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // A child starts with nothing blocked and the stop signals at their defaults, whatever
+        // the waiting process had (a test runner blocks SIGTERM).
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = arguments(dueWallNanoseconds: bell.instant * 1_000_000_000, answer: answer).map { strdup($0) }
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv + [nil], environ)
+        close(ends[1])
+        guard spawned == 0 else {
+            return Heard(failure: "the ringing process could not be started: \(String(cString: strerror(spawned)))")
+        }
+        let said = readAll(ends[0], watching: signalPipe) {
+            guard let signal = forward() else { return false }
+            kill(pid, signal)
+            return true
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        if let heard = Self.heard(from: said) { return heard }
+        let ending =
+            status & 0x7f == 0 ? "exited with status \((status >> 8) & 0xff)" : "was ended by signal \(status & 0x7f)"
+        return Heard(failure: "the ringing process \(ending) before it answered")
+    }
+
+    /// Everything the child writes to `descriptor`, until it closes it. `onSignal` runs each time
+    /// the signal pipe becomes readable meanwhile, until it says it passed a signal on: a child
+    /// that does not stop is then waited for, not signalled again.
+    private func readAll(_ descriptor: Int32, watching signalPipe: Int32, onSignal: () -> Bool) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+        if signalPipe >= 0 { descriptors.append(pollfd(fd: signalPipe, events: Int16(POLLIN), revents: 0)) }
+        while true {
+            if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 {
+                if errno == EINTR { continue }
+                return data
+            }
+            if descriptors.count > 1 && descriptors[1].revents != 0 && onSignal() { descriptors.removeLast() }
+            guard descriptors[0].revents != 0 else { continue }
+            let count = read(descriptor, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return data }
+            data.append(contentsOf: buffer[0..<count])
+        }
+    }
+
+    /// The child's answer, one JSON object.
+    static func heard(from data: Data) -> Heard? {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return Heard(
+            openMs: object["openMs"] as? Double, offMs: object["offMs"] as? Double,
+            failure: object["failure"] as? String)
+    }
+
+    static func answerLine(_ heard: Heard) -> String {
+        var object: [String: Any] = [:]
+        object["openMs"] = heard.openMs
+        object["offMs"] = heard.offMs
+        object["failure"] = heard.failure
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    private func errnoText() -> String { String(cString: strerror(errno)) }
+}
+
+/// The process `gong bells` starts for each bell (hidden: a person uses `gong bells` or
+/// `gong ctl ring`). It opens the device, rings the bell as a one-cue session whose cue is heard on
+/// the bell's second, and writes how it went to the descriptor it was given.
+struct RingBellCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ring-bell", abstract: "Rings one bell for gong bells (started by it).", shouldDisplay: false)
+
+    @Option(help: "When the bell is heard, in nanoseconds since 1970 (UTC).")
+    var due: Int64
+
+    @Option(help: "The bell's sound file.")
+    var sound: String
+
+    @Option(help: "The bell's gain in dB.")
+    var gain: Double = 0
+
+    @Option(help: "Playback device.")
+    var device: String
+
+    @Option(help: "Output latency in milliseconds.")
+    var latency: Double?
+
+    @Option(help: "Master volume in dB.")
+    var volume: Double = 0
+
+    @Option(help: "A practice after the bell: a pattern as JSON, its sounds files.")
+    var then: String?
+
+    @Option(name: .customLong("answer-fd"), help: "The descriptor the answer goes to.")
+    var answer: Int32
+
+    @Flag(help: "Print the session's events as JSON lines.")
+    var json = false
+
+    func run() async throws {
+        let heard = await ring()
+        let line = BellRinger.answerLine(heard)
+        _ = line.withCString { write(answer, $0, strlen($0)) }
+        close(answer)
+    }
+
+    private func ring() async -> BellRinger.Heard {
+        let cue = Cue(sound, gainDB: gain)
+        let pattern: Pattern
+        if let then {
+            guard let practice = try? JSONDecoder().decode(Pattern.self, from: Data(then.utf8)) else {
+                return BellRinger.Heard(failure: "the practice to follow the bell could not be read")
+            }
+            pattern = Self.bell(cue, then: practice)
+        } else {
+            pattern = Pattern(
+                name: "bell", warmUp: BellsCommand.warmUpSeconds, phases: [Phase("bell", length: 1, cue: cue)])
+        }
+        let options = SessionOptions(device: device, latencyMs: latency, gainDB: volume, interactive: false)
+        let opening = BellAlarm.clocks()
+        let session: GongSession
+        do {
+            session = try GongSession(pattern: pattern, options: options, bank: SoundBank.standard())
+        } catch {
+            return BellRinger.Heard(failure: error.description)
+        }
+        let opened = BellAlarm.clocks()
+        let openMs = Double(opened.monotonic - opening.monotonic) / 1e6
+        // The wall clock and the monotonic one (the device's timestamps) are one offset apart.
+        let dueMonotonic = Double(due - opened.wall + opened.monotonic) / 1e9
+        // A stream's first frames are heard soon after they are written (its buffer starts empty;
+        // the latency is only how far ahead later writes run), so the session starts one warm-up
+        // before the bell, and once the device says when its first frame is heard (through
+        // PulseAudio 1-2 ms after the start, which put bells that much late), the session is
+        // moved on by as much: the cue, not yet rendered, is heard on the bell's second.
+        let warmUp = BellsCommand.warmUpSeconds.doubleValue
+        let start = due - Int64(warmUp * 1e9)
+        var until = timespec(tv_sec: Int(start / 1_000_000_000), tv_nsec: Int(start % 1_000_000_000))
+        while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &until, nil) == EINTR {}
+        let events = session.events()
+        session.start()
+        var heard = BellRinger.Heard(openMs: openMs)
+        // The cue's event may come before the device says when frames are heard: then the first
+        // frame's time, and the cue's frame after it, place it.
+        var cueFrame: Int64?
+        var firstFrameHeard: Double?
+        var movedOnFrames: Int64 = 0
+        for await event in events {
+            if json { print(event.jsonLine()) }
+            switch event.kind {
+            case .cue where cueFrame == nil:
+                // The bell: the first cue (a practice's come after it).
+                cueFrame = event.frame
+                if let audible = event.audible { heard.offMs = (audible - dueMonotonic) * 1000 }
+            case .firstFrameAudible:
+                firstFrameHeard = event.audible
+                if let heardAt = event.audible {
+                    let late = heardAt + warmUp - dueMonotonic
+                    let frames = Int64((late * Double(session.output.rate)).rounded())
+                    if frames > 0 && late < warmUp / 2 && session.moveOn(frames: frames) { movedOnFrames = frames }
+                }
+            case .failed(let message):
+                heard.failure = message
+            default:
+                break
+            }
+        }
+        if heard.offMs == nil, let cueFrame, let firstFrameHeard {
+            let heardAt = firstFrameHeard + Double(cueFrame - movedOnFrames) / Double(session.output.rate)
+            heard.offMs = (heardAt - dueMonotonic) * 1000
+        }
+        fflush(nil)
+        return heard
+    }
+
+    /// A bell followed by a practice, as one session so the two keep one clock: the bell is the
+    /// practice's start cue, after the same silence a bell alone has ahead of it (here a start
+    /// delay, since a start cue plays at the session's first frame), and the first phase begins
+    /// once the bell has been heard for a few seconds.
+    static func bell(_ cue: Cue, then practice: Pattern) -> Pattern {
+        var pattern = practice
+        pattern.name = "bell, then \(practice.name)"
+        pattern.startDelay = BellsCommand.warmUpSeconds
+        pattern.startCue = cue
+        pattern.warmUp = max(practice.warmUp, BellsCommand.practiceAfterSeconds)
+        return pattern
+    }
+}
+
+extension Pattern {
+    /// This pattern with every sound it plays given as the file the bank finds for it.
+    func withSoundFiles(from bank: SoundBank) throws(SoundBankError) -> Pattern {
+        var pattern = self
+        let user = "then (\(name))"
+        func file(_ cue: Cue?) throws(SoundBankError) -> Cue? {
+            guard var cue else { return nil }
+            cue.sound = try bank.resolve(cue.sound, usedBy: user)
+            return cue
+        }
+        pattern.startCue = try file(startCue)
+        for index in pattern.phases.indices {
+            pattern.phases[index].cue = try file(phases[index].cue)
+            if var bell = phases[index].bell {
+                bell.cue = try file(bell.cue) ?? bell.cue
+                pattern.phases[index].bell = bell
+            }
+        }
+        pattern.endCue = try file(endCue)
+        if var bed = bed {
+            bed.sound = try bank.resolve(bed.sound, usedBy: user)
+            pattern.bed = bed
+        }
+        return pattern
+    }
+}
