@@ -145,13 +145,16 @@ import Testing
         let deadline = Date().addingTimeInterval(60)
         while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
         #expect(try runGong(["ctl", "ring"], environment: ["XDG_RUNTIME_DIR": runtime]).status == 0)
+        func read() throws -> [[String: Any]] {
+            try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").compactMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
         var lines: [[String: Any]] = []
         let ringDeadline = Date().addingTimeInterval(60)
         while !lines.contains(where: { $0["type"] as? String == "bell" }) && Date() < ringDeadline {
             usleep(250_000)
-            lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").compactMap {
-                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
+            lines = try read()
         }
         let started = try #require(lines.first { $0["type"] as? String == "started" })
         #expect(started["pattern"] as? String == "bell, then box")
@@ -165,5 +168,120 @@ import Testing
         #expect(phases.first?["frame"] as? Int == bellFrame + 4 * 48_000)
         let bell = try #require(lines.last)
         #expect(bell["type"] as? String == "bell" && bell["outcome"] as? String == "rung", "\(bell)")
+    }
+
+    /// A sound server that is not there when a bell is due, then comes, then restarts: the bell
+    /// without it fails, said and recorded, and the next ones ring, each on a fresh stream (a
+    /// PulseAudio of the test's own with a null sink, so no other test hears it). Each bell is
+    /// followed by a practice of a pattern file (one 6 s phase, so each bell lasts about 11 s in
+    /// real time), during which `gong ctl` is answered at once, not held until the bell's process
+    /// ends.
+    @Test func aBellWithoutItsServerFailsAndTheNextRingsOnceItIsBackOrRestarted() throws {
+        let scratch = try ScratchDirectory()
+        let runtime = scratch.path + "/run"
+        let pulse = scratch.path + "/pulse"
+        for directory in [runtime, pulse] {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory)
+        }
+        let server = "unix:\(pulse)/native"
+        let output = scratch.path + "/bells.jsonl"
+        FileManager.default.createFile(atPath: output, contents: nil)
+        let bells = Process()
+        bells.executableURL = URL(fileURLWithPath: gongExecutable)
+        let practice = scratch.file("pause.toml")
+        try "warmup = \"0s\"\ncycles = 1\n[[phases]]\nname = \"still\"\nlength = \"6s\"\ncue = \"woodblock\"\n".write(
+            toFile: practice, atomically: true, encoding: .utf8)
+        bells.arguments = [
+            "bells", "--every", "1h", "--device", "pulse", "--sound", "woodblock", "--then", practice, "--json"
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = scratch.path
+        environment["XDG_RUNTIME_DIR"] = runtime
+        environment.removeValue(forKey: "XDG_CONFIG_HOME")
+        environment["XDG_DATA_HOME"] = scratch.path + "/data"
+        environment["PULSE_SERVER"] = server
+        bells.environment = environment
+        bells.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        try bells.run()
+        defer { if bells.isRunning { bells.terminate() } }
+        let socket = runtime + "/gong/\(bells.processIdentifier).sock"
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+
+        /// Rings one bell with gong ctl and waits for its line; `during` is given what `gong ctl
+        /// status` said once the bell's session had started.
+        func ring(during: ((CommandResult) -> Void)? = nil) throws -> [String: Any] {
+            let before = try bellLines().count
+            let startedBefore = try lines().filter { $0["type"] as? String == "started" }.count
+            #expect(try runGong(["ctl", "ring"], environment: ["XDG_RUNTIME_DIR": runtime]).status == 0)
+            if let during {
+                let startDeadline = Date().addingTimeInterval(60)
+                while try lines().filter({ $0["type"] as? String == "started" }).count == startedBefore
+                    && Date() < startDeadline
+                {
+                    usleep(100_000)
+                }
+                during(try runGong(["ctl", "status"], environment: ["XDG_RUNTIME_DIR": runtime]))
+                #expect(try bellLines().count == before, "gong ctl status was answered only once the bell had rung")
+            }
+            let ringDeadline = Date().addingTimeInterval(60)
+            while Date() < ringDeadline {
+                let lines = try bellLines()
+                if lines.count > before { return lines[before] }
+                usleep(250_000)
+            }
+            return [:]
+        }
+        func lines() throws -> [[String: Any]] {
+            try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").compactMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+        func bellLines() throws -> [[String: Any]] { try lines().filter { $0["type"] as? String == "bell" } }
+        /// A PulseAudio on the test's socket, answering before this returns; its pid.
+        func startServer() throws -> pid_t {
+            let started = try runTool(
+                "/usr/bin/pulseaudio",
+                [
+                    "-n", "--daemonize=yes", "--use-pid-file=yes", "--exit-idle-time=-1",
+                    "-L", "module-native-protocol-unix socket=\(pulse)/native auth-anonymous=1",
+                    "-L", "module-null-sink sink_name=room rate=48000"
+                ], environment: ["PULSE_RUNTIME_PATH": pulse])
+            try #require(started == 0, "pulseaudio did not start")
+            let up = Date().addingTimeInterval(30)
+            while try runTool("/usr/bin/pactl", ["info"], environment: ["PULSE_SERVER": server]) != 0 && Date() < up {
+                usleep(100_000)
+            }
+            let pid = pid_t(
+                try String(contentsOfFile: pulse + "/pid", encoding: .utf8).trimmingCharacters(
+                    in: .whitespacesAndNewlines))
+            return try #require(pid)
+        }
+        // SIGKILL: a process started by a test inherits the runner's blocked SIGTERM.
+        func stop(_ pid: pid_t) {
+            kill(pid, SIGKILL)
+            let gone = Date().addingTimeInterval(10)
+            while kill(pid, 0) == 0 && Date() < gone { usleep(50_000) }
+            for leftover in ["native", "pid"] { try? FileManager.default.removeItem(atPath: pulse + "/" + leftover) }
+        }
+
+        let alone = try ring()
+        #expect(alone["outcome"] as? String == "failed" && alone["failure"] is String, "\(alone)")
+        let first = try startServer()
+        defer { stop(first) }
+        let back = try ring { status in
+            #expect(status.status == 0 && status.stdout.contains(", 0 rung and 1 skipped today"), "\(status)")
+        }
+        #expect(back["outcome"] as? String == "rung" && back["offMs"] is Double, "\(back)")
+        stop(first)
+        let second = try startServer()
+        defer { stop(second) }
+        let restarted = try ring()
+        #expect(restarted["outcome"] as? String == "rung" && restarted["offMs"] is Double, "\(restarted)")
+
+        let stats = try runGong(
+            ["stats", "--bells", "today"], environment: ["XDG_DATA_HOME": scratch.path + "/data"])
+        #expect(stats.stdout.contains("2 rung, 1 not"), "\(stats)")
     }
 }

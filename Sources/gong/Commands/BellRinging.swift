@@ -53,10 +53,19 @@ struct BellRinger {
         return arguments
     }
 
-    /// Starts the ringing process for `bell` and waits for its answer. When the signal watcher's
-    /// pipe (`watching`) wakes meanwhile, `forward` says which signal, if any, to pass on, so a
-    /// stop does not wait out the bell's tail.
-    func ring(_ bell: PlannedBell, watching signalPipe: Int32, forward: () -> Int32?) -> Heard {
+    /// What the waiting process watches while a bell rings, so neither waits out the bell's tail.
+    struct Watch {
+        /// The signal watcher's pipe; `forward` says which signal, if any, to pass on to the
+        /// ringing process when it wakes.
+        var signals: Int32
+        var forward: () -> Int32?
+        /// The control socket; `serve` answers one request on it.
+        var control: Int32
+        var serve: () -> Void
+    }
+
+    /// Starts the ringing process for `bell` and waits for its answer, watching `watch` meanwhile.
+    func ring(_ bell: PlannedBell, watch: Watch) -> Heard {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { return Heard(failure: "no pipe for the ringing process: \(errnoText())") }
         // The waiting process has no other thread that could start a process meanwhile.
@@ -90,11 +99,7 @@ struct BellRinger {
         guard spawned == 0 else {
             return Heard(failure: "the ringing process could not be started: \(String(cString: strerror(spawned)))")
         }
-        let said = readAll(ends[0], watching: signalPipe) {
-            guard let signal = forward() else { return false }
-            kill(pid, signal)
-            return true
-        }
+        let said = readAll(ends[0], child: pid, watch: watch)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         if let heard = Self.heard(from: said) { return heard }
@@ -103,20 +108,25 @@ struct BellRinger {
         return Heard(failure: "the ringing process \(ending) before it answered")
     }
 
-    /// Everything the child writes to `descriptor`, until it closes it. `onSignal` runs each time
-    /// the signal pipe becomes readable meanwhile, until it says it passed a signal on: a child
-    /// that does not stop is then waited for, not signalled again.
-    private func readAll(_ descriptor: Int32, watching signalPipe: Int32, onSignal: () -> Bool) -> Data {
+    /// Everything the child writes to `descriptor`, until it closes it. Meanwhile control
+    /// requests are answered, and signals passed on until one has been: a child that does not
+    /// stop is then waited for, not signalled again.
+    private func readAll(_ descriptor: Int32, child: pid_t, watch: Watch) -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
-        if signalPipe >= 0 { descriptors.append(pollfd(fd: signalPipe, events: Int16(POLLIN), revents: 0)) }
+        var descriptors = [descriptor, watch.control, watch.signals].map {
+            pollfd(fd: $0, events: Int16(POLLIN), revents: 0)
+        }
         while true {
             if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 {
                 if errno == EINTR { continue }
                 return data
             }
-            if descriptors.count > 1 && descriptors[1].revents != 0 && onSignal() { descriptors.removeLast() }
+            if descriptors[1].revents != 0 { watch.serve() }
+            if descriptors.count > 2 && descriptors[2].revents != 0, let signal = watch.forward() {
+                kill(child, signal)
+                descriptors.removeLast()
+            }
             guard descriptors[0].revents != 0 else { continue }
             let count = read(descriptor, &buffer, buffer.count)
             if count < 0 && errno == EINTR { continue }
@@ -228,7 +238,11 @@ struct RingBellCommand: AsyncParsableCommand {
         var firstFrameHeard: Double?
         var movedOnFrames: Int64 = 0
         for await event in events {
-            if json { print(event.jsonLine()) }
+            if json {
+                // A line as it happens, for a tool reading the stream, even into a file or pipe.
+                print(event.jsonLine())
+                fflush(nil)
+            }
             switch event.kind {
             case .cue where cueFrame == nil:
                 // The bell: the first cue (a practice's come after it).

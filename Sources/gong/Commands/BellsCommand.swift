@@ -193,14 +193,22 @@ struct BellsCommand: ParsableCommand {
             default: false
             }
         }
+        // `gong ctl ring` asked for while a bell rings: rung after it.
+        var ringAsked = false
+        func serveControl() {
+            control.serveOne { line in answer(line, keeper: &keeper, tally: tally, ringNow: &ringAsked) }
+        }
         func handle(_ decision: BellDecision) {
             var heard: BellRinger.Heard?
             if decision.outcome == .ring {
-                heard = ringer.ring(decision.bell, watching: signals.wakeFileDescriptor) {
-                    guard signals.take().contains(where: isStop) else { return nil }
-                    stopping = true
-                    return SIGTERM
-                }
+                let watch = BellRinger.Watch(
+                    signals: signals.wakeFileDescriptor,
+                    forward: {
+                        guard signals.take().contains(where: isStop) else { return nil }
+                        stopping = true
+                        return SIGTERM
+                    }, control: control.descriptor, serve: serveControl)
+                heard = ringer.ring(decision.bell, watch: watch)
             }
             tally.count(decision, failed: heard?.failure != nil)
             report(decision, heard: heard)
@@ -218,17 +226,17 @@ struct BellsCommand: ParsableCommand {
         }
         while !stopping {
             for decision in keeper.wake(at: BellAlarm.clocks()) where !stopping { handle(decision) }
+            while ringAsked && !stopping {
+                ringAsked = false
+                // On a whole second, after time to open the device and warm up.
+                let bell = plan.unplannedBell(at: BellAlarm.clocks().wall / 1_000_000_000 + 2)
+                handle(BellDecision(bell: bell, outcome: .ring))
+            }
             if stopping { break }
             guard let wakeAt = keeper.wakeAt else { return }
             switch alarm.wait(untilWall: wakeAt, watching: [signals.wakeFileDescriptor, control.descriptor]) {
             case .readable(control.descriptor):
-                var ringNow = false
-                control.serveOne { line in answer(line, keeper: &keeper, tally: tally, ringNow: &ringNow) }
-                if ringNow {
-                    // On a whole second, after time to open the device and warm up.
-                    let bell = plan.unplannedBell(at: BellAlarm.clocks().wall / 1_000_000_000 + 2)
-                    handle(BellDecision(bell: bell, outcome: .ring))
-                }
+                serveControl()
             case .readable:
                 stopping = signals.take().contains(where: isStop)
             case .due, .clockSet:
