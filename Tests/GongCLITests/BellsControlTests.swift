@@ -3,43 +3,69 @@ import Testing
 
 /// `gong ctl` against a running `gong bells` on ALSA's null device: status, the three kinds of
 /// pause, resume, next and ring, each over the socket, and the socket gone once it is stopped.
-@Suite struct BellsControlChannelTests {
-    @Test func gongCtlPausesResumesPassesOverAndRingsTheBells() throws {
-        let scratch = try ScratchDirectory()
-        let runtime = scratch.path + "/run"
-        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
-        let process = Process()
+/// A `gong bells` of a test's own, started with `arguments` after `bells`: its runtime and data
+/// directories in `scratch`, its standard output in a file, terminated when dropped.
+final class RunningBells {
+    let scratch: ScratchDirectory
+    let process = Process()
+    var runtime: String { scratch.path + "/run" }
+    var dataHome: String { scratch.path + "/data" }
+    var output: String { scratch.file("bells.out") }
+    var pid: pid_t { process.processIdentifier }
+    var socket: String { runtime + "/gong/\(pid).sock" }
+
+    init(_ arguments: [String], in scratch: ScratchDirectory, environment extra: [String: String] = [:]) throws {
+        self.scratch = scratch
+        try FileManager.default.createDirectory(atPath: scratch.path + "/run", withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: scratch.path + "/run")
+        FileManager.default.createFile(atPath: scratch.file("bells.out"), contents: nil)
         process.executableURL = URL(fileURLWithPath: gongExecutable)
-        // Hourly bells from midnight: none falls inside the test unless it runs across an hour,
-        // which at most adds one to the count below.
-        process.arguments = ["bells", "--every", "1h", "--device", "null", "--json"]
+        process.arguments = ["bells"] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = scratch.path
-        environment["XDG_RUNTIME_DIR"] = runtime
+        environment["XDG_RUNTIME_DIR"] = scratch.path + "/run"
         environment.removeValue(forKey: "XDG_CONFIG_HOME")
         environment["XDG_DATA_HOME"] = scratch.path + "/data"
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
+        process.environment = environment.merging(extra) { $1 }
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.file("bells.out")))
         try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        let socket = runtime + "/gong/\(process.processIdentifier).sock"
         let deadline = Date().addingTimeInterval(60)
         while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
-        #expect(FileManager.default.fileExists(atPath: socket))
-        let ctl = { (arguments: [String]) in try runGong(["ctl"] + arguments, environment: ["XDG_RUNTIME_DIR": runtime])
-        }
-        let pid = process.processIdentifier
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+
+    func ctl(_ arguments: [String]) throws -> CommandResult {
+        try runGong(["ctl"] + arguments, environment: ["XDG_RUNTIME_DIR": runtime])
+    }
+
+    /// The JSON lines written so far (with --json).
+    func lines(of type: String? = nil) throws -> [[String: Any]] {
+        try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { type == nil || $0["type"] as? String == type }
+    }
+}
+
+@Suite struct BellsControlChannelTests {
+    @Test func gongCtlPausesResumesPassesOverAndRingsTheBells() throws {
+        // Hourly bells from midnight: none falls inside the test unless it runs across an hour,
+        // which at most adds one to the count below.
+        let bells = try RunningBells(["--every", "1h", "--device", "null", "--json"], in: ScratchDirectory())
+        #expect(FileManager.default.fileExists(atPath: bells.socket))
+        let ctl = bells.ctl
+        let pid = bells.pid
 
         let status = try ctl(["status"])
         #expect(status.status == 0 && status.stdout.hasPrefix("bells (pid \(pid)): next "), "\(status)")
         let until = try ctl(["pause", "until", "14:00"])
         #expect(until.stdout.contains(", paused until 2") && until.stdout.contains(" 14:00; CPU "), "\(until)")
         let hour = try ctl(["--json", "pause", "1h"])
-        let bells =
+        let paused =
             try #require(
                 try JSONSerialization.jsonObject(with: Data(hour.stdout.utf8)) as? [String: Any])["bells"]
             as? [String: Any]
-        #expect(bells?["pausedUntil"] is String && bells?["next"] is String, "\(hour)")
+        #expect(paused?["pausedUntil"] is String && paused?["next"] is String, "\(hour)")
         #expect(try ctl(["pause", "today"]).stdout.contains(" 00:00; CPU "))
         #expect(try ctl(["pause", "until", "25:00"]).status == 64)
         #expect(try ctl(["pause", "soon"]).status == 64)
@@ -59,14 +85,14 @@ import Testing
 
         // The bell asked for is in the history, and gong stats shows it.
         let stats = try runGong(
-            ["stats", "--bells", "today"], environment: ["XDG_DATA_HOME": scratch.path + "/data"])
+            ["stats", "--bells", "today"], environment: ["XDG_DATA_HOME": bells.dataHome])
         #expect(stats.status == 0 && stats.stdout.contains(" rung (gong ctl ring)"), "\(stats)")
         #expect(try runGong(["stats", "--bells", "2026-02-30"]).status == 64)
 
-        process.terminate()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(!FileManager.default.fileExists(atPath: socket), "the socket goes with gong bells")
+        bells.process.terminate()
+        bells.process.waitUntilExit()
+        #expect(bells.process.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: bells.socket), "the socket goes with gong bells")
     }
 
     /// Between bells the process is one thread asleep on one timer, even after it has rung: each
@@ -75,27 +101,8 @@ import Testing
     /// Counted from /proc: the threads, and the times any of them gave up the processor (a
     /// sleeping process gives it up once a wake-up; the old process did once a second).
     @Test func betweenBellsTheProcessIsOneThreadThatNeverWakes() throws {
-        let scratch = try ScratchDirectory()
-        let runtime = scratch.path + "/run"
-        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: gongExecutable)
-        process.arguments = ["bells", "--every", "1h", "--device", "null"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = scratch.path
-        environment["XDG_RUNTIME_DIR"] = runtime
-        environment.removeValue(forKey: "XDG_CONFIG_HOME")
-        environment["XDG_DATA_HOME"] = scratch.path + "/data"
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        let pid = process.processIdentifier
-        let socket = runtime + "/gong/\(pid).sock"
-        let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
-        let ctl = { (arguments: [String]) in try runGong(["ctl"] + arguments, environment: ["XDG_RUNTIME_DIR": runtime])
-        }
+        let bells = try RunningBells(["--every", "1h", "--device", "null"], in: ScratchDirectory())
+        let ctl = bells.ctl
         #expect(try ctl(["ring"]).status == 0)
         var rung = false
         let ringDeadline = Date().addingTimeInterval(30)
@@ -105,7 +112,7 @@ import Testing
         }
         try #require(rung, "gong ctl ring rang nothing")
 
-        let tasks = "/proc/\(pid)/task"
+        let tasks = "/proc/\(bells.pid)/task"
         func switches() throws -> Int {
             try FileManager.default.contentsOfDirectory(atPath: tasks).reduce(0) { sum, task in
                 let status = try String(contentsOfFile: "\(tasks)/\(task)/status", encoding: .utf8)
@@ -124,37 +131,14 @@ import Testing
     /// the bell one second in (its warm-up), box's first phase four seconds after the bell, and
     /// the bell is still what is judged and recorded.
     @Test func aBellThenAPracticeIsOneSessionWithTheBellFirst() throws {
-        let scratch = try ScratchDirectory()
-        let runtime = scratch.path + "/run"
-        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
-        let output = scratch.path + "/bells.jsonl"
-        FileManager.default.createFile(atPath: output, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: gongExecutable)
-        process.arguments = ["bells", "--every", "1h", "--device", "null", "--json", "--then", "box 1 cycles"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = scratch.path
-        environment["XDG_RUNTIME_DIR"] = runtime
-        environment.removeValue(forKey: "XDG_CONFIG_HOME")
-        environment["XDG_DATA_HOME"] = scratch.path + "/data"
-        process.environment = environment
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        let socket = runtime + "/gong/\(process.processIdentifier).sock"
-        let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
-        #expect(try runGong(["ctl", "ring"], environment: ["XDG_RUNTIME_DIR": runtime]).status == 0)
-        func read() throws -> [[String: Any]] {
-            try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").compactMap {
-                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
-        }
+        let bells = try RunningBells(
+            ["--every", "1h", "--device", "null", "--json", "--then", "box 1 cycles"], in: ScratchDirectory())
+        #expect(try bells.ctl(["ring"]).status == 0)
         var lines: [[String: Any]] = []
         let ringDeadline = Date().addingTimeInterval(60)
         while !lines.contains(where: { $0["type"] as? String == "bell" }) && Date() < ringDeadline {
             usleep(250_000)
-            lines = try read()
+            lines = try bells.lines()
         }
         let started = try #require(lines.first { $0["type"] as? String == "started" })
         #expect(started["pattern"] as? String == "bell, then box")
@@ -178,67 +162,41 @@ import Testing
     /// ends.
     @Test func aBellWithoutItsServerFailsAndTheNextRingsOnceItIsBackOrRestarted() throws {
         let scratch = try ScratchDirectory()
-        let runtime = scratch.path + "/run"
         let pulse = scratch.path + "/pulse"
-        for directory in [runtime, pulse] {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory)
-        }
+        try FileManager.default.createDirectory(atPath: pulse, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: pulse)
         let server = "unix:\(pulse)/native"
-        let output = scratch.path + "/bells.jsonl"
-        FileManager.default.createFile(atPath: output, contents: nil)
-        let bells = Process()
-        bells.executableURL = URL(fileURLWithPath: gongExecutable)
         let practice = scratch.file("pause.toml")
         try "warmup = \"0s\"\ncycles = 1\n[[phases]]\nname = \"still\"\nlength = \"6s\"\ncue = \"woodblock\"\n".write(
             toFile: practice, atomically: true, encoding: .utf8)
-        bells.arguments = [
-            "bells", "--every", "1h", "--device", "pulse", "--sound", "woodblock", "--then", practice, "--json"
-        ]
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = scratch.path
-        environment["XDG_RUNTIME_DIR"] = runtime
-        environment.removeValue(forKey: "XDG_CONFIG_HOME")
-        environment["XDG_DATA_HOME"] = scratch.path + "/data"
-        environment["PULSE_SERVER"] = server
-        bells.environment = environment
-        bells.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        try bells.run()
-        defer { if bells.isRunning { bells.terminate() } }
-        let socket = runtime + "/gong/\(bells.processIdentifier).sock"
-        let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        let bells = try RunningBells(
+            ["--every", "1h", "--device", "pulse", "--sound", "woodblock", "--then", practice, "--json"], in: scratch,
+            environment: ["PULSE_SERVER": server])
 
         /// Rings one bell with gong ctl and waits for its line; `during` is given what `gong ctl
         /// status` said once the bell's session had started.
         func ring(during: ((CommandResult) -> Void)? = nil) throws -> [String: Any] {
-            let before = try bellLines().count
-            let startedBefore = try lines().filter { $0["type"] as? String == "started" }.count
-            #expect(try runGong(["ctl", "ring"], environment: ["XDG_RUNTIME_DIR": runtime]).status == 0)
+            let before = try bells.lines(of: "bell").count
+            let startedBefore = try bells.lines(of: "started").count
+            #expect(try bells.ctl(["ring"]).status == 0)
             if let during {
                 let startDeadline = Date().addingTimeInterval(60)
-                while try lines().filter({ $0["type"] as? String == "started" }).count == startedBefore
-                    && Date() < startDeadline
-                {
+                while try bells.lines(of: "started").count == startedBefore && Date() < startDeadline {
                     usleep(100_000)
                 }
-                during(try runGong(["ctl", "status"], environment: ["XDG_RUNTIME_DIR": runtime]))
-                #expect(try bellLines().count == before, "gong ctl status was answered only once the bell had rung")
+                during(try bells.ctl(["status"]))
+                #expect(
+                    try bells.lines(of: "bell").count == before,
+                    "gong ctl status was answered only once the bell had rung")
             }
             let ringDeadline = Date().addingTimeInterval(60)
             while Date() < ringDeadline {
-                let lines = try bellLines()
+                let lines = try bells.lines(of: "bell")
                 if lines.count > before { return lines[before] }
                 usleep(250_000)
             }
             return [:]
         }
-        func lines() throws -> [[String: Any]] {
-            try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").compactMap {
-                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
-        }
-        func bellLines() throws -> [[String: Any]] { try lines().filter { $0["type"] as? String == "bell" } }
         /// A PulseAudio on the test's socket, answering before this returns; its pid.
         func startServer() throws -> pid_t {
             let started = try runTool(
@@ -266,22 +224,22 @@ import Testing
             for leftover in ["native", "pid"] { try? FileManager.default.removeItem(atPath: pulse + "/" + leftover) }
         }
 
+        var running: pid_t?
+        defer { running.map(stop) }
         let alone = try ring()
         #expect(alone["outcome"] as? String == "failed" && alone["failure"] is String, "\(alone)")
-        let first = try startServer()
-        defer { stop(first) }
+        running = try startServer()
         let back = try ring { status in
             #expect(status.status == 0 && status.stdout.contains(", 0 rung and 1 skipped today"), "\(status)")
         }
         #expect(back["outcome"] as? String == "rung" && back["offMs"] is Double, "\(back)")
-        stop(first)
-        let second = try startServer()
-        defer { stop(second) }
+        running.map(stop)
+        running = try startServer()
         let restarted = try ring()
         #expect(restarted["outcome"] as? String == "rung" && restarted["offMs"] is Double, "\(restarted)")
 
         let stats = try runGong(
-            ["stats", "--bells", "today"], environment: ["XDG_DATA_HOME": scratch.path + "/data"])
+            ["stats", "--bells", "today"], environment: ["XDG_DATA_HOME": bells.dataHome])
         #expect(stats.stdout.contains("2 rung, 1 not"), "\(stats)")
     }
 }
