@@ -190,6 +190,9 @@ struct RingBellCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        // Not handed on to any process this one starts (a sound server's helper): the waiting
+        // process reads until the last holder closes it.
+        _ = fcntl(answer, F_SETFD, FD_CLOEXEC)
         let heard = await ring()
         let line = BellRinger.answerLine(heard)
         _ = line.withCString { write(answer, $0, strlen($0)) }
