@@ -327,18 +327,26 @@ final class MonitorRecorder {
     }
 
     func stop() -> [Float] {
+        finish()
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    /// Ends the recording and leaves it in its file (`path`), for a recording too long to read
+    /// into memory whole (`MappedRecording`).
+    func finish() {
         // Let the last samples arrive, then end it. SIGKILL, because a child of the test runner
         // may inherit a blocked SIGTERM; parec writes raw samples as they come, so nothing is lost.
         usleep(300_000)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        guard let data = FileManager.default.contents(atPath: path) else { return [] }
-        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 }
 
-/// Onsets: the first sample above the threshold after at least a second of quiet.
-func onsets(in samples: [Float], threshold: Float = 0.01, quietFrames: Int = 48000) -> [Int] {
+/// Onsets: the first sample above the threshold after at least a second of quiet. Any sequence
+/// of samples: an array, or one computed as it is read (the steps between a mapped recording's
+/// samples, `LivePulseTests.stepOnsets`).
+func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFrames: Int = 48000) -> [Int] {
     var result: [Int] = []
     var lastLoud = -quietFrames - 1
     for (index, sample) in samples.enumerated() where abs(sample) > threshold {
