@@ -66,6 +66,28 @@ import Testing
         #expect(bedAlone.count == 4 * 48000 + 2 * 48000, "the fade-out runs from the end cue for its 2 s")
     }
 
+    /// The bed alone is heard, as made: its loop at its gain between the fades, rising from
+    /// silence over the fade-in and falling to silence over the fade-out from the end. (Every bed
+    /// with a fade-out was silent from its first frame until this was checked: the renders
+    /// compared above were all silence where the bed should be, and agreed.)
+    @Test func theBedIsItsLoopAtItsGainBetweenItsFades() throws {
+        let pattern = Pattern(name: "bed", phases: [Phase("a", length: 2), Phase("b", length: 2)]).with(
+            bed: Bed("brown-noise", gainDB: -24, fadeIn: 1, fadeOut: 2))
+        let plan = try SessionPlan(pattern: pattern, sampleRate: 48000, channels: 1, bank: shippedBank)
+        let loop = Array(try #require(plan.bed).sound.samples.buffer)
+        let gain = Float(decibelsToGain(-24))
+        let rendered = try GongSessionPullTests.offline(pattern, gainDB: 0, rate: 48000, channels: 1)
+        #expect(rendered.count == 6 * 48000, "the fade-out runs from the end for its 2 s")
+        var worst: Float = 0
+        for frame in 0..<min(rendered.count, 6 * 48000) {
+            let fade = min(1, Float(frame) / 48000, Float(6 * 48000 - frame) / 96000)
+            worst = max(worst, abs(rendered[frame] - loop[frame % loop.count] * gain * fade))
+        }
+        #expect(worst < 1e-6, "the bed as its loop at its gain and fades (worst difference \(worst))")
+        let peak = rendered[48000..<(4 * 48000)].map(abs).max() ?? 0
+        #expect(peak > gain * 0.1, "the bed is heard between its fades (peak \(peak))")
+    }
+
     /// The bed's fades and loop are counted per frame: any block size renders the same samples.
     @Test func aBedRendersTheSameSamplesWhateverTheBlockSize() throws {
         let scratch = try ScratchDirectory()

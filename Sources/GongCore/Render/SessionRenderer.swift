@@ -342,9 +342,11 @@ public struct SessionRenderer: ~Copyable {
     }
 
     /// True while the bed has something to play: always until the session ends, then until
-    /// its fade-out is done.
+    /// its fade-out is done. Until the end `bedFadeOutFrom` is `Int64.max`: adding the fade to
+    /// it would overflow (wrapped, it made every bed with a fade-out silent from its first
+    /// frame), so the fade comes off the frames played instead, which never overflows.
     private var bedSounding: Bool {
-        bedStart != nil && state.bedPlayed < state.bedFadeOutFrom &+ Int64(bedFadeOut)
+        bedStart != nil && state.bedPlayed - Int64(bedFadeOut) < state.bedFadeOutFrom
     }
 
     /// Adds `frames` of the bed, looping, at its gain and fades. The fades are computed per
