@@ -373,9 +373,9 @@ public final class SnapcastPCM: PCM {
         guard let descriptor else { return nil }
         let now = MonotonicTime.now().nanoseconds
         let queue = queued(at: now)
-        // A FIFO says how much of it the server has not read: the truth where the model is a
-        // plan (the server reads in chunks, on a schedule of its own). A socket cannot say
-        // what the far end holds: the model stands for it.
+        // A FIFO says how much of it the server has not read, which places the stream on the
+        // server's schedule (`FIFOSamples`): the truth where the model is a plan. A socket
+        // cannot say what the far end holds: the model stands for it.
         var delay = max(0, queue)
         if !isSocket {
             sampleFIFO(descriptor)
