@@ -19,6 +19,8 @@
 # The judgement (python3, numpy) prints one line per figure and exits 1 if a bound is broken.
 #
 # Usage: scripts/test-snapcast-rooms.sh [GONG]   (default .build/debug/gong); KEEP=1 keeps the run's directory.
+# CODEC=flac sends the stream as FLAC (default pcm); SOURCE=tcp feeds a tcp:// source in server mode
+# instead of the FIFO (a measurement, not passing: README "Many rooms" says what it showed).
 set -euo pipefail
 gong=$(realpath "${1:-.build/debug/gong}")
 export GONG_TEST_RUN=${GONG_TEST_RUN:-snapcast-rooms-$$}
@@ -44,11 +46,19 @@ trap stop_all EXIT
 
 free_ports=($(python3 -c '
 import socket
-s=[socket.socket() for _ in range(2)]
+s=[socket.socket() for _ in range(3)]
 for x in s: x.bind(("127.0.0.1",0))
 print(" ".join(str(x.getsockname()[1]) for x in s))'))
-stream_port=${free_ports[0]} control_port=${free_ports[1]}
-device="snapcast:$work/fifo?control=127.0.0.1:$control_port"
+stream_port=${free_ports[0]} control_port=${free_ports[1]} source_port=${free_ports[2]}
+# SOURCE=tcp: the server's source is a tcp:// one that listens (server mode), which gong and cat
+# connect to, in place of the FIFO.
+if [ "${SOURCE:-pipe}" = tcp ]; then
+  source="tcp://127.0.0.1:$source_port?name=gong&mode=server"
+  device="snapcast:tcp://127.0.0.1:$source_port?control=127.0.0.1:$control_port"
+else
+  source="pipe://$work/fifo?name=gong&mode=create"
+  device="snapcast:$work/fifo?control=127.0.0.1:$control_port"
+fi
 
 pulseaudio --daemonize=yes --exit-idle-time=-1 -n --use-pid-file=yes \
   --load="module-null-sink sink_name=house rate=48000 channels=3 channel_map=front-left,front-right,front-center" \
@@ -62,7 +72,7 @@ cat >"$work/snapserver.conf" <<CONF
 [server]
 datadir = $work/snapserver
 [stream]
-source = pipe://$work/fifo?name=gong&mode=create&codec=${CODEC:-pcm}
+source = $source&codec=${CODEC:-pcm}
 port = $stream_port
 buffer = 1000
 [tcp]
@@ -121,7 +131,7 @@ sleep 2
 "$gong" render interval --set bell=3s --duration 2m --cue bell=woodblock --cue end=woodblock -o "$work/render.wav" >/dev/null
 sox "$work/render.wav" -t raw -e signed -b 16 "$work/render.s16" pad 1 0
 record cat
-cat "$work/render.s16" >"$work/fifo"
+if [ "${SOURCE:-pipe}" = tcp ]; then cat "$work/render.s16" >"/dev/tcp/127.0.0.1/$source_port"; else cat "$work/render.s16" >"$work/fifo"; fi
 stop_recording
 
 record gong
