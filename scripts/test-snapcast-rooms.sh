@@ -19,6 +19,8 @@
 # The judgement (python3, numpy) prints one line per figure and exits 1 if a bound is broken.
 #
 # Usage: scripts/test-snapcast-rooms.sh [GONG]   (default .build/debug/gong); KEEP=1 keeps the run's directory.
+# CODEC=flac sends the stream as FLAC (default pcm); SOURCE=tcp feeds a tcp:// source in server mode
+# instead of the FIFO (a measurement, not passing: README "Many rooms" says what it showed).
 set -euo pipefail
 gong=$(realpath "${1:-.build/debug/gong}")
 export GONG_TEST_RUN=${GONG_TEST_RUN:-snapcast-rooms-$$}
@@ -34,6 +36,7 @@ pids=()
 stop_all() {
   local pid
   for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "$work"/client_*.pid; do [ -f "$pid" ] && kill -KILL "$(cat "$pid")" 2>/dev/null || true; done
   [ -f "$PULSE_RUNTIME_PATH/pid" ] && kill -KILL "$(cat "$PULSE_RUNTIME_PATH/pid")" 2>/dev/null || true
   wait 2>/dev/null || true
   sleep 0.5
@@ -43,11 +46,19 @@ trap stop_all EXIT
 
 free_ports=($(python3 -c '
 import socket
-s=[socket.socket() for _ in range(2)]
+s=[socket.socket() for _ in range(3)]
 for x in s: x.bind(("127.0.0.1",0))
 print(" ".join(str(x.getsockname()[1]) for x in s))'))
-stream_port=${free_ports[0]} control_port=${free_ports[1]}
-device="snapcast:$work/fifo?control=127.0.0.1:$control_port"
+stream_port=${free_ports[0]} control_port=${free_ports[1]} source_port=${free_ports[2]}
+# SOURCE=tcp: the server's source is a tcp:// one that listens (server mode), which gong and cat
+# connect to, in place of the FIFO.
+if [ "${SOURCE:-pipe}" = tcp ]; then
+  source="tcp://127.0.0.1:$source_port?name=gong&mode=server"
+  device="snapcast:tcp://127.0.0.1:$source_port?control=127.0.0.1:$control_port"
+else
+  source="pipe://$work/fifo?name=gong&mode=create"
+  device="snapcast:$work/fifo?control=127.0.0.1:$control_port"
+fi
 
 pulseaudio --daemonize=yes --exit-idle-time=-1 -n --use-pid-file=yes \
   --load="module-null-sink sink_name=house rate=48000 channels=3 channel_map=front-left,front-right,front-center" \
@@ -61,7 +72,7 @@ cat >"$work/snapserver.conf" <<CONF
 [server]
 datadir = $work/snapserver
 [stream]
-source = pipe://$work/fifo?name=gong&mode=create
+source = $source&codec=${CODEC:-pcm}
 port = $stream_port
 buffer = 1000
 [tcp]
@@ -79,10 +90,30 @@ start_server() {
   done
   echo "snapcast-rooms: snapserver did not answer" >&2; exit 69
 }
+# Each room's snapclient runs as a room's systemd unit would run it (Debian's has
+# Restart=on-failure): one that ends by itself (snapclient 0.26 has crashed with a segmentation
+# fault after the server went away) is started again a second later, and the run says so
+# (restarts.log, printed by the judgement). stop_client stops a room's client as a person would:
+# the supervisor first, so it is not started again.
 start_client() {
-  snapclient -h 127.0.0.1 -p "$stream_port" --player pulse -s "room_$1" --hostID "room-$1" >>"$work/client_$1.log" 2>&1 &
-  eval "client_$1=$!"
+  (
+    while true; do
+      snapclient -h 127.0.0.1 -p "$stream_port" --player pulse -s "room_$1" --hostID "room-$1" >>"$work/client_$1.log" 2>&1 &
+      echo $! >"$work/client_$1.pid"
+      status=0; wait $! || status=$?
+      echo "$(date +%T.%N | cut -c1-12) room_$1's snapclient ended with status $status$([ $status = 139 ] && echo ' (segmentation fault)'); started again after 1 s" >>"$work/restarts.log"
+      sleep 1
+    done
+  ) 2>/dev/null &
+  eval "supervisor_$1=$!"
   pids+=("$!")
+  sleep 0.2
+}
+stop_client() {
+  local supervisor
+  eval "supervisor=\$supervisor_$1"
+  kill -KILL "$supervisor"; wait "$supervisor" 2>/dev/null || true
+  kill -KILL "$(cat "$work/client_$1.pid")" 2>/dev/null || true
 }
 record() { parec -d house.monitor --format=s16le --rate=48000 --channels=3 >"$work/$1.raw" & recorder=$!; pids+=("$recorder"); sleep 1; }
 stop_recording() { sleep 2.5; kill -KILL "$recorder"; wait "$recorder" 2>/dev/null || true; }
@@ -100,7 +131,7 @@ sleep 2
 "$gong" render interval --set bell=3s --duration 2m --cue bell=woodblock --cue end=woodblock -o "$work/render.wav" >/dev/null
 sox "$work/render.wav" -t raw -e signed -b 16 "$work/render.s16" pad 1 0
 record cat
-cat "$work/render.s16" >"$work/fifo"
+if [ "${SOURCE:-pipe}" = tcp ]; then cat "$work/render.s16" >"/dev/tcp/127.0.0.1/$source_port"; else cat "$work/render.s16" >"$work/fifo"; fi
 stop_recording
 
 record gong
@@ -110,7 +141,7 @@ sleep 1.5
 session 2m pulse:reference reference &
 reference_session=$!
 sleep 38.5
-kill -KILL "$client_b"; wait "$client_b" 2>/dev/null || true
+stop_client b
 sleep 10
 start_client b
 wait "$gong_session" "$reference_session"
@@ -162,7 +193,19 @@ check(len(on_a) == 41, f"gong: {len(on_a)} of 41 cues heard in room a, whose cli
 check(len(on_r) == 41, f"gong: {len(on_r)} of 41 reference cues heard")
 worst = abs(deviations(on_a)).max()
 print(f"     gong: intervals in room a off by {sorted(set(deviations(on_a).tolist()))} frames")
-check(worst <= cat_worst + 2, f"gong: worst interval in room a {worst} frames off; cat's worst {cat_worst} (+2 allowed)")
+# What the feeder can spoil is the stream: a FIFO that runs dry (the server plays silence in its
+# place) or a server that lost its schedule moves every later cue in both rooms alike, by a few
+# milliseconds or more. Each client also stretches time on its own to follow the server, which
+# put single intervals up to 58 frames off in one room and not the other, for cat and gong alike
+# (the same frames, from a FIFO that never ran dry), and no two runs alike: the worst of two such
+# draws says nothing of the feeder. So gong's worst must be no worse than cat's, or within the
+# 2 ms (96 frames) the rooms are held to against each other.
+check(worst <= max(cat_worst, 96),
+      f"gong: worst interval in room a {worst} frames off; cat's worst {cat_worst} (max of that and 96 allowed)")
+xruns = [e for e in events("gong") if e["type"] == "xrun"]
+finished = [e for e in events("gong") if e["type"] == "finished"]
+print(f"     gong: {len(xruns)} xruns told, {finished[0].get('lostFrames') if finished else '?'} frames lost"
+      " in all (the FIFO ran dry and the server played silence), by gong's account")
 # Room a's cues on CLOCK_MONOTONIC by the reference: a line through (recording frame, heard) of its cues.
 ref = heard("reference")
 slope, offset = np.polyfit([on_r[n] for n, _ in ref], [t for _, t in ref], 1)
@@ -190,7 +233,10 @@ check(len(summary) == 1 and summary[0]["cycles"] == 10, "restart: the session co
 restarted = open(f"{work}/snapserver.log").read().split("(Snapserver) Version")[-1]
 check("idle => playing" in restarted, "restart: the snapserver started again got gong's stream (idle => playing)")
 on_a = onsets(a)
-print(f"     restart: room a heard {len(on_a)} cues (snapclient 0.26 did not connect to the restarted"
-      " server again within the session here: the rooms stay silent until their clients do)")
+import os
+restarts = open(f"{work}/restarts.log").read().splitlines() if os.path.exists(f"{work}/restarts.log") else []
+check(len(on_a) >= 8, f"restart: room a heard {len(on_a)} of the 11 cues, 4 before the server went away"
+      f" (8 required: the room plays again after it); snapclients restarted by the rig: {len(restarts)}")
+for line in restarts: print(f"     restart: {line}")
 sys.exit(1 if failures else 0)
 JUDGE

@@ -6,7 +6,7 @@ import Testing
 /// intervals no worse than `cat` of gong's render into the same FIFO, the rooms aligned, `audible`
 /// within 2 ms of the recordings, a client stopped and a server restarted mid-session.
 /// `scripts/test-snapcast-rooms.sh` runs the rooms and judges them (it says each figure); about
-/// 5 minutes. In `make test`'s real-time set, so nothing else plays meanwhile.
+/// 5 minutes. Not in `make test` (docs/testing.md says why); `make test-snapcast` runs it alone.
 @Suite(.serialized) struct LiveSnapcastTests {
     @Test func twoRoomsHearEveryCueAlignedAndOnTime() throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

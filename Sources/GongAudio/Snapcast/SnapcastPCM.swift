@@ -9,11 +9,11 @@ import Synchronization
 /// Neither has a clock gong can read, so gong keeps time itself, as MPD's FIFO output does: the
 /// stream's frames are due at the rate by CLOCK_MONOTONIC from the first write, and gong keeps
 /// no more than the buffer ahead of that. The snapserver reads its source by the same clock (on
-/// this machine) and plays every frame its buffer after it read it, in every room at once. So a
-/// frame written now is heard after what the FIFO holds unread (the model's queue on a socket),
-/// then the server's chunk and its buffer (`heardAfterNanoseconds`): measured against gong's own
-/// PulseAudio client in the same sink, rooms heard cues 20.0 ± 0.2 ms (the 20 ms `chunk_ms`)
-/// after the FIFO and the buffer alone said, in each of three runs. The frames stay exact
+/// this machine), a chunk at a time on a schedule of its own, and stamps each frame for the
+/// moment it was due on that schedule; every room plays it the server's buffer after that. So a
+/// frame written now is heard after what the FIFO holds unread, placed on the server's schedule
+/// (`FIFOSamples`; the model's queue on a socket), then the server's buffer and what its codec
+/// adds (`heardAfterNanoseconds`, `SnapcastStatus.codecDelayFrames`). The frames stay exact
 /// whatever the pacing: a write that the pipe takes only in part keeps the part of a frame it
 /// took and sends the rest first.
 ///
@@ -48,6 +48,8 @@ public final class SnapcastPCM: PCM {
     /// Silence still to go before the session's first frame (bytes), and a period of it to send.
     private var leadInBytes: Int
     private let silence: UnsafeMutableRawBufferPointer
+    /// Where the FIFO's level placed the stream, at each write of the last second or so.
+    private var samples = FIFOSamples()
 
     /// How much silence goes ahead of the session when the stream was idle. A snapclient whose
     /// stream has been idle for 5 s lets go of its player, and takes it again when audio comes;
@@ -56,9 +58,14 @@ public final class SnapcastPCM: PCM {
     /// three runs of three after such a pause, and heard with a second of silence ahead of it.
     public static let idleLeadInSeconds = 1.0
 
-    /// This route's buffer unless asked otherwise: it cannot take back what it wrote, so a key
-    /// press waits out the buffer (and then the server's), as through ALSA.
-    public static let bufferDefaults = BufferDefaults.fixed
+    /// This route's buffer unless asked otherwise: 306 ms in six periods of 51 ms. It cannot take
+    /// back what it wrote, so a key press waits out the buffer, and then the server's 1000 ms,
+    /// which dwarfs it: a longer FIFO than ALSA's 150 ms costs a listener nothing and keeps the
+    /// server fed through a longer stall of gong (it fits a pipe's default 64 KiB at 48 kHz, 16-bit
+    /// stereo). A period of 51 ms, not 50: the server reads its FIFO in chunks of 20 ms on a
+    /// schedule of its own, and a period that is a whole number of chunks would look at the FIFO at
+    /// the same point of that schedule every time (see `FIFOSamples`).
+    public static let bufferDefaults = BufferDefaults(latencyMs: 306, periodsPerBuffer: 6)
 
     public init(_ request: PCMRequest, address: SnapcastAddress) throws(AudioDeviceError) {
         let name = request.device
@@ -148,7 +155,10 @@ public final class SnapcastPCM: PCM {
             device: name, rate: rate, channels: request.channels, format: format, periodFrames: min(period, buffer),
             bufferFrames: buffer, soundServer: true,
             reportJitterNanoseconds: 2_000_000,
-            heardAfterNanoseconds: Int64(address.bufferMs + stream.chunkMs) * 1_000_000)
+            heardAfterNanoseconds: Int64(address.bufferMs) * 1_000_000
+                + FrameTime.nanoseconds(
+                    ofFrames: Int64(SnapcastStatus.codecDelayFrames(codec: stream.codec, rate: rate)), rate: Int64(rate)
+                ))
     }
 
     deinit {
@@ -277,7 +287,19 @@ public final class SnapcastPCM: PCM {
         let total = sentOfNextFrame + sent
         sentOfNextFrame = total % frameBytes
         writtenFrames += Int64(total / frameBytes)
+        if !isSocket { sampleFIFO(descriptor) }
         return total / frameBytes
+    }
+
+    /// Notes where the server's reading stands now: the frames it has read (written less what
+    /// the FIFO holds unread) were due by now, so the stream's origin is no later than now less
+    /// their duration.
+    private func sampleFIFO(_ descriptor: Int32) {
+        let unread = gong_fifo_unread_bytes(descriptor)
+        guard unread >= 0 else { return }
+        let now = MonotonicTime.now().nanoseconds
+        let read = writtenFrames - Int64(Int(unread) / frameBytes)
+        samples.add(now - FrameTime.nanoseconds(ofFrames: read, rate: rate))
     }
 
     /// Sends as much of the lead-in as the buffer has room for; a negative errno if it failed.
@@ -351,13 +373,15 @@ public final class SnapcastPCM: PCM {
         guard let descriptor else { return nil }
         let now = MonotonicTime.now().nanoseconds
         let queue = queued(at: now)
-        // A FIFO says how much of it the server has not read: the truth where the model is a
-        // plan (the server reads in chunks, on a schedule of its own). A socket cannot say
-        // what the far end holds: the model stands for it.
+        // A FIFO says how much of it the server has not read, which places the stream on the
+        // server's schedule (`FIFOSamples`): the truth where the model is a plan. A socket
+        // cannot say what the far end holds: the model stands for it.
         var delay = max(0, queue)
         if !isSocket {
-            let unread = gong_fifo_unread_bytes(descriptor)
-            if unread >= 0 { delay = Int64(Int(unread) / frameBytes) }
+            sampleFIFO(descriptor)
+            if let origin = samples.earliest {
+                delay = max(0, writtenFrames - FrameTime.frames(inNanoseconds: now - origin, rate: rate))
+            }
         }
         return PCMStatus(
             state: startNanoseconds == nil ? .prepared : queue < 0 ? .underrun : .running,
@@ -370,4 +394,34 @@ public final class SnapcastPCM: PCM {
     }
 
     public func wakeWhenReadable(_ descriptor: Int32) { wakeDescriptor = descriptor }
+}
+
+/// The FIFO's level at the last writes, as the stream origin each places: the moment frame 0 of
+/// the writes would be read on the server's schedule.
+///
+/// The server reads its FIFO a chunk (20 ms) at a time, on a schedule of CLOCK_MONOTONIC of its
+/// own, so the level falls in steps: a look just after a read places the origin where it is, a
+/// look later in the chunk up to a chunk later, and a read the server made late (a busy machine)
+/// later still. The earliest of the last 24 looks, about a second of writes in periods of 51 ms
+/// (each 11 ms further into the server's 20 ms schedule than the last), is the origin. Looking at
+/// the same point of the schedule every time, as periods of 50 ms with a status every 200 ms
+/// did, placed the rooms' cues up to a chunk off, depending on where in the server's schedule
+/// gong happened to start: the rooms heard them 7.3 ms before `audible` said, with two busy loops
+/// beside them. A FIFO that ran dry shows as a later origin once the earlier looks are out of
+/// the window: the server played silence in between, and the engine measures it as lost.
+struct FIFOSamples {
+    private var origins = InlineArray<24, Int64>(repeating: .max)
+    private var next = 0
+
+    mutating func add(_ origin: Int64) {
+        origins[next] = origin
+        next = (next + 1) % origins.count
+    }
+
+    /// Nil before the first look.
+    var earliest: Int64? {
+        var lowest = Int64.max
+        for index in 0..<origins.count { lowest = min(lowest, origins[index]) }
+        return lowest == .max ? nil : lowest
+    }
 }
