@@ -29,8 +29,21 @@ final class RunningBells {
         process.environment = environment.merging(extra) { $1 }
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.file("bells.out")))
         try process.run()
+    }
+
+    /// Started, and waited for until its socket is there. The waits in these tests sleep as
+    /// tasks, not threads: the suites run beside them on two cooperative threads, and a test
+    /// that held one for half a minute (a bell rung through a real server) starved an event
+    /// loop beside it for over a minute on a busy machine.
+    static func started(
+        _ arguments: [String], in scratch: ScratchDirectory, environment extra: [String: String] = [:]
+    ) async throws -> RunningBells {
+        let bells = try RunningBells(arguments, in: scratch, environment: extra)
         let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        while !FileManager.default.fileExists(atPath: bells.socket) && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return bells
     }
 
     deinit { if process.isRunning { process.terminate() } }
@@ -48,10 +61,11 @@ final class RunningBells {
 }
 
 @Suite struct BellsControlChannelTests {
-    @Test func gongCtlPausesResumesPassesOverAndRingsTheBells() throws {
+    @Test func gongCtlPausesResumesPassesOverAndRingsTheBells() async throws {
         // Hourly bells from midnight: none falls inside the test unless it runs across an hour,
         // which at most adds one to the count below.
-        let bells = try RunningBells(["--every", "1h", "--device", "null", "--json"], in: ScratchDirectory())
+        let bells = try await RunningBells.started(
+            ["--every", "1h", "--device", "null", "--json"], in: ScratchDirectory())
         #expect(FileManager.default.fileExists(atPath: bells.socket))
         let ctl = bells.ctl
         let pid = bells.pid
@@ -77,7 +91,7 @@ final class RunningBells {
         var rung = false
         let ringDeadline = Date().addingTimeInterval(30)
         while !rung && Date() < ringDeadline {
-            usleep(200_000)
+            try await Task.sleep(for: .milliseconds(200))
             let said = try ctl(["status"]).stdout
             rung = said.contains(" 1 rung") || said.contains(" 2 rung")
         }
@@ -100,14 +114,14 @@ final class RunningBells {
     /// timer it keeps for the life of a process that has used it) never starts in this one.
     /// Counted from /proc: the threads, and the times any of them gave up the processor (a
     /// sleeping process gives it up once a wake-up; the old process did once a second).
-    @Test func betweenBellsTheProcessIsOneThreadThatNeverWakes() throws {
-        let bells = try RunningBells(["--every", "1h", "--device", "null"], in: ScratchDirectory())
+    @Test func betweenBellsTheProcessIsOneThreadThatNeverWakes() async throws {
+        let bells = try await RunningBells.started(["--every", "1h", "--device", "null"], in: ScratchDirectory())
         let ctl = bells.ctl
         #expect(try ctl(["ring"]).status == 0)
         var rung = false
         let ringDeadline = Date().addingTimeInterval(30)
         while !rung && Date() < ringDeadline {
-            usleep(500_000)
+            try await Task.sleep(for: .milliseconds(500))
             rung = try ctl(["status"]).stdout.contains(" 1 rung")
         }
         try #require(rung, "gong ctl ring rang nothing")
@@ -122,7 +136,7 @@ final class RunningBells {
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: tasks).count == 1)
         let before = try switches()
-        sleep(3)
+        try await Task.sleep(for: .seconds(3))
         let after = try switches()
         #expect(after - before == 0, "gong bells woke \(after - before) times in 3 idle seconds")
     }
@@ -130,14 +144,14 @@ final class RunningBells {
     /// `--then box 1 cycles`: the bell and the practice after it are one session on one clock,
     /// the bell one second in (its warm-up), box's first phase four seconds after the bell, and
     /// the bell is still what is judged and recorded.
-    @Test func aBellThenAPracticeIsOneSessionWithTheBellFirst() throws {
-        let bells = try RunningBells(
+    @Test func aBellThenAPracticeIsOneSessionWithTheBellFirst() async throws {
+        let bells = try await RunningBells.started(
             ["--every", "1h", "--device", "null", "--json", "--then", "box 1 cycles"], in: ScratchDirectory())
         #expect(try bells.ctl(["ring"]).status == 0)
         var lines: [[String: Any]] = []
         let ringDeadline = Date().addingTimeInterval(60)
         while !lines.contains(where: { $0["type"] as? String == "bell" }) && Date() < ringDeadline {
-            usleep(250_000)
+            try await Task.sleep(for: .milliseconds(250))
             lines = try bells.lines()
         }
         let started = try #require(lines.first { $0["type"] as? String == "started" })
@@ -162,7 +176,7 @@ final class RunningBells {
     /// ends. When each bell was heard is not held here: a null sink with no keeper stream takes
     /// about 2 s to wake for a new stream (the first bell on a fresh server here: +1.2 to +2.0 s,
     /// said as such in `offMs`; the next, -0.009 ms), which the live bells test's keeper avoids.
-    @Test func aBellWithoutItsServerFailsAndTheNextRingsOnceItIsBackOrRestarted() throws {
+    @Test func aBellWithoutItsServerFailsAndTheNextRingsOnceItIsBackOrRestarted() async throws {
         let scratch = try ScratchDirectory()
         let pulse = scratch.path + "/pulse"
         try FileManager.default.createDirectory(atPath: pulse, withIntermediateDirectories: true)
@@ -171,20 +185,20 @@ final class RunningBells {
         let practice = scratch.file("pause.toml")
         try "warmup = \"0s\"\ncycles = 1\n[[phases]]\nname = \"still\"\nlength = \"6s\"\ncue = \"woodblock\"\n".write(
             toFile: practice, atomically: true, encoding: .utf8)
-        let bells = try RunningBells(
+        let bells = try await RunningBells.started(
             ["--every", "1h", "--device", "pulse", "--sound", "woodblock", "--then", practice, "--json"], in: scratch,
             environment: ["PULSE_SERVER": server])
 
         /// Rings one bell with gong ctl and waits for its line; `during` is given what `gong ctl
         /// status` said once the bell's session had started.
-        func ring(during: ((CommandResult) -> Void)? = nil) throws -> [String: Any] {
+        func ring(during: ((CommandResult) -> Void)? = nil) async throws -> [String: Any] {
             let before = try bells.lines(of: "bell").count
             let startedBefore = try bells.lines(of: "started").count
             #expect(try bells.ctl(["ring"]).status == 0)
             if let during {
                 let startDeadline = Date().addingTimeInterval(60)
                 while try bells.lines(of: "started").count == startedBefore && Date() < startDeadline {
-                    usleep(100_000)
+                    try await Task.sleep(for: .milliseconds(100))
                 }
                 during(try bells.ctl(["status"]))
                 #expect(
@@ -195,12 +209,12 @@ final class RunningBells {
             while Date() < ringDeadline {
                 let lines = try bells.lines(of: "bell")
                 if lines.count > before { return lines[before] }
-                usleep(250_000)
+                try await Task.sleep(for: .milliseconds(250))
             }
             return [:]
         }
         /// A PulseAudio on the test's socket, answering before this returns; its pid.
-        func startServer() throws -> pid_t {
+        func startServer() async throws -> pid_t {
             let started = try runTool(
                 "/usr/bin/pulseaudio",
                 [
@@ -211,7 +225,7 @@ final class RunningBells {
             try #require(started == 0, "pulseaudio did not start")
             let up = Date().addingTimeInterval(30)
             while try runTool("/usr/bin/pactl", ["info"], environment: ["PULSE_SERVER": server]) != 0 && Date() < up {
-                usleep(100_000)
+                try await Task.sleep(for: .milliseconds(100))
             }
             let pid = pid_t(
                 try String(contentsOfFile: pulse + "/pid", encoding: .utf8).trimmingCharacters(
@@ -228,16 +242,16 @@ final class RunningBells {
 
         var running: pid_t?
         defer { running.map(stop) }
-        let alone = try ring()
+        let alone = try await ring()
         #expect(alone["outcome"] as? String == "failed" && alone["failure"] is String, "\(alone)")
-        running = try startServer()
-        let back = try ring { status in
+        running = try await startServer()
+        let back = try await ring { status in
             #expect(status.status == 0 && status.stdout.contains(", 0 rung and 1 skipped today"), "\(status)")
         }
         #expect(back["outcome"] as? String == "rung" && back["offMs"] is Double, "\(back)")
         running.map(stop)
-        running = try startServer()
-        let restarted = try ring()
+        running = try await startServer()
+        let restarted = try await ring()
         #expect(restarted["outcome"] as? String == "rung" && restarted["offMs"] is Double, "\(restarted)")
 
         let stats = try runGong(
