@@ -158,10 +158,10 @@ import Testing
     }
 
     @Test func aCodecDelaysTheRoomsByItsBlock() {
-        #expect(SnapcastStatus.codecDelayFrames(codec: "flac", rate: 48000) == 1152)
-        #expect(SnapcastStatus.codecDelayFrames(codec: "flac:1", rate: 44100) == 1152)
-        #expect(SnapcastStatus.codecDelayFrames(codec: "flac: 8", rate: 48000) == 4096)
-        #expect(SnapcastStatus.codecDelayFrames(codec: "pcm", rate: 48000) == 0)
+        #expect(SnapcastStatus.codecDelayFrames(codec: "flac") == 1152)
+        #expect(SnapcastStatus.codecDelayFrames(codec: "flac:1") == 1152)
+        #expect(SnapcastStatus.codecDelayFrames(codec: "flac: 8") == 4096)
+        #expect(SnapcastStatus.codecDelayFrames(codec: "pcm") == 0)
         let status = SnapcastStatus(reply: Data(Self.reply(fifo: "/f").utf8))
         #expect(status?.streams.map(\.codec) == ["flac", "flac"])
     }

@@ -157,7 +157,7 @@ public final class SnapcastPCM: PCM {
             reportJitterNanoseconds: 2_000_000,
             heardAfterNanoseconds: Int64(address.bufferMs) * 1_000_000
                 + FrameTime.nanoseconds(
-                    ofFrames: Int64(SnapcastStatus.codecDelayFrames(codec: stream.codec, rate: rate)), rate: Int64(rate)
+                    ofFrames: Int64(SnapcastStatus.codecDelayFrames(codec: stream.codec)), rate: Int64(rate)
                 ))
     }
 

@@ -286,16 +286,17 @@ public struct BellPractice: Sendable, Equatable, CustomStringConvertible {
 
     /// Nil when the text is not `NAME`, `NAME N breaths|cycles` or `breathe N breaths`.
     public init?(text: String) {
-        let words = text.split(separator: " ").map { String($0).lowercased() }
+        let words = text.split(separator: " ").map(String.init)
         guard let name = words.first else { return nil }
+        let breathe = name.lowercased() == "breathe"
         switch words.count {
-        case 1 where name != "breathe":
-            self.init(pattern: String(text.split(separator: " ")[0]))
+        case 1 where !breathe:
+            self.init(pattern: name)
         case 3:
             guard let count = Int(words[1]), (1...Self.mostCycles).contains(count),
-                ["breath", "breaths", "cycle", "cycles"].contains(words[2])
+                ["breath", "breaths", "cycle", "cycles"].contains(words[2].lowercased())
             else { return nil }
-            self.init(pattern: name == "breathe" ? "resonant" : String(text.split(separator: " ")[0]), cycles: count)
+            self.init(pattern: breathe ? "resonant" : name, cycles: count)
         default:
             return nil
         }

@@ -268,7 +268,6 @@ struct RingBellCommand: AsyncParsableCommand {
             let heardAt = firstFrameHeard + Double(cueFrame - movedOnFrames) / Double(session.output.rate)
             heard.offMs = (heardAt - dueMonotonic) * 1000
         }
-        fflush(nil)
         return heard
     }
 
