@@ -226,7 +226,13 @@ final class FakeControl: @unchecked Sendable {
         Thread.detachNewThread {
             while true {
                 let connection = accept(listener, nil, nil)
-                guard connection >= 0 else { return }
+                guard connection >= 0 else {
+                    // Closed here, not in deinit: closed there, its number could be given to the
+                    // next test's socket before this thread (started late on a busy machine)
+                    // first called accept, and this thread would answer that test's requests.
+                    close(listener)
+                    return
+                }
                 var line = [UInt8](repeating: 0, count: 4096)
                 _ = recv(connection, &line, line.count, 0)
                 _ = Array(reply.utf8).withUnsafeBytes {
@@ -237,10 +243,8 @@ final class FakeControl: @unchecked Sendable {
         }
     }
 
-    deinit {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-    }
+    /// Stops listening; the accepting thread, woken by it, closes the socket.
+    deinit { shutdown(listener, Int32(SHUT_RDWR)) }
 
     /// A port nothing listens on: one the kernel gave and took back.
     static func unusedPort() throws -> Int {
