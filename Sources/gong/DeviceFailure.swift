@@ -37,6 +37,8 @@ func describe(
         sentence = error.detail + "; 'gong devices' lists JACK's playback ports"
     case (_, .noSuchDevice):
         sentence = (error.detail.isEmpty ? "no such device" : error.detail) + "; 'gong devices' lists them"
+    case (.snapcast, .busy):
+        sentence = error.detail + "; wait for it to end, or give gong a stream of its own (README: Many rooms)"
     case (_, .busy):
         sentence = "device busy: another program is using it; end it, or choose another device with --device"
     case (_, .permissionDenied):

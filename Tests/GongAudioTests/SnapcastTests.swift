@@ -55,12 +55,13 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/fifo"
         #expect(mkfifo(path, 0o600) == 0)
-        let control = try FakeControl(reply: Self.reply(fifo: path))
+        let control = try FakeControl(reply: Self.reply(fifo: path, status: "idle"))
         let reader = open(path, O_RDONLY | O_NONBLOCK)
         defer { close(reader) }
         let device = try SnapcastPCM(
             PCMRequest(device: "snapcast:" + path, latencyMs: 100),
             address: try #require(SnapcastAddress("\(path)?control=127.0.0.1:\(control.port)&buffer=700")))
+        let leadIn = Int(SnapcastPCM.leadInSeconds * 48000)
         let configuration = device.configuration
         #expect(configuration.format == .int16 && configuration.rate == 48000 && configuration.bufferFrames == 4800)
         // The buffer asked, and a FLAC block (the stream names no codec: flac, at level 2).
@@ -87,16 +88,17 @@ import Testing
                 #expect(written >= 0 || written == Int(-EAGAIN))
                 offset += max(0, written)
             }
+            // The session's frames are due after the lead-in's, all written before the first of them.
             let due = FrameTime.frames(
                 inNanoseconds: MonotonicTime.now().nanoseconds - started.nanoseconds, rate: 48000)
-            maximumAhead = max(maximumAhead, Int64(offset) - due)
+            if offset > 0 { maximumAhead = max(maximumAhead, Int64(leadIn + offset) - due) }
             let count = read(reader, &buffer, buffer.count * 2)
             if count > 0 { received += buffer[0..<(count / 2)] }
         }
         let elapsed = MonotonicTime.now().seconds - started.seconds
-        // A second of frames with a 100 ms buffer: written over about 0.9 s, never more than the
-        // buffer and a write ahead of the clock.
-        #expect(elapsed > 0.85 && elapsed < 1.5, "\(elapsed)")
+        // The lead-in and a second of frames with a 100 ms buffer: written over about 1.9 s,
+        // never more than the buffer and a write ahead of the clock.
+        #expect(elapsed > 1.85 && elapsed < 2.5, "\(elapsed)")
         #expect(maximumAhead <= 4800 + 1237, "\(maximumAhead)")
         let status = try #require(device.status())
         #expect(status.state == .running && status.delayFrames <= 4800)
@@ -105,7 +107,9 @@ import Testing
             guard count > 0 else { break }
             received += buffer[0..<(count / 2)]
         }
-        #expect(received == samples)
+        #expect(received.count == leadIn * 2 + samples.count)
+        #expect(received.prefix(leadIn * 2).allSatisfy { $0 == 0 })
+        #expect(Array(received.dropFirst(leadIn * 2)) == samples)
 
         close(reader)
         var lost: Int32 = 0
@@ -157,6 +161,105 @@ import Testing
         #expect(one.withUnsafeBytes { device.writeInterleaved($0.baseAddress!, frames: 1) } == 1)
     }
 
+    /// A source takes one writer: a stream that is playing is waited for while it may still be
+    /// the writer before's last frames, then refused as busy; one that goes idle meanwhile is taken.
+    @Test func aStreamSomethingElseFeedsIsBusyAndOneThatEndsIsTaken() throws {
+        let directory = try FakeControl.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/fifo"
+        #expect(mkfifo(path, 0o600) == 0)
+        let reader = open(path, O_RDONLY | O_NONBLOCK)
+        defer { close(reader) }
+        let playing = try FakeControl(reply: Self.reply(fifo: path, status: "playing"))
+        var started = MonotonicTime.now()
+        let error = #expect(throws: AudioDeviceError.self) {
+            try SnapcastPCM(
+                PCMRequest(device: "snapcast:" + path),
+                address: try #require(SnapcastAddress("\(path)?control=127.0.0.1:\(playing.port)")))
+        }
+        let waited = MonotonicTime.now().seconds - started.seconds
+        #expect(error?.reason == .busy && error?.errno == EBUSY && error?.detail.contains("'gong' is playing") == true)
+        #expect(waited >= Double(SnapcastPCM.playingWaitMs) / 1000, "\(waited)")
+
+        let ending = try FakeControl(
+            replies: [Self.reply(fifo: path, status: "playing"), Self.reply(fifo: path, status: "idle")])
+        started = MonotonicTime.now()
+        let device = try SnapcastPCM(
+            PCMRequest(device: "snapcast:" + path),
+            address: try #require(SnapcastAddress("\(path)?control=127.0.0.1:\(ending.port)")))
+        device.close()
+        #expect(MonotonicTime.now().seconds - started.seconds >= 0.1)
+    }
+
+    /// A tcp source gets the same frames, is heard a chunk earlier than the model has them due
+    /// (the server stamps its first read so), and a server that stops reading fills the socket
+    /// within a bounded time: what the kernel holds is audio no model sees.
+    @Test func aTCPSourceGetsEveryFrameAndAServerThatStopsReadingFillsItSoon() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let reply = Self.reply(fifo: "/unused").replacingOccurrences(of: "127.0.0.1:4953", with: "0.0.0.0:\(port)")
+        let control = try FakeControl(reply: reply)
+        let device = try SnapcastPCM(
+            PCMRequest(device: "snapcast:tcp://127.0.0.1:\(port)", latencyMs: 100),
+            address: try #require(SnapcastAddress("tcp://127.0.0.1:\(port)?control=127.0.0.1:\(control.port)")))
+        defer { device.close() }
+        #expect(device.streamID == "radio")
+        // The server's 1000 ms, less the chunk its first read is stamped back by (20 ms), and a
+        // FLAC block (the stream names no codec).
+        #expect(device.configuration.heardAfterNanoseconds == 1_000_000_000 - 20_000_000 + 24_000_000)
+
+        // The lead-in goes first, paced, read as it comes; then the session's frames, written
+        // with nobody reading until the socket takes no more.
+        let connection = accept(listener, nil, nil)
+        defer { close(connection) }
+        let leadIn = Int(SnapcastPCM.leadInSeconds * 48000)
+        var received = [Int16]()
+        var buffer = [Int16](repeating: 0, count: 16384)
+        while device.wait(timeoutMs: 200) != 1 {
+            let count = recv(connection, &buffer, buffer.count * 2, Int32(MSG_DONTWAIT))
+            if count > 0 { received += buffer[0..<(count / 2)] }
+        }
+        var samples = [Int16](repeating: 0, count: 4800 * 2)
+        var sent = [Int16]()
+        var full = false
+        for block in 0..<200 where !full {
+            for index in samples.indices { samples[index] = Int16(truncatingIfNeeded: block * samples.count + index) }
+            let written = samples.withUnsafeBytes { device.writeInterleaved($0.baseAddress!, frames: 4800) }
+            if written == Int(-EAGAIN) {
+                full = true
+            } else {
+                #expect(written > 0)
+                // A part frame taken is sent first next time; these blocks are whole, so count them.
+                sent += samples[0..<(max(0, written) * 2)]
+                if written < 4800 { full = true }
+            }
+        }
+        // Linux lets an unbounded send buffer grow to 4 MiB (21 s of this stream); gong's holds
+        // the buffer it keeps, and the reader's side its own window: 0.28 s here, against 20 s unbounded.
+        let held = Double(leadIn + sent.count / 2 - received.count / 2) / 48000
+        #expect(full && held < 2, "\(held) s taken with nobody reading")
+
+        // Everything taken arrives, in order, the lead-in's silence first.
+        while received.count < leadIn * 2 + sent.count {
+            let count = recv(connection, &buffer, buffer.count * 2, 0)
+            guard count > 0 else { break }
+            received += buffer[0..<(count / 2)]
+        }
+        #expect(received.prefix(leadIn * 2).allSatisfy { $0 == 0 })
+        #expect(Array(received.dropFirst(leadIn * 2).prefix(sent.count)) == sent)
+    }
+
     @Test func aCodecDelaysTheRoomsByItsBlock() {
         #expect(SnapcastStatus.codecDelayFrames(codec: "flac") == 1152)
         #expect(SnapcastStatus.codecDelayFrames(codec: "flac:1") == 1152)
@@ -190,7 +293,7 @@ import Testing
         }
     }
 
-    static func reply(fifo: String, status: String = "playing") -> String {
+    static func reply(fifo: String, status: String = "idle") -> String {
         """
         {"id":1,"jsonrpc":"2.0","result":{"server":{"groups":[{"id":"g1","stream_id":"gong","clients":[\
         {"id":"room-a","connected":true,"config":{"latency":0,"name":"kitchen"},"host":{"name":"vm"}},\
@@ -203,13 +306,15 @@ import Testing
     }
 }
 
-/// A control port that answers every connection's first line with `reply`, as a snapserver
-/// answers `Server.GetStatus`.
+/// A control port that answers each connection's first line with the next of `replies` (the
+/// last one again once they are used up), as a snapserver answers `Server.GetStatus`.
 final class FakeControl: @unchecked Sendable {
     let port: Int
     private let listener: Int32
 
-    init(reply: String) throws {
+    convenience init(reply: String) throws { try self.init(replies: [reply]) }
+
+    init(replies: [String]) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -224,6 +329,7 @@ final class FakeControl: @unchecked Sendable {
         port = Int(UInt16(bigEndian: address.sin_port))
         self.listener = listener
         Thread.detachNewThread {
+            var answered = 0
             while true {
                 let connection = accept(listener, nil, nil)
                 guard connection >= 0 else {
@@ -235,9 +341,10 @@ final class FakeControl: @unchecked Sendable {
                 }
                 var line = [UInt8](repeating: 0, count: 4096)
                 _ = recv(connection, &line, line.count, 0)
-                _ = Array(reply.utf8).withUnsafeBytes {
+                _ = Array(replies[min(answered, replies.count - 1)].utf8).withUnsafeBytes {
                     send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
                 }
+                answered += 1
                 close(connection)
             }
         }

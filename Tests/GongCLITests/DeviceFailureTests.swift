@@ -28,6 +28,12 @@ import Testing
             "'gong devices' lists the devices"
         ),
         (DeviceFailureTests.error(.busy), "choose another device with --device"),
+        (
+            DeviceFailureTests.error(
+                .busy, .snapcast, device: "snapcast:/run/gong", operation: "Server.GetStatus",
+                detail: "the Snapcast stream 'gong' is playing: something else feeds its source"),
+            "'gong' is playing: something else feeds its source; wait for it to end, or give gong a stream of its own"
+        ),
         (DeviceFailureTests.error(.permissionDenied), "is your user in the 'audio' group?"),
         (
             DeviceFailureTests.error(.noServer, .pulseAudio, device: "pulse", server: "unix:/x"),

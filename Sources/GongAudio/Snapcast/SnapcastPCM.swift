@@ -51,12 +51,21 @@ public final class SnapcastPCM: PCM {
     /// Where the FIFO's level placed the stream, at each write of the last second or so.
     private var samples = FIFOSamples()
 
-    /// How much silence goes ahead of the session when the stream was idle. A snapclient whose
-    /// stream has been idle for 5 s lets go of its player, and takes it again when audio comes;
-    /// its PulseAudio player then drops what arrives while its latency is not yet known (0.26:
-    /// "outputBufferDacTime > bufferMs"): the session's first cue was missing in both rooms in
-    /// three runs of three after such a pause, and heard with a second of silence ahead of it.
-    public static let idleLeadInSeconds = 1.0
+    /// How long opening waits for a stream that is playing to go idle before it says the device
+    /// is busy. A source takes one writer: a second one's frames would mix with the first's in a
+    /// FIFO, and wait unread behind them in a socket, for as long as the first goes on. The server
+    /// calls a stream idle once it has read nothing for 520 ms (0.26), and the writer before may
+    /// have left a FIFO's 341 ms to read: so a session that follows another at once waits about a
+    /// second, and one beside another is refused.
+    public static let playingWaitMs = 2000
+
+    /// How much silence goes ahead of the session (the stream is idle: see `playingWaitMs`). A
+    /// snapclient whose stream has been idle for 5 s lets go of its player, and takes it again
+    /// when audio comes; its PulseAudio player then drops what arrives while its latency is not
+    /// yet known (0.26: "outputBufferDacTime > bufferMs"): the session's first cue was missing in
+    /// both rooms in three runs of three after such a pause, and heard with a second of silence
+    /// ahead of it.
+    public static let leadInSeconds = 1.0
 
     /// This route's buffer unless asked otherwise: 306 ms in six periods of 51 ms. It cannot take
     /// back what it wrote, so a key press waits out the buffer, and then the server's 1000 ms,
@@ -76,18 +85,31 @@ public final class SnapcastPCM: PCM {
                 reason, errno: errno, operation: operation, device: name, system: .snapcast, detail: detail,
                 server: "\(address.controlHost):\(address.controlPort)")
         }
-        let status: SnapcastStatus
-        switch SnapcastStatus.ask(host: address.controlHost, port: address.controlPort) {
-        case .success(let answer): status = answer
-        case .failure(let error):
-            throw failure(.noServer, error.errno, error.operation, String(cString: strerror(error.errno)))
-        }
-        guard let stream = status.stream(fedBy: address) else {
-            let sources = status.streams.map(\.uri).joined(separator: ", ")
-            throw failure(
-                .noSuchDevice, ENOENT, "Server.GetStatus",
-                "the snapserver has no source \(address.sourceDescription)"
-                    + (sources.isEmpty ? "" : "; its sources: \(sources)"))
+        var status: SnapcastStatus
+        var stream: SnapcastStatus.Stream
+        let giveUp = MonotonicTime.now().nanoseconds + Int64(Self.playingWaitMs) * 1_000_000
+        while true {
+            switch SnapcastStatus.ask(host: address.controlHost, port: address.controlPort) {
+            case .success(let answer): status = answer
+            case .failure(let error):
+                throw failure(.noServer, error.errno, error.operation, String(cString: strerror(error.errno)))
+            }
+            guard let found = status.stream(fedBy: address) else {
+                let sources = status.streams.map(\.uri).joined(separator: ", ")
+                throw failure(
+                    .noSuchDevice, ENOENT, "Server.GetStatus",
+                    "the snapserver has no source \(address.sourceDescription)"
+                        + (sources.isEmpty ? "" : "; its sources: \(sources)"))
+            }
+            stream = found
+            guard stream.status == "playing" else { break }
+            guard MonotonicTime.now().nanoseconds < giveUp else {
+                throw failure(
+                    .busy, EBUSY, "Server.GetStatus",
+                    "the Snapcast stream '\(stream.id)' is playing: something else feeds its source, which takes one"
+                        + " writer (two would mix their frames)")
+            }
+            usleep(100_000)
         }
         let parts = stream.sampleFormat.split(separator: ":").compactMap { Int($0) }
         let format: SampleFormat? =
@@ -133,7 +155,14 @@ public final class SnapcastPCM: PCM {
             if pipeBytes > 0 { buffer = min(buffer, pipeBytes / frameBytes) }
         case .tcp(let host, let port):
             switch SnapcastSocket.connect(host: host, port: port, timeoutMs: 1000) {
-            case .success(let socket): descriptor = socket
+            case .success(let socket):
+                descriptor = socket
+                // What the kernel holds unsent is audio the model does not see: no more than the
+                // buffer, so a server that stops reading fills it within the buffer's time and the
+                // write's EAGAIN tells the engine, as a full pipe does, rather than seconds of the
+                // session piling up unheard (Linux lets a send buffer grow to 4 MiB: 21 s of it).
+                var bytes = Int32(clamping: buffer * frameBytes)
+                _ = setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
             case .failure(let error):
                 throw failure(
                     error.errno == ECONNREFUSED ? .noServer : AudioDeviceError.Reason(errno: error.errno), error.errno,
@@ -148,14 +177,20 @@ public final class SnapcastPCM: PCM {
         bufferFrames = Int64(buffer)
         periodFrames = Int64(min(period, buffer))
         if case .tcp = address.source { isSocket = true } else { isSocket = false }
-        leadInBytes = stream.status == "playing" ? 0 : Int(Self.idleLeadInSeconds * Double(rate)) * frameBytes
+        leadInBytes = Int(Self.leadInSeconds * Double(rate)) * frameBytes
         silence = .allocate(byteCount: max(1, period) * frameBytes, alignment: 16)
         silence.initializeMemory(as: UInt8.self, repeating: 0)
+        // A socket's model starts at gong's first write, which the waiting server reads at once
+        // and stamps as due a chunk before it read it (0.26 stamps a stream's first chunk with the
+        // moment of the read less the chunk's duration): the rooms hear it a chunk earlier than
+        // the model has it due (20.0 ms in a live run, every cue). A FIFO's level places the
+        // stream by the reads themselves, on those stamps already.
+        let stampedEarlier = isSocket ? Int64(stream.chunkMs) * 1_000_000 : 0
         configuration = PCMConfiguration(
             device: name, rate: rate, channels: request.channels, format: format, periodFrames: min(period, buffer),
             bufferFrames: buffer, soundServer: true,
             reportJitterNanoseconds: 2_000_000,
-            heardAfterNanoseconds: Int64(address.bufferMs) * 1_000_000
+            heardAfterNanoseconds: max(0, Int64(address.bufferMs) * 1_000_000 - stampedEarlier)
                 + FrameTime.nanoseconds(
                     ofFrames: Int64(SnapcastStatus.codecDelayFrames(codec: stream.codec)), rate: Int64(rate)
                 ))
