@@ -9,7 +9,7 @@
 # on ports of its own reads a FIFO in the run's directory.
 #
 # Three parts, each recorded on its own:
-#   cat     `cat` of gong's render of the same 2 minutes into the FIFO (the stream Snapcast gets,
+#   cat     `cat` of gong's render of the same 2 minutes into the source (the stream Snapcast gets,
 #           paced by snapserver alone): the intervals Snapcast's own correction gives, the bar
 #           for gong's, over as many intervals;
 #   gong    2 minutes of cues 3 s apart from gong, room_b's snapclient stopped at 40 s and started
@@ -20,7 +20,7 @@
 #
 # Usage: scripts/test-snapcast-rooms.sh [GONG]   (default .build/debug/gong); KEEP=1 keeps the run's directory.
 # CODEC=flac sends the stream as FLAC (default pcm); SOURCE=tcp feeds a tcp:// source in server mode
-# instead of the FIFO (a measurement, not passing: README "Many rooms" says what it showed).
+# instead of the FIFO (LiveSnapcastTests runs both sources).
 set -euo pipefail
 gong=$(realpath "${1:-.build/debug/gong}")
 export GONG_TEST_RUN=${GONG_TEST_RUN:-snapcast-rooms-$$}
@@ -80,8 +80,13 @@ port = $control_port
 [http]
 enabled = false
 CONF
+# snapserver and the snapclients run at nice -10, as gong's own audio thread does and as README
+# "Many rooms" has the server run beside gong: at the default nice, two busy loops starved the
+# server for 221 ms in one run of three; it then stamps its stream afresh ("resync") and every
+# room skips, which is the server's loss, not gong's. (The clients stand for Raspberry Pis of
+# their own, which no busy loop of this machine's would reach.)
 start_server() {
-  snapserver -c "$work/snapserver.conf" >>"$work/snapserver.log" 2>&1 &
+  nice -n -10 snapserver -c "$work/snapserver.conf" >>"$work/snapserver.log" 2>&1 &
   server=$!
   pids+=("$server")
   for _ in $(seq 1 50); do
@@ -98,7 +103,7 @@ start_server() {
 start_client() {
   (
     while true; do
-      snapclient -h 127.0.0.1 -p "$stream_port" --player pulse -s "room_$1" --hostID "room-$1" >>"$work/client_$1.log" 2>&1 &
+      nice -n -10 snapclient -h 127.0.0.1 -p "$stream_port" --player pulse -s "room_$1" --hostID "room-$1" >>"$work/client_$1.log" 2>&1 &
       echo $! >"$work/client_$1.pid"
       status=0; wait $! || status=$?
       echo "$(date +%T.%N | cut -c1-12) room_$1's snapclient ended with status $status$([ $status = 139 ] && echo ' (segmentation fault)'); started again after 1 s" >>"$work/restarts.log"
@@ -115,8 +120,27 @@ stop_client() {
   kill -KILL "$supervisor"; wait "$supervisor" 2>/dev/null || true
   kill -KILL "$(cat "$work/client_$1.pid")" 2>/dev/null || true
 }
-record() { parec -d house.monitor --format=s16le --rate=48000 --channels=3 >"$work/$1.raw" & recorder=$!; pids+=("$recorder"); sleep 1; }
-stop_recording() { sleep 2.5; kill -KILL "$recorder"; wait "$recorder" 2>/dev/null || true; }
+record() { nice -n -10 parec -d house.monitor --format=s16le --rate=48000 --channels=3 >"$work/$1.raw" & recorder=$!; pids+=("$recorder"); sleep 1; }
+# Until the server has read the part's last frame (the stream idle: nothing read for 520 ms; a
+# socket can hold seconds that `cat` handed the kernel, unread), then until the rooms have played
+# it (the server's second and the clients').
+wait_idle() {
+  python3 - "$control_port" <<'IDLE'
+import json, socket, sys, time
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    try:
+        with socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1) as control:
+            control.sendall(b'{"id":1,"jsonrpc":"2.0","method":"Server.GetStatus"}\r\n')
+            reply = b""
+            while not reply.endswith(b"\n"): reply += control.recv(65536)
+        if all(s["status"] == "idle" for s in json.loads(reply)["result"]["server"]["streams"]): sys.exit(0)
+    except OSError: pass
+    time.sleep(0.2)
+sys.exit("snapcast-rooms: the stream did not go idle within 60 s")
+IDLE
+}
+stop_recording() { wait_idle; sleep 2.5; kill -KILL "$recorder"; wait "$recorder" 2>/dev/null || true; }
 session() { # DURATION DEVICE NAME
   "$gong" run interval --set bell=3s --duration "$1" --cue bell=woodblock --cue end=woodblock --json --device "$2" \
     </dev/null >"$work/$3.jsonl" 2>"$work/$3.err"

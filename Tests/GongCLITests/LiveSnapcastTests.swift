@@ -3,17 +3,26 @@ import Testing
 
 /// Two Snapcast rooms on this machine, a snapserver and two snapclients of the test's own (each
 /// playing to its own sink of a private PulseAudio), fed by gong: every cue heard in both rooms,
-/// intervals no worse than `cat` of gong's render into the same FIFO, the rooms aligned, `audible`
-/// within 2 ms of the recordings, a client stopped and a server restarted mid-session.
+/// intervals no worse than `cat` of gong's render into the same source, the rooms aligned,
+/// `audible` within 2 ms of the recordings, a client stopped and a server restarted mid-session.
 /// `scripts/test-snapcast-rooms.sh` runs the rooms and judges them (it says each figure); about
-/// 5 minutes. Not in `make test` (docs/testing.md says why); `make test-snapcast` runs it alone.
+/// 6 minutes a source. Among `make test`'s real-time tests; `make test-snapcast` runs them alone.
 @Suite(.serialized) struct LiveSnapcastTests {
-    @Test func twoRoomsHearEveryCueAlignedAndOnTime() throws {
+    @Test func twoRoomsThroughAFIFOHearEveryCueAlignedAndOnTime() throws {
+        try playTwoRooms(source: "pipe")
+    }
+
+    @Test func twoRoomsThroughATCPSourceHearEveryCueAlignedAndOnTime() throws {
+        try playTwoRooms(source: "tcp")
+    }
+
+    private func playTwoRooms(source: String) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/test-snapcast-rooms.sh").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: script)
         process.arguments = [gongExecutable]
+        process.environment = ProcessInfo.processInfo.environment.merging(["SOURCE": source]) { $1 }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
