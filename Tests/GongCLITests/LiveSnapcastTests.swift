@@ -29,6 +29,10 @@ import Testing
         try process.run()
         let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        // Every figure, in the test's output whether it passed or not, as the other live tests say theirs.
+        print(
+            said.split(separator: "\n").filter { $0.hasPrefix("ok") || $0.hasPrefix("FAIL") || $0.hasPrefix("     ") }
+                .map { "snapcast rooms (\(source)): " + $0 }.joined(separator: "\n"))
         #expect(process.terminationStatus == 0, "\(said)")
         // The judgement said every figure; a run that judged nothing passed nothing.
         #expect(said.contains("ok   gong: 41 of 41 cues heard in room a"), "\(said)")
