@@ -133,9 +133,13 @@ while time.monotonic() < deadline:
         with socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1) as control:
             control.sendall(b'{"id":1,"jsonrpc":"2.0","method":"Server.GetStatus"}\r\n')
             reply = b""
-            while not reply.endswith(b"\n"): reply += control.recv(65536)
-        if all(s["status"] == "idle" for s in json.loads(reply)["result"]["server"]["streams"]): sys.exit(0)
-    except OSError: pass
+            while b"\n" not in reply:
+                chunk = control.recv(65536)
+                if not chunk: raise OSError("the control closed its connection")
+                reply += chunk
+        status = json.loads(reply.split(b"\n")[0])["result"]["server"]
+        if all(s["status"] == "idle" for s in status["streams"]): sys.exit(0)
+    except (OSError, ValueError, KeyError): pass
     time.sleep(0.2)
 sys.exit("snapcast-rooms: the stream did not go idle within 60 s")
 IDLE
