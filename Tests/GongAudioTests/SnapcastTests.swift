@@ -195,19 +195,8 @@ import Testing
     /// (the server stamps its first read so), and a server that stops reading fills the socket
     /// within a bounded time: what the kernel holds is audio no model sees.
     @Test func aTCPSourceGetsEveryFrameAndAServerThatStopsReadingFillsItSoon() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (listener, port) = try FakeControl.listeningSocket()
         defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        try #require(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
         let reply = Self.reply(fifo: "/unused").replacingOccurrences(of: "127.0.0.1:4953", with: "0.0.0.0:\(port)")
         let control = try FakeControl(reply: reply)
         let device = try SnapcastPCM(
@@ -315,18 +304,8 @@ final class FakeControl: @unchecked Sendable {
     convenience init(reply: String) throws { try self.init(replies: [reply]) }
 
     init(replies: [String]) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 4) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let (listener, port) = try Self.listeningSocket()
+        self.port = port
         self.listener = listener
         Thread.detachNewThread {
             var answered = 0
@@ -352,6 +331,25 @@ final class FakeControl: @unchecked Sendable {
 
     /// Stops listening; the accepting thread, woken by it, closes the socket.
     deinit { shutdown(listener, Int32(SHUT_RDWR)) }
+
+    /// A TCP socket listening on a port of the kernel's choice on 127.0.0.1, and the port.
+    static func listeningSocket() throws -> (descriptor: Int32, port: Int) {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 4) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(listener)
+            throw POSIXError(.EADDRNOTAVAIL)
+        }
+        return (listener, Int(UInt16(bigEndian: address.sin_port)))
+    }
 
     /// A port nothing listens on: one the kernel gave and took back.
     static func unusedPort() throws -> Int {
