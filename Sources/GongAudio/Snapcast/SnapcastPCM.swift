@@ -12,8 +12,9 @@ import Synchronization
 /// this machine), a chunk at a time on a schedule of its own, and stamps each frame for the
 /// moment it was due on that schedule; every room plays it the server's buffer after that. So a
 /// frame written now is heard after what the FIFO holds unread, placed on the server's schedule
-/// (`FIFOSamples`; the model's queue on a socket), then the server's buffer and what its codec
-/// adds (`heardAfterNanoseconds`, `SnapcastStatus.codecDelayFrames`). The frames stay exact
+/// (`FIFOSamples`; the model's queue less a chunk on a socket, which cannot say how far the
+/// server has read), then the server's buffer and what its codec adds (`heardAfterNanoseconds`,
+/// `SnapcastStatus.codecDelayFrames`). The frames stay exact
 /// whatever the pacing: a write that the pipe takes only in part keeps the part of a frame it
 /// took and sends the rest first.
 ///
