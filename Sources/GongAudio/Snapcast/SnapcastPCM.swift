@@ -184,7 +184,7 @@ public final class SnapcastPCM: PCM {
         // A socket's model starts at gong's first write, which the waiting server reads at once
         // and stamps as due a chunk before it read it (0.26 stamps a stream's first chunk with the
         // moment of the read less the chunk's duration): the rooms hear it a chunk earlier than
-        // the model has it due (20.0 ms in a live run, every cue). A FIFO's level places the
+        // the model has it due (19.8–20.1 ms in a live run, every cue). A FIFO's level places the
         // stream by the reads themselves, on those stamps already.
         let stampedEarlier = isSocket ? Int64(stream.chunkMs) * 1_000_000 : 0
         configuration = PCMConfiguration(
