@@ -44,9 +44,9 @@ public struct SnapcastStatus: Equatable, Sendable {
     /// codec (a FLAC block is so many frames at any rate): measured here (two snapclients 0.26
     /// through PulseAudio, against gong's own PulseAudio client in the same sink), a stream sent
     /// as `pcm` was heard 1000.0 ms (±0.15) after the FIFO's level placed it, and one sent as
-    /// `flac` (the default, compression level 2) 23.8 ms later still: one FLAC block, which libFLAC makes 1152 frames at levels 0
-    /// to 2 and 4096 at 3 to 8 (those levels not measured). `ogg` and `opus` are not measured
-    /// either: taken as `pcm`.
+    /// `flac` (the default, compression level 2) 23.8 ms later still: one FLAC block, which
+    /// libFLAC makes 1152 frames at levels 0 to 2 and 4096 at 3 to 8 (those levels not
+    /// measured). `ogg` and `opus` are not measured either: taken as `pcm`.
     public static func codecDelayFrames(codec: String) -> Int {
         let parts = codec.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
         guard parts.first == "flac" else { return 0 }
