@@ -1,6 +1,8 @@
 #include "gong_handoff_callback.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -42,12 +44,22 @@ uint32_t gong_handoff_filled(gong_handoff *handoff) { return gong_frame_ring_fil
 
 void gong_handoff_drain_begins(gong_handoff *handoff) { atomic_store(&handoff->draining, 1); }
 
+void gong_handoff_drain_ends(gong_handoff *handoff) { atomic_store(&handoff->draining, 0); }
+
 int gong_handoff_state(gong_handoff *handoff) { return atomic_load(&handoff->state) < 0 ? -ENODEV : 0; }
+
+/// Losses the callback counted so far: underruns of the ring and cycles missed.
+static uint64_t losses(gong_handoff *handoff) {
+    return atomic_load_explicit(&handoff->ring_underruns, memory_order_acquire)
+           + atomic_load_explicit(&handoff->missed_cycles, memory_order_acquire);
+}
 
 int gong_handoff_wait(gong_handoff *handoff, uint32_t frames, int wake_fd, int timeout_ms) {
     int64_t deadline = gong_monotonic_ns() + (int64_t)timeout_ms * 1000000;
+    uint64_t counted = losses(handoff);
     for (;;) {
         if (atomic_load(&handoff->state) < 0) return -ENODEV;
+        if (losses(handoff) != counted) return 3;
         // Ask to be woken first, then look: room freed in between still rings.
         atomic_store_explicit(&handoff->wake_frames, frames ? frames : 1, memory_order_release);
         if (gong_handoff_writable(handoff) >= frames) {
@@ -118,4 +130,30 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
     skips->previous = position;
     skips->last_frames = frames;
     return told;
+}
+
+gong_handoff *gong_handoff_new(uint32_t buffer_frames, uint32_t frame_bytes) {
+    // The ring's indices are aligned to cache lines: so is the allocation (its size a multiple).
+    struct gong_handoff *handoff = aligned_alloc(64, sizeof *handoff);
+    if (!handoff) return NULL;
+    memset(handoff, 0, sizeof *handoff);
+    if (gong_handoff_init(handoff, buffer_frames, frame_bytes) < 0) {
+        free(handoff);
+        return NULL;
+    }
+    return handoff;
+}
+
+void gong_handoff_free(gong_handoff *handoff) {
+    if (!handoff) return;
+    gong_handoff_destroy(handoff);
+    free(handoff);
+}
+
+uint32_t gong_handoff_run_cycle(gong_handoff *handoff, uint32_t missed, void *destination, uint32_t frames) {
+    if (missed) gong_handoff_missed(handoff, missed);
+    uint32_t got = gong_handoff_read(handoff, destination, frames);
+    gong_handoff_short(handoff, frames - got);
+    gong_handoff_cycle_done(handoff, gong_monotonic_ns(), gong_monotonic_ns(), frames);
+    return got;
 }

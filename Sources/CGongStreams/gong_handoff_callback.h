@@ -69,18 +69,25 @@ static inline uint32_t gong_handoff_read(struct gong_handoff *handoff, void *des
 }
 
 /// Callback: `frames` of silence were played this cycle for want of frames in the ring (counted
-/// once playback began, and not once gong has written its last frame).
+/// once playback began, and not once gong has written its last frame). gong is woken to take the
+/// loss in (gong_handoff_wait).
 static inline void gong_handoff_short(struct gong_handoff *handoff, uint32_t frames) {
     if (!frames || !handoff->playing || atomic_load_explicit(&handoff->draining, memory_order_relaxed)) return;
-    atomic_fetch_add_explicit(&handoff->ring_underruns, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&handoff->ring_silent_frames, frames, memory_order_relaxed);
+    atomic_fetch_add_explicit(&handoff->ring_underruns, 1, memory_order_release);
+    gong_handoff_ring(handoff);
 }
 
 /// Callback: the server ran `frames` frames of cycles without it (counted once playback began).
+/// Every frame in the ring is now heard that much late: gong is woken at once to take back what
+/// it still can and render it again on its time (gong_handoff_wait). Left to its next wait for
+/// room, it learned of the loss up to a period of its own later (125 ms on JACK), and a cue
+/// claimed in between was heard late by the loss.
 static inline void gong_handoff_missed(struct gong_handoff *handoff, uint64_t frames) {
     if (!frames || !handoff->playing) return;
-    atomic_fetch_add_explicit(&handoff->missed_cycles, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&handoff->missed_frames, frames, memory_order_relaxed);
+    atomic_fetch_add_explicit(&handoff->missed_cycles, 1, memory_order_release);
+    gong_handoff_ring(handoff);
 }
 
 /// Callback: the server's clock stopped for `nanoseconds` before this cycle, its frame count with

@@ -68,12 +68,24 @@ uint32_t gong_handoff_take_back(gong_handoff *handoff, uint32_t frames);
 uint32_t gong_handoff_filled(gong_handoff *handoff);
 /// Nothing more will be written: the ring running empty from now on is the end, not an underrun.
 void gong_handoff_drain_begins(gong_handoff *handoff);
+/// More will be written after all (a loss during the drain is rendered again): an empty ring is
+/// an underrun again.
+void gong_handoff_drain_ends(gong_handoff *handoff);
 
 /// Sleeps until `frames` can be written (1), `wake_fd` turns readable (read, then 2), the
-/// stream is gone (-ENODEV) or `timeout_ms` passes (0).
+/// callback counts a loss (3: an underrun of the ring or a cycle missed, to be taken in at once),
+/// the stream is gone (-ENODEV) or `timeout_ms` passes (0).
 int gong_handoff_wait(gong_handoff *handoff, uint32_t frames, int wake_fd, int timeout_ms);
 /// 0 while the stream plays; -ENODEV once its server, node or client is gone.
 int gong_handoff_state(gong_handoff *handoff);
+
+/// A hand-off of its own, outside any server's stream, and a callback's cycle on it: `missed`
+/// frames the server ran without the callback (told as JACK's and PipeWire's tell them), then up
+/// to `frames` claimed into `destination`, returning how many. For tests of gong's side of the
+/// hand-off without a server.
+gong_handoff *gong_handoff_new(uint32_t buffer_frames, uint32_t frame_bytes);
+void gong_handoff_free(gong_handoff *handoff);
+uint32_t gong_handoff_run_cycle(gong_handoff *handoff, uint32_t missed, void *destination, uint32_t frames);
 
 void gong_handoff_timing_read(gong_handoff *handoff, gong_handoff_timing *timing);
 void gong_handoff_counters_read(gong_handoff *handoff, gong_handoff_counters *counters);

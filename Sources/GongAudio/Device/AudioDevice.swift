@@ -345,7 +345,10 @@ public protocol PCM: AnyObject, SendableMetatype {
     func wait(timeoutMs: Int32) -> Int32
     /// `snd_pcm_recover`: re-prepares after an underrun or a suspend; <0 if it cannot.
     func recover(_ error: Int32) -> Int32
-    /// Plays out what was written, then returns: within about the buffer's length.
+    /// Plays out what was written, then returns: within about the buffer's length. A device that
+    /// counts its own losses (`silenceHeardFrames`) returns `-EPIPE` as soon as it counts one, so
+    /// that what it still holds can be taken back and rendered again on its time; drained again
+    /// after.
     func drain() -> Int32
     /// Nil when the status cannot be read (the device is gone).
     func status() -> PCMStatus?

@@ -6,7 +6,8 @@ import GongCore
 /// that takes each cycle from it (`gong_handoff.h`): PipeWire's stream and JACK's client. What
 /// the engine asks of such a device is the same whichever server calls back, and is answered
 /// here once:
-/// - writes go to the ring, and a wait sleeps until the callback has freed a period of room;
+/// - writes go to the ring, and a wait sleeps until the callback has freed a period of room, or
+///   counted a loss (which is told at once, so that what is still in gong's hands is taken back);
 /// - a take-back rewrites exactly the frames the callback has not claimed — never one it has;
 /// - the status is the last cycle's: when the ring's next frame is heard, and every frame written
 ///   since follows it;
@@ -57,7 +58,8 @@ public class RingFedPCM: PCM {
         let failed = failure
         guard failed == 0, let handoff else { return failed }
         let result = gong_handoff_wait(handoff, UInt32(configuration.periodFrames), wakeDescriptor, timeoutMs)
-        return result == 2 ? PCMWait.woken : result
+        // A loss counted while waiting is told at once (`-EPIPE`), not when room comes.
+        return result == 2 ? PCMWait.woken : result == 3 ? failure : result
     }
 
     /// Underruns need nothing re-prepared: the callback plays silence and carries on.
@@ -68,18 +70,24 @@ public class RingFedPCM: PCM {
     }
 
     /// Waits until the callback has claimed everything written, then until the last frame is
-    /// heard (at most the buffer's length and a second).
+    /// heard (at most the buffer's length and a second). A loss the callback counts meanwhile
+    /// returns `-EPIPE` at once: the last cue (an end click) may still be in the ring, now heard
+    /// late by the loss unless it is taken back and rendered again — as while playing.
     public func drain() -> Int32 {
         guard let handoff else { return -ENODEV }
         let deadline = MonotonicTime.now().nanoseconds + Int64(configuration.latencySeconds * 1e9) + 1_000_000_000
         gong_handoff_drain_begins(handoff)
-        while case let filled = gong_handoff_filled(handoff), filled > 0 {
-            guard gong_handoff_state(handoff) == 0 else { return -ENODEV }
-            guard MonotonicTime.now().nanoseconds < deadline else { return -ETIMEDOUT }
-            // As long as the server takes to play what is left (5–100 ms): a few wake-ups, not
-            // one every 5 ms for the whole ring.
-            let playing = FrameTime.nanoseconds(ofFrames: Int64(filled), rate: Int64(configuration.rate)) / 1000
-            usleep(UInt32(min(100_000, max(5000, playing))))
+        while gong_handoff_filled(handoff) > 0 {
+            let failed = failure
+            guard failed == 0 else {
+                gong_handoff_drain_ends(handoff)
+                return failed
+            }
+            let left = deadline - MonotonicTime.now().nanoseconds
+            guard left > 0 else { return -ETIMEDOUT }
+            // Woken when the ring is empty (the whole buffer is room), or at a loss.
+            _ = gong_handoff_wait(
+                handoff, UInt32(configuration.bufferFrames), -1, Int32(min(100, max(1, left / 1_000_000))))
         }
         if let status = status() {
             let last =

@@ -184,7 +184,7 @@ struct PushLoop: ~Copyable {
             takeCommands()
             // A halt fades out over a few milliseconds and finishes like any session: the
             // renderer ends, the device drains, `finished` is reported.
-            if renderer.pointee.isFinished && renderEvents.count == 0 { return finish() }
+            if renderer.pointee.isFinished && renderEvents.count == 0, let outcome = finish() { return outcome }
             switch awaitRoom() {
             case .ready: break
             case .notYet: continue
@@ -262,12 +262,20 @@ struct PushLoop: ~Copyable {
         hold()
     }
 
-    /// The session is over: hands on every event held, lets the device play out what it has,
-    /// and tells when the last frame was heard.
+    /// The session is over: lets the device play out what it has, hands on every event held,
+    /// and tells when the last frame was heard. A loss the device counts while it plays out is
+    /// taken in as while playing: what it still holds is taken back and rendered again on its
+    /// time (nil: back to the loop, to render it), so a last cue still in the ring is not heard
+    /// late by it. The events are held until then, or the take-back could not reach before them.
     @_noAllocation @_noLocks
-    private mutating func finish() -> Outcome {
+    private mutating func finish() -> Outcome? {
+        // Only a device that counts its losses tells one here (ALSA's drain fails with -EPIPE
+        // after any underrun, and would do so again and again).
+        while device.drain() == -EPIPE, stream.silenceCounted != nil {
+            takeInCountedLoss()
+            if !renderer.pointee.isFinished { return nil }
+        }
         while let event = held.removeFirst() { release(event) }
-        _ = device.drain()
         audio.report(.finished(lastFrameAudible: device.status()?.timestamp ?? MonotonicTime.now()))
         return .finished
     }

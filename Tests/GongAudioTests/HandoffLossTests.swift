@@ -1,0 +1,93 @@
+import CGongStreams
+import Foundation
+import Testing
+
+/// A cycle the server ran without gong's callback reaches gong's audio thread at once, however
+/// long its wait would have lasted: every frame in the ring is heard late by the loss from then on,
+/// and only what gong has not yet handed over can be taken back and rendered again on its time.
+/// Told at its next wait for room instead (a period of its own later: up to 125 ms on JACK), a
+/// cue claimed in between was heard a JACK cycle late while gong said it was on its frame
+/// (issue 38); told only after the drain, an end click still in the ring was.
+@Suite struct HandoffLossTests {
+    /// The hand-off a thread of its own waits on, and what its `gong_handoff_wait` returned
+    /// (written before it signals).
+    final class Answer: @unchecked Sendable {
+        let handoff: OpaquePointer
+        var value: Int32?
+        init(_ handoff: OpaquePointer) { self.handoff = handoff }
+    }
+
+    /// Waits for `frames` of room (10 s at most) on a thread of its own while cycles the server
+    /// ran without the callback come, one every 20 ms until the wait ends: what it returned,
+    /// and how long it waited.
+    static func waitThroughMissedCycles(_ handoff: OpaquePointer, forRoom frames: UInt32) -> (Int32?, Double) {
+        let answer = Answer(handoff)
+        let done = DispatchSemaphore(value: 0)
+        let started = Date()
+        Thread {
+            answer.value = gong_handoff_wait(answer.handoff, frames, -1, 10_000)
+            done.signal()
+        }.start()
+        // A loss counted before the wait began is not the wait's to tell (RingFedPCM reads the
+        // counters first): cycles come until one ends it.
+        var cycle = [Float](repeating: 0, count: 256)
+        var cycles = 0
+        while done.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            if cycles == 200 {
+                done.wait()
+                break
+            }
+            _ = gong_handoff_run_cycle(handoff, 256, &cycle, 0)
+            cycles += 1
+        }
+        return (answer.value, Date().timeIntervalSince(started))
+    }
+
+    /// A full ring of 4 096 one-float frames that has begun playing (one cycle claimed).
+    static func playingRing() throws -> OpaquePointer {
+        let handoff = try #require(gong_handoff_new(4096, 4))
+        let silence = [Float](repeating: 0, count: 4096)
+        #expect(gong_handoff_write(handoff, silence, 4096) == 4096)
+        var cycle = [Float](repeating: 0, count: 256)
+        #expect(gong_handoff_run_cycle(handoff, 0, &cycle, 256) == 256)
+        return handoff
+    }
+
+    /// gong waits for 2 048 frames of room; the cycles the server runs without the callback claim
+    /// none, so no room comes: the first loss counted ends the wait with 3.
+    @Test func aCycleMissedWhileGongWaitsForRoomEndsTheWaitAtOnce() throws {
+        let handoff = try Self.playingRing()
+        defer { gong_handoff_free(handoff) }
+        let (answer, waited) = Self.waitThroughMissedCycles(handoff, forRoom: 2048)
+        #expect(answer == 3 && waited < 5, "the wait ended with \(String(describing: answer)) after \(waited) s")
+        var counters = gong_handoff_counters()
+        gong_handoff_counters_read(handoff, &counters)
+        #expect(counters.missed_cycles >= 1 && counters.missed_frames == 256 * counters.missed_cycles)
+    }
+
+    /// The same while the last frames play out (the drain waits for the whole ring to be room).
+    @Test func aCycleMissedWhileDrainingEndsTheWaitForTheEmptyRing() throws {
+        let handoff = try Self.playingRing()
+        defer { gong_handoff_free(handoff) }
+        gong_handoff_drain_begins(handoff)
+        let (answer, waited) = Self.waitThroughMissedCycles(handoff, forRoom: 4096)
+        #expect(answer == 3 && waited < 5, "the wait ended with \(String(describing: answer)) after \(waited) s")
+    }
+
+    /// And nothing else ends it early: cycles that claim frames end it with room (1).
+    @Test func cyclesThatClaimEndTheWaitWithRoom() throws {
+        let handoff = try Self.playingRing()
+        defer { gong_handoff_free(handoff) }
+        let done = DispatchSemaphore(value: 0)
+        let answer = Answer(handoff)
+        Thread {
+            answer.value = gong_handoff_wait(answer.handoff, 2048, -1, 10_000)
+            done.signal()
+        }.start()
+        var cycle = [Float](repeating: 0, count: 256)
+        while done.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            _ = gong_handoff_run_cycle(handoff, 0, &cycle, 256)
+        }
+        #expect(answer.value == 1)
+    }
+}
