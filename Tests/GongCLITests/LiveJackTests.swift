@@ -201,6 +201,57 @@ enum JackServer {
         )
     }
 
+    /// gong is stopped (SIGSTOP) for 10 ms, 150 ms before the third cue is heard: that cue is in
+    /// gong's ring already, and JACK runs a cycle or two without gong. Every frame in the ring is
+    /// now heard late by as much, so gong must take back what it still holds and render it again
+    /// a loss on — at once: told only at its next wait for room (up to 125 ms later), the cue had
+    /// been claimed by then and was heard a cycle late while gong said it was on time (issue 38).
+    ///
+    /// Judged on the tap, the server's clock: every interval exactly 3 s, the third cue's included;
+    /// each loss gong told is a hole of exactly its frames in the tap's recording (gong's port
+    /// feeds the tap, so a cycle gong missed is one the tap missed too) where gong's account puts
+    /// it; no cue said late; and the verdict `audioLost`, with the frames lost told.
+    @Test func aCycleMissedJustBeforeACueInTheRingKeepsThatCueOnItsFrame() throws {
+        try JackServer.require()
+        let (output, recording, stoppedFor) = try Self.playSixCuesStopping(
+            nil, forMicroseconds: 10_000, secondsAfterTheSecondCue: 2.85)
+        let events = GongEvents(output)
+        let finished = try #require(events.finished, "\(output)")
+        #expect(finished["cycles"] as? Int == 6 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
+        let losses = events.losses
+        #expect(
+            !losses.isEmpty && finished["xruns"] as? Int == losses.count
+                && finished["lostFrames"] as? Int == losses.map(\.frames).reduce(0, +)
+                && finished["heard"] as? String == "audioLost",
+            "a \(stoppedFor) s stop: gong lost \(losses); \(finished)")
+        let heard = recording.placedOnsets()
+        #expect(heard.count == 6 && heard.allSatisfy(\.placed), "6 woodblocks placed, not \(heard)")
+        let intervals = recording.intervals()
+        #expect(
+            intervals == Array(repeating: 144_000, count: 5),
+            "intervals \(TapRecording.describe(intervals)), gong lost \(losses), the tap's holes \(recording.holes)")
+        let late = events.all("cue").compactMap { $0["lateFrames"] as? Int }
+        #expect(late == Array(repeating: 0, count: 6), "cues said late by \(late)")
+        // Where gong's account puts each loss on the tap's clock: the first woodblock's onset
+        // (session frame 48 000) plus the session frames since, plus the losses before it. The
+        // take-back moved the renderer on from a little after the missed cycles (a cycle told
+        // late, the guard and a step: under 2 000 frames).
+        if let first = heard.first?.frame {
+            for (index, loss) in losses.enumerated() {
+                let before = losses.prefix(index).map(\.frames).reduce(0, +)
+                let placed = first + loss.from - 48000 + before
+                #expect(
+                    recording.holes.contains {
+                        $0.frames == loss.frames && (placed - 2500...placed).contains($0.frame)
+                    },
+                    "gong lost \(loss) (at tap frame \(placed)); the tap's holes: \(recording.holes)")
+            }
+        }
+        print(
+            "JACK stopped \(stoppedFor) s before a cue: gong lost \(losses), the tap's holes \(recording.holes),"
+                + " intervals \(TapRecording.describe(intervals)); \(finished)")
+    }
+
     /// jackd itself is stopped (SIGSTOP) for 60 ms between two cues: its dummy driver wakes that
     /// late and starts its timeline again from then, and the server's clock with it, losing no
     /// frame. gong tells it as an xrun of no frames with the time the clock stood still, moves
@@ -250,14 +301,14 @@ enum JackServer {
         )
     }
 
-    /// gong plays six woodblocks 3 s apart into a JACK tap; 1.4 s after it says the second was
-    /// heard (well clear of the woodblock before and the cue after, however long gong took to
-    /// start), `target` (gong itself when nil) is stopped with SIGSTOP for `microseconds`.
-    /// Returns gong's JSON lines once it has ended (exit 0 expected), the tap's recording, and
-    /// how long the stop lasted in seconds.
-    static func playSixCuesStopping(_ target: pid_t?, forMicroseconds microseconds: UInt32) throws -> (
-        output: String, recording: TapRecording, stoppedFor: Double
-    ) {
+    /// gong plays six woodblocks 3 s apart into a JACK tap; `after` seconds after it says the
+    /// second was heard (1.4 s: well clear of the woodblock before and the cue after, however long
+    /// gong took to start), `target` (gong itself when nil) is stopped with SIGSTOP for
+    /// `microseconds`. Returns gong's JSON lines once it has ended (exit 0 expected), the tap's
+    /// recording, and how long the stop lasted in seconds.
+    static func playSixCuesStopping(
+        _ target: pid_t?, forMicroseconds microseconds: UInt32, secondsAfterTheSecondCue after: Double = 1.4
+    ) throws -> (output: String, recording: TapRecording, stoppedFor: Double) {
         let scratch = try ScratchDirectory()
         let pattern = try LivePulseTests.pattern(in: scratch, duration: "18s")
         let tap = try JackTap(seconds: 30)
@@ -273,7 +324,7 @@ enum JackServer {
             secondCueHeard = GongEvents(output).all("cue").dropFirst().first?["audible"] as? Double
         }
         let heardAt = try #require(secondCueHeard, "gong reported no second cue: \(output)")
-        let wait = heardAt + 1.4 - MonotonicTime.now().seconds
+        let wait = heardAt + after - MonotonicTime.now().seconds
         if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
         let stopped = target ?? process.processIdentifier
         let stoppedAt = MonotonicTime.now()

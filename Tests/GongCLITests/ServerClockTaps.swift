@@ -77,6 +77,21 @@ struct TapRecording {
     /// Cycles the tap placed a cycle late at first and moved back (jack_tap.h, pipewire_tap.h).
     let movedCycles: Int
 
+    /// The cycles the tap did not hear, as runs of NaN: where each begins, and its frames.
+    var holes: [(frame: Int, frames: Int)] {
+        var runs: [(frame: Int, frames: Int)] = []
+        var start: Int?
+        for (index, sample) in samples.enumerated() {
+            if sample.isNaN {
+                if start == nil { start = index }
+            } else if let begun = start {
+                runs.append((begun, index - begun))
+                start = nil
+            }
+        }
+        return runs
+    }
+
     /// Onsets (a second of quiet, then a sample over 0.01), each with whether the frame before it
     /// was recorded: one right after a hole may have begun inside it, so it cannot be placed.
     func placedOnsets(quietFrames: Int = 48000) -> [(frame: Int, placed: Bool)] {
