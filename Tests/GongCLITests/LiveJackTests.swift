@@ -201,26 +201,32 @@ enum JackServer {
         )
     }
 
-    /// gong is stopped (SIGSTOP) for 10 ms, 150 ms before the third cue is heard: that cue is in
-    /// gong's ring already, and JACK runs a cycle or two without gong. Every frame in the ring is
-    /// now heard late by as much, so gong must take back what it still holds and render it again
-    /// a loss on — at once: told only at its next wait for room (up to 125 ms later), the cue had
-    /// been claimed by then and was heard a cycle late while gong said it was on time (issue 38).
+    /// gong is stopped (SIGSTOP) for 10 ms, 60 ms before the third cue is heard and again before
+    /// the fifth: each cue is in gong's ring already, and JACK runs a cycle or two without gong.
+    /// Every frame in the ring is now heard late by as much, so gong must take back what it still
+    /// holds and render it again a loss on — at once: told only at its next wait for room (up to
+    /// 125 ms later), the cue had been claimed by then and was heard a cycle late while gong said
+    /// it was on time (issue 38). Twice, because a busy machine may wake jackd itself late
+    /// across one stop, and then no cycle runs without gong.
     ///
-    /// Judged on the tap, the server's clock: every interval exactly 3 s, the third cue's included;
+    /// Judged on the tap, the server's clock: every interval exactly 3 s, those cues' included;
     /// each loss gong told is a hole of exactly its frames in the tap's recording (gong's port
     /// feeds the tap, so a cycle gong missed is one the tap missed too) where gong's account puts
     /// it; no cue said late; and the verdict `audioLost`, with the frames lost told.
     @Test func aCycleMissedJustBeforeACueInTheRingKeepsThatCueOnItsFrame() throws {
         try JackServer.require()
         let (output, recording, stoppedFor) = try Self.playSixCuesStopping(
-            nil, forMicroseconds: 10_000, secondsAfterTheSecondCue: 2.85)
+            nil, forMicroseconds: 10_000, secondsAfterTheSecondCue: [2.94, 8.94])
         let events = GongEvents(output)
         let finished = try #require(events.finished, "\(output)")
         #expect(finished["cycles"] as? Int == 6 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
         let losses = events.losses
+        let beforeAStoppedCue = losses.filter { loss in
+            loss.frames > 0 && [336_000, 624_000].contains { (($0 - 6000)..<$0).contains(loss.from) }
+        }
+        #expect(!beforeAStoppedCue.isEmpty, "neither stop made JACK run a cycle without gong: gong lost \(losses)")
         #expect(
-            !losses.isEmpty && finished["xruns"] as? Int == losses.count
+            finished["xruns"] as? Int == losses.count
                 && finished["lostFrames"] as? Int == losses.map(\.frames).reduce(0, +)
                 && finished["heard"] as? String == "audioLost",
             "a \(stoppedFor) s stop: gong lost \(losses); \(finished)")
@@ -237,7 +243,9 @@ enum JackServer {
         // take-back moved the renderer on from a little after the missed cycles (a cycle told
         // late, the guard and a step: under 2 000 frames).
         if let first = heard.first?.frame {
-            for (index, loss) in losses.enumerated() {
+            // A clock stop (jack2's dummy driver woken late) is told as an xrun of no frames: no
+            // frame is missing, so the tap has no hole for it.
+            for (index, loss) in losses.enumerated() where loss.frames > 0 {
                 let before = losses.prefix(index).map(\.frames).reduce(0, +)
                 let placed = first + loss.from - 48000 + before
                 #expect(
@@ -301,13 +309,13 @@ enum JackServer {
         )
     }
 
-    /// gong plays six woodblocks 3 s apart into a JACK tap; `after` seconds after it says the
-    /// second was heard (1.4 s: well clear of the woodblock before and the cue after, however long
-    /// gong took to start), `target` (gong itself when nil) is stopped with SIGSTOP for
-    /// `microseconds`. Returns gong's JSON lines once it has ended (exit 0 expected), the tap's
-    /// recording, and how long the stop lasted in seconds.
+    /// gong plays six woodblocks 3 s apart into a JACK tap; at each of `times` seconds after it
+    /// says the second was heard (1.4 s: well clear of the woodblock before and the cue after,
+    /// however long gong took to start), `target` (gong itself when nil) is stopped with SIGSTOP
+    /// for `microseconds`. Returns gong's JSON lines once it has ended (exit 0 expected), the
+    /// tap's recording, and how long the longest stop lasted in seconds.
     static func playSixCuesStopping(
-        _ target: pid_t?, forMicroseconds microseconds: UInt32, secondsAfterTheSecondCue after: Double = 1.4
+        _ target: pid_t?, forMicroseconds microseconds: UInt32, secondsAfterTheSecondCue times: [Double] = [1.4]
     ) throws -> (output: String, recording: TapRecording, stoppedFor: Double) {
         let scratch = try ScratchDirectory()
         let pattern = try LivePulseTests.pattern(in: scratch, duration: "18s")
@@ -324,14 +332,17 @@ enum JackServer {
             secondCueHeard = GongEvents(output).all("cue").dropFirst().first?["audible"] as? Double
         }
         let heardAt = try #require(secondCueHeard, "gong reported no second cue: \(output)")
-        let wait = heardAt + after - MonotonicTime.now().seconds
-        if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
         let stopped = target ?? process.processIdentifier
-        let stoppedAt = MonotonicTime.now()
-        kill(stopped, SIGSTOP)
-        usleep(microseconds)
-        kill(stopped, SIGCONT)
-        let stoppedFor = MonotonicTime.now().seconds - stoppedAt.seconds
+        var stoppedFor = 0.0
+        for after in times {
+            let wait = heardAt + after - MonotonicTime.now().seconds
+            if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+            let stoppedAt = MonotonicTime.now()
+            kill(stopped, SIGSTOP)
+            usleep(microseconds)
+            kill(stopped, SIGCONT)
+            stoppedFor = max(stoppedFor, MonotonicTime.now().seconds - stoppedAt.seconds)
+        }
         output += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let recording = tap.finish()
