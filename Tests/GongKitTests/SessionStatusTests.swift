@@ -138,7 +138,8 @@ import Testing
         #expect(status.cycle >= 3, "\(status)")
         let fromCycle = Double(status.cycle - 1) + status.phaseElapsedSeconds
         #expect(abs(fromCycle - status.elapsedSeconds) < 1e-9, "\(status)")
-        try session.send(.halt)
+        // Cut short; a machine slow enough may have played it to its end already.
+        try? session.send(.halt)
         _ = await session.report()
     }
 }
