@@ -15,7 +15,7 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// Whether a sound heard `frames` off where it should be is a slip the server makes
     /// unasked and untold, which no client can prevent: none on PulseAudio; on PipeWire 0.3.65
     /// one or two whole quanta (256 frames), seen in one 10-minute run idle and one minute's run
-    /// with two busy loops beside it (README, "Latency"). gong must then not claim the frame.
+    /// with two busy loops beside it (bench/RESULTS.md, "Latency"). gong must then not claim the frame.
     func isServersOwnSlip(frames: Int) -> Bool {
         self == .pipeWire && frames != 0 && frames % 256 == 0 && abs(frames) <= 512
     }
