@@ -63,9 +63,8 @@ public final class SnapcastPCM: PCM {
     /// How much silence goes ahead of the session (the stream is idle: see `playingWaitMs`). A
     /// snapclient whose stream has been idle for 5 s lets go of its player, and takes it again
     /// when audio comes; its PulseAudio player then drops what arrives while its latency is not
-    /// yet known (0.26: "outputBufferDacTime > bufferMs"): the session's first cue was missing in
-    /// both rooms in three runs of three after such a pause, and heard with a second of silence
-    /// ahead of it.
+    /// yet known (0.26: "outputBufferDacTime > bufferMs"): after such a pause the session's first
+    /// cue went missing in every room, and with a second of silence ahead of it, it is heard.
     public static let leadInSeconds = 1.0
 
     /// This route's buffer unless asked otherwise: 306 ms in six periods of 51 ms. It cannot take
@@ -184,8 +183,8 @@ public final class SnapcastPCM: PCM {
         // A socket's model starts at gong's first write, which the waiting server reads at once
         // and stamps as due a chunk before it read it (0.26 stamps a stream's first chunk with the
         // moment of the read less the chunk's duration): the rooms hear it a chunk earlier than
-        // the model has it due (19.8–20.1 ms in a live run, every cue). A FIFO's level places the
-        // stream by the reads themselves, on those stamps already.
+        // the model has it due (a chunk, every cue: bench/RESULTS.md, "Snapcast rooms"). A FIFO's
+        // level places the stream by the reads themselves, on those stamps already.
         let stampedEarlier = isSocket ? Int64(stream.chunkMs) * 1_000_000 : 0
         configuration = PCMConfiguration(
             device: name, rate: rate, channels: request.channels, format: format, periodFrames: min(period, buffer),
