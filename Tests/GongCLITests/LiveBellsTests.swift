@@ -14,8 +14,8 @@ extension LivePulseTests {
     /// The interval is not held to exactly 60 s: bells follow the wall clock, which NTP may slew.
     ///
     /// Each bell is its own stream, opened 3 s ahead: a stream's first frame is heard a little
-    /// after it starts (1-2 ms through PulseAudio, which put bells that much late before the
-    /// session was moved on by it). About three minutes each.
+    /// after it starts, and the session is moved on by as much once the device says so, or every
+    /// bell would be that much late. About three minutes each.
     /// How far a null sink's clock may run from CLOCK_MONOTONIC, as a fraction.
     static let sinkDriftAllowed = 500e-6
     /// Three bells, two intervals, as the issue asks.

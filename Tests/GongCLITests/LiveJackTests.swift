@@ -466,12 +466,11 @@ enum JackServer {
         let elapsed = MonotonicTime.now().seconds - start.seconds
         let least = 3 - configuration.latencySeconds - 0.02
         #expect(elapsed > least && elapsed < 3.2, "3 s of frames took \(elapsed) s (at least \(least) s)")
-        // Nearly every report places frame 0 at the same moment: idle within 0.1 ms of the
-        // others (typically 0.03 ms in all), printed below. Under load not so: with two busy loops
-        // beside it, jack2's dummy driver wakes late and its clock (a DLL) moves by milliseconds
-        // before it settles — once only 1 of 16 reports were within 0.1 ms, up to 4.8 ms apart
-        // in other runs — the server's own doing, which the device clock rides out (it takes the
-        // median of its last 15 reports, and the losses JACK's frame times count).
+        // Nearly every report places frame 0 at the same moment when idle (the spread is printed
+        // below). Under load not so: with two busy loops beside it, jack2's dummy driver wakes
+        // late and its clock (a DLL) moves by milliseconds before it settles (bench/RESULTS.md,
+        // "JACK") — the server's own doing, which the device clock rides out (it takes the median
+        // of its last 15 reports, and the losses JACK's frame times count).
         // What is asserted is what holds on a busy machine: nine in ten within 5 ms. A report
         // carried to CLOCK_MONOTONIC from the wrong clock is caught above (`beyond`), 11 108
         // frames off here.

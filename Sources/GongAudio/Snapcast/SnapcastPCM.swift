@@ -439,11 +439,10 @@ public final class SnapcastPCM: PCM {
 /// look later in the chunk up to a chunk later, and a read the server made late (a busy machine)
 /// later still. The earliest of the last 24 looks, about a second of writes in periods of 51 ms
 /// (each 11 ms further into the server's 20 ms schedule than the last), is the origin. Looking at
-/// the same point of the schedule every time, as periods of 50 ms with a status every 200 ms
-/// did, placed the rooms' cues up to a chunk off, depending on where in the server's schedule
-/// gong happened to start: the rooms heard them 7.3 ms before `audible` said, with two busy loops
-/// beside them. A FIFO that ran dry shows as a later origin once the earlier looks are out of
-/// the window: the server played silence in between, and the engine measures it as lost.
+/// the same point of the schedule every time would place the rooms' cues up to a chunk off,
+/// depending on where in the server's schedule gong happened to start (bench/RESULTS.md,
+/// "Snapcast rooms"). A FIFO that ran dry shows as a later origin once the earlier looks are out
+/// of the window: the server played silence in between, and the engine measures it as lost.
 struct FIFOSamples {
     private var origins = InlineArray<24, Int64>(repeating: .max)
     private var next = 0
