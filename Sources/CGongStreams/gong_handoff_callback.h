@@ -81,8 +81,8 @@ static inline void gong_handoff_short(struct gong_handoff *handoff, uint32_t fra
 /// Callback: the server ran `frames` frames of cycles without it (counted once playback began).
 /// Every frame in the ring is now heard that much late: gong is woken at once to take back what
 /// it still can and render it again on its time (gong_handoff_wait). Left to its next wait for
-/// room, it learned of the loss up to a period of its own later (125 ms on JACK), and a cue
-/// claimed in between was heard late by the loss.
+/// room, it learned of the loss up to a period of its own later, and a cue claimed in between was
+/// heard late by the loss.
 static inline void gong_handoff_missed(struct gong_handoff *handoff, uint64_t frames) {
     if (!frames || !handoff->playing) return;
     atomic_fetch_add_explicit(&handoff->missed_frames, frames, memory_order_relaxed);
