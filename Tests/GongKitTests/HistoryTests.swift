@@ -238,7 +238,7 @@ import Testing
         // A history from a gong with a migration this one does not know.
         let newer = scratch.path + "/newer.sqlite"
         try SessionHistory(path: newer).save(Self.sitting("2026-11-23T07:00", minutes: 20))
-        try sqlite(newer, "INSERT INTO grdb_migrations VALUES ('v2: from the future')")
+        try sqlite(newer, "PRAGMA user_version = \(SessionHistory.migrations.count + 1)")
         let before = try sqlite(newer, ".dump")
         do {
             _ = try SessionHistory(path: newer)
@@ -299,19 +299,19 @@ import Testing
             holder.waitUntilExit()
         }
     }
+}
 
-    /// What sqlite3 prints for `statement`.
-    @discardableResult
-    private func sqlite(_ path: String, _ statement: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [path, statement]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let printed = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
-        return String(decoding: printed, as: UTF8.self)
-    }
+/// What sqlite3 prints for `statement`.
+@discardableResult
+func sqlite(_ path: String, _ statement: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = [path, statement]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let printed = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    try #require(process.terminationStatus == 0)
+    return String(decoding: printed, as: UTF8.self)
 }
