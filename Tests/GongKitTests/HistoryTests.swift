@@ -249,6 +249,19 @@ import Testing
         #expect(try sqlite(newer, ".dump") == before, "its schema and every row as they were")
     }
 
+    /// A row this gong cannot read (an ending another program wrote) is named, not read wrongly.
+    @Test func aSittingWithAnEndingThisGongDoesNotKnowReadsAsDamaged() throws {
+        let scratch = Scratch()
+        let history = try SessionHistory(path: scratch.history)
+        let record = Self.sitting("2026-11-23T07:00", minutes: 20)
+        try history.save(record)
+        try sqlite(scratch.history, "UPDATE sitting SET ending = 'levitated'")
+        #expect(
+            throws: HistoryError(
+                path: scratch.history, kind: .damaged, detail: "sitting \(record.id) has ending \"levitated\"")
+        ) { try history.records() }
+    }
+
     @Test func aHistoryLockedByAnotherProgramIsAnErrorAfterTheWait() throws {
         let scratch = Scratch()
         let history = try SessionHistory(path: scratch.history)

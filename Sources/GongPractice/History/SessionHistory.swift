@@ -140,13 +140,7 @@ public final class SessionHistory: Sendable {
     /// Adds or replaces each (by id) in one transaction: all or none.
     public func save(_ records: [SessionRecord]) throws(HistoryError) {
         try write { connection throws(SQLiteError) in
-            let columns = SessionRecord.columns.map { "\"\($0)\"" }
-            let sql = """
-                INSERT INTO sitting (\(columns.joined(separator: ", "))) \
-                VALUES (\(columns.map { _ in "?" }.joined(separator: ", "))) \
-                ON CONFLICT(id) DO UPDATE SET \(columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
-                """
-            for record in records { try connection.run(sql, record.databaseValues) }
+            for record in records { try connection.run(SessionRecord.upsert, record.databaseValues) }
         }
     }
 
@@ -240,7 +234,14 @@ extension SessionRecord {
         "playedSeconds", "phases", "cycles", "plannedCycles", "ending", "pauses", "skips", "xruns", "deviceLosses",
         "lostFrames", "heard", "maxDeviationMs", "jitterMs", "deviceClockPPM", "processID", "resumedFrom"
     ]
-    static let select = "SELECT " + columns.map { "\"\($0)\"" }.joined(separator: ", ") + " FROM sitting"
+    static let select = "SELECT " + quotedColumns.joined(separator: ", ") + " FROM sitting"
+    /// Adds a record, or replaces every column of the one with its id.
+    static let upsert = """
+        INSERT INTO sitting (\(quotedColumns.joined(separator: ", "))) \
+        VALUES (\(quotedColumns.map { _ in "?" }.joined(separator: ", "))) \
+        ON CONFLICT(id) DO UPDATE SET \(quotedColumns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+        """
+    private static let quotedColumns = columns.map { "\"\($0)\"" }
 
     /// Times as whole milliseconds since 1970, rounded: exact both ways, and sorted as numbers.
     var databaseValues: [SQLiteValue] {
