@@ -95,8 +95,8 @@ public enum DurationText {
     }
 }
 
-extension StringProtocol {
-    package func trimmingSpaces() -> String {
+extension String {
+    func trimmingSpaces() -> String {
         var scalars = Substring(self)
         while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
         while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }

@@ -296,29 +296,10 @@ extension SessionRecord {
     /// process nobody has reaped yet is as dead as it will be).
     static func isRunning(_ processID: Int32) -> Bool {
         guard processID > 0, kill(processID, 0) == 0 || errno == EPERM else { return false }
-        guard let stat = procStat(processID), let afterName = stat.lastRange(of: ") ") else { return true }
+        guard let stat = try? String(contentsOfFile: "/proc/\(processID)/stat", encoding: .utf8),
+            let afterName = stat.ranges(of: ") ").last
+        else { return true }
         return stat[afterName.upperBound...].first != "Z"
-    }
-
-    /// `/proc/PID/stat`: the name in parentheses (which may hold `) `), then the state.
-    private static func procStat(_ processID: Int32) -> String? {
-        guard let file = fopen("/proc/\(processID)/stat", "r") else { return nil }
-        defer { fclose(file) }
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        let count = fread(&buffer, 1, buffer.count, file)
-        return String(decoding: buffer[..<count], as: UTF8.self)
-    }
-}
-
-extension String {
-    /// The range of the last occurrence of `needle`.
-    fileprivate func lastRange(of needle: String) -> Range<String.Index>? {
-        var index = endIndex
-        while index > startIndex {
-            index = self.index(before: index)
-            if self[index...].hasPrefix(needle) { return index..<self.index(index, offsetBy: needle.count) }
-        }
-        return nil
     }
 }
 
