@@ -161,14 +161,7 @@ public struct CompareReport: Encodable, Sendable {
                 result.lastErrorMilliseconds.map { "\(fixed($0, 1)) ms" } ?? "-"
             ])
         }
-        let widths = (0..<header.count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            lines.append(
-                row.enumerated().map { column, cell in
-                    let pad = String(repeating: " ", count: widths[column] - cell.count)
-                    return column == 0 ? cell + pad : pad + cell
-                }.joined(separator: "  "))
-        }
+        lines += alignedColumns(rows)
         if let extra = methods.first(where: { $0.extra > 0 }) {
             lines.append("\(extra.label): \(extra.extra) sounds heard beyond the schedule")
         }

@@ -194,14 +194,7 @@ public struct JitterReport: Encodable, Sendable {
                 [name, "\(distribution.count)"] + stats.map { $0.map { fixed($0, 1) } ?? "-" }
                     + ["\(distribution.beyondRange)"])
         }
-        let widths = (0..<header.count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            lines.append(
-                row.enumerated().map { column, cell in
-                    let pad = String(repeating: " ", count: widths[column] - cell.count)
-                    return column == 0 ? cell + pad : pad + cell
-                }.joined(separator: "  "))
-        }
+        lines += alignedColumns(rows)
         lines.append("")
         if device.soundServer {
             lines.append(
