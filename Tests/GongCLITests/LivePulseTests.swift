@@ -146,6 +146,9 @@ struct LiveRoute: CustomTestStringConvertible, Sendable {
     static let timedInMakeTest = all.filter {
         ($0.server == .pulseAudio && $0.route == .pulseClient) || $0.route == .pipeWireStream
     }
+    /// ALSA's plugin on each server: its stopped process and its server restarted are
+    /// `make test-long`'s, its latency and priority `make test`'s.
+    static let alsaPlugin = all.filter { $0.route == .alsaPlugin }
     /// The routes whose minute is `make test-long`'s.
     static let timedInTestLong = all.filter { live in
         !timedInMakeTest.contains { $0.server == live.server && $0.route == live.route }
@@ -490,7 +493,8 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// a longer one). A minute of woodblocks 3 s apart: every interval exact, no underrun, and
     /// gong confirms it (`onFrame`). Through pipewire-pulse this set-up ran dry every few
     /// seconds; the old rig, always playing a 20 ms stream, never saw it.
-    @Test func aMinuteOnPipeWireAtRestIsExactAndConfirmed() throws {
+    /// A long round, run by `LongRoundPulseTests` (`make test-long`).
+    func aMinuteOnPipeWireAtRestIsExactAndConfirmed() throws {
         let (intervals, events) = try Self.minuteOnPipeWireAtRest(device: "pipewire:gong_rest")
         let finished = try #require(events.finished)
         #expect(
@@ -535,7 +539,8 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// xrun, and gong says `onFrame` or, as its reports cannot confirm the frame,
     /// `roughReports` — never `audioLost`. (It used to take the stale reports for audio lost:
     /// about 9 xruns in 30 s, the session moved on by each, 8 of 9 intervals ~1400 frames short.)
-    @Test func aMinuteThroughPipeWirePulseAtRestLosesNothing() throws {
+    /// A long round, run by `LongRoundPulseTests` (`make test-long`).
+    func aMinuteThroughPipeWirePulseAtRestLosesNothing() throws {
         let (intervals, events) = try Self.minuteOnPipeWireAtRest(device: "pulse:gong_rest")
         let finished = try #require(events.finished)
         #expect(intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals)")
@@ -548,7 +553,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
 
     /// The process is stopped for a second mid-session, longer than its buffer: the session
     /// recovers, counts the xrun, moves its clock on and completes.
-    @Test(arguments: LiveRoute.all)
+    @Test(arguments: LiveRoute.ownClients)
     func aStoppedProcessRecoversCountsTheXrunAndCompletes(_ live: LiveRoute) throws {
         let (server, route) = (live.server, live.route)
         try server.require()
@@ -584,7 +589,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
 
     /// The sound server itself goes away mid-session and comes back: the session pauses, gong
     /// reopens the device when it can and, with no terminal to wait for, resumes and completes.
-    @Test(arguments: LiveRoute.all)
+    @Test(arguments: LiveRoute.ownClients)
     func aSoundServerThatRestartsIsALostDeviceThatComesBack(_ live: LiveRoute) throws {
         let (server, route) = (live.server, live.route)
         try server.require()
