@@ -93,11 +93,13 @@ test: lint
 # real-time tests leave the CPU nearly idle for minutes, so the last three are built meanwhile
 # (test-builds) at SCHED_IDLE, which gets only the time nothing else wants: the live tests keep
 # the machine as they would alone. What the builds print goes to .build/test-builds.log, shown
-# if one fails; the steps after them find them built.
+# if one fails; the steps after them find them built. In a session of their own, so that an
+# interrupted run ends them all (a background job ignores the terminal's Ctrl-C).
 test-suites: build-commit
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)|$(LONG_TESTS)'
-	@chrt --idle 0 $(BUILDS_BESIDE) --no-print-directory test-builds >.build/test-builds.log 2>&1 & builds=$$!; \
+	@setsid -w chrt --idle 0 $(BUILDS_BESIDE) --no-print-directory test-builds >.build/test-builds.log 2>&1 & builds=$$!; \
+	  trap 'kill -TERM -- -$$builds 2>/dev/null; exit 130' INT TERM HUP; \
 	  $(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)' --skip '$(LONG_TESTS)'; status=$$?; \
 	  wait $$builds || { status=1; cat .build/test-builds.log; echo "make test: a build beside the real-time tests failed" >&2; }; \
 	  exit $$status
