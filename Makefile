@@ -102,6 +102,7 @@ test: lint
 # the terminal's Ctrl-C).
 test-suites: build-commit
 	$(SWIFT) build --build-tests
+	scripts/check-doc-commands.py --gong .build/debug/gong
 	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)|$(LONG_TESTS)'
 	@setsid -w chrt --idle 0 $(SUBMAKE) --no-print-directory test-builds >.build/test-builds.log 2>&1 & builds=$$!; \
 	  trap 'kill -TERM -- -$$builds 2>/dev/null; exit 130' INT TERM HUP; \
