@@ -97,3 +97,10 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Every module gong ships names what it imports, so no target reaches Foundation (and with it
+// ICU's data) through another module's import: FoundationEssentials is what they may import.
+let shipped: Set = ["GongCore", "GongAudio", "GongKit", "GongPractice", "GongBench", "GongABI", "GongTerminal", "gong"]
+for target in package.targets where shipped.contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
+}

@@ -1,4 +1,6 @@
 import CGongStreams
+// timespec's fields: Clang hands a C type to the first module whose headers define it, libpulse's.
+import CPulse
 import Dispatch
 import Glibc
 import GongCore

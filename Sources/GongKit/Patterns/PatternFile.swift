@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GongCore
 import TOMLKit
 
@@ -341,7 +341,7 @@ public enum PatternFile {
         func duration(_ value: TOMLValueConvertible?, key: String) throws(PatternError) -> Rational? {
             guard let value else { return nil }
             if let text = value.string {
-                if text.trimmingCharacters(in: .whitespaces).hasPrefix("-") {
+                if text.trimmingSpaces().hasPrefix("-") {
                     throw fail(key, text, "must be positive", allowed: DurationText.allowed)
                 }
                 guard let seconds = DurationText.seconds(text) else {
@@ -413,9 +413,9 @@ package struct TOMLLines {
     }
 
     private func header(_ line: Substring) -> String? {
-        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        let trimmed = line.trimmingSpaces()
         guard trimmed.hasPrefix("[") else { return nil }
-        return String(trimmed.prefix { $0 != "#" }).replacingOccurrences(of: " ", with: "")
+        return String(trimmed.prefix { $0 != "#" }).replacing(" ", with: "")
     }
 
     private func sectionEnd(after start: Int) -> Int {
@@ -426,9 +426,9 @@ package struct TOMLLines {
 
     private func line(assigning key: String, in range: Range<Int>) -> Int? {
         range.first { number in
-            let trimmed = lines[number].trimmingCharacters(in: .whitespaces)
+            let trimmed = lines[number].trimmingSpaces()
             guard trimmed.hasPrefix(key) else { return false }
-            return trimmed.dropFirst(key.count).trimmingCharacters(in: .whitespaces).hasPrefix("=")
+            return trimmed.dropFirst(key.count).trimmingSpaces().hasPrefix("=")
         }
     }
 }

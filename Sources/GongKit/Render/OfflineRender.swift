@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GongAudio
 import GongCore
 
@@ -72,7 +73,7 @@ public enum OfflineRender {
                 sampleRate: request.sampleRate, channels: request.channels,
                 expectedFrames: Int(plan.totalFrames))
         } catch {
-            throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
+            throw .output(error.description.replacing(partialPath, with: request.outputPath))
         }
         var completed = false
         defer { if !completed { unlink(partialPath) } }
@@ -104,7 +105,7 @@ public enum OfflineRender {
                     try writer.write(UnsafeBufferPointer(rebasing: block[0..<(produced * request.channels)]))
                 }
             } catch {
-                throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
+                throw .output(error.description.replacing(partialPath, with: request.outputPath))
             }
             written += Int64(produced)
             for index in 0..<events.count {
@@ -119,7 +120,7 @@ public enum OfflineRender {
         do {
             try writer.close()
         } catch {
-            throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
+            throw .output(error.description.replacing(partialPath, with: request.outputPath))
         }
         guard rename(partialPath, request.outputPath) == 0 else {
             throw .output("cannot write '\(request.outputPath)': \(String(cString: strerror(errno)))")

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GongCore
 import GongKit
 import TOMLKit
@@ -348,5 +348,5 @@ public struct ClockSpan: Sendable, Equatable {
 }
 
 extension String {
-    fileprivate var trimmed: String { trimmingCharacters(in: .whitespaces) }
+    fileprivate var trimmed: String { trimmingSpaces() }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GongAudio
 import GongCore
 import GongKit
@@ -199,8 +199,8 @@ public struct GongConfig: Sendable {
         func list(_ paths: [String]) -> String { "[" + paths.map(quoted).joined(separator: ", ") + "]" }
         return [
             ("device", quoted(device.value), device.source),
-            ("latency", latencyMs.value.map { String(format: "%g", $0) } ?? "(the route's default)", latencyMs.source),
-            ("volume", String(format: "%g", volumeDB.value), volumeDB.source),
+            ("latency", latencyMs.value.map { Figure.general($0) } ?? "(the route's default)", latencyMs.source),
+            ("volume", Figure.general(volumeDB.value), volumeDB.source),
             ("pattern", quoted(pattern.value), pattern.source),
             ("patterns", list(patternDirectories.value), patternDirectories.source),
             ("sounds", list(soundDirectories.value), soundDirectories.source),

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import GRDB
+import Glibc
 import GongKit
 
 /// The history of sittings, in SQLite under `$XDG_DATA_HOME/gong/history.sqlite`.
@@ -23,7 +24,7 @@ public final class SessionHistory: Sendable {
     /// Opens (creating it and its directory when missing) and migrates the history.
     public init(path: String) throws(HistoryError) {
         self.path = path
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = parentDirectory(of: path)
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -169,7 +170,7 @@ extension SessionRecord: FetchableRecord, PersistableRecord {
     static func isRunning(_ processID: Int32) -> Bool {
         guard processID > 0, kill(processID, 0) == 0 || errno == EPERM else { return false }
         guard let stat = try? String(contentsOfFile: "/proc/\(processID)/stat", encoding: .utf8),
-            let afterName = stat.range(of: ") ", options: .backwards)
+            let afterName = stat.ranges(of: ") ").last
         else { return true }
         return stat[afterName.upperBound...].first != "Z"
     }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GongCore
 import GongKit
 import GongPractice
@@ -143,7 +143,7 @@ enum HistoryTime {
     /// offset from UTC then.
     static func localTime(_ text: String, flag: String, now: Date = Date()) throws(UsageError) -> (Date, Int) {
         let allowed = "a local time such as \"2026-11-23 07:00\", \"today 07:00\" or \"yesterday 21:30\""
-        let pieces = text.trimmingCharacters(in: .whitespaces).split(whereSeparator: { $0 == " " || $0 == "T" })
+        let pieces = text.trimmingSpaces().split(whereSeparator: { $0 == " " || $0 == "T" })
         guard pieces.count == 2 else { throw UsageError("\(flag) \"\(text)\": not a time; use \(allowed)") }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
@@ -213,9 +213,9 @@ enum HistoryTable {
             let cells = row.indices.map { column in
                 column >= 2 && column != 4 && column != 7
                     ? String(repeating: " ", count: widths[column] - row[column].count) + row[column]
-                    : row[column].padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    : row[column].padded(to: widths[column])
             }
-            Swift.print(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+            Swift.print(cells.joined(separator: "  ").trimmingSpaces())
         }
     }
 }
