@@ -1,5 +1,3 @@
-// timespec's fields: Clang hands a C type to the first module whose headers define it, libpulse's.
-import CPulse
 import Glibc
 import GongCore
 

@@ -1,6 +1,4 @@
 import CGongStreams
-// timespec's fields: Clang hands a C type to the first module whose headers define it, libpulse's.
-import CPulse
 import Dispatch
 import Glibc
 import GongCore

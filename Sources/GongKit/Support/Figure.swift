@@ -7,7 +7,7 @@
 #endif
 
 /// Numbers as gong prints them: the C library's `printf` conversions, so a figure reads the
-/// same as it always has (rounded half to even on its exact binary value, as `%.1f` does) without
+/// same as it always has (rounded from its exact binary value, as `%.1f` rounds it) without
 /// Foundation's `String(format:)`, which brings ICU's data into the binary.
 public enum Figure {
     /// `digits` places after the point (`%.1f`); `signed` puts a `+` before a positive figure.

@@ -6,9 +6,9 @@ import GongCore
 ///
 /// Its standard input reads `/dev/null`; its output and errors go to `/dev/null` or to a pipe
 /// gong reads. It leads a process group of its own, so a signal to the group reaches whatever it
-/// starts in turn (a shell's children), and it starts with no signal blocked: a process inherits
-/// the blocked signals of the thread that starts it, and Swift's worker threads block them all
-/// (started from one, `parec` did not hear the SIGTERM meant to stop it).
+/// starts in turn (a shell's children), and it starts with no signal blocked or ignored: a
+/// process inherits the blocked signals of the thread that starts it, and Swift's worker threads
+/// block them all (started from one, `parec` did not hear the SIGTERM meant to stop it).
 public final class Subprocess: Sendable {
     /// Where one of its output streams goes.
     public enum Output: Sendable {
@@ -42,8 +42,13 @@ public final class Subprocess: Sendable {
         var none = sigset_t()
         sigemptyset(&none)
         posix_spawnattr_setsigmask(&attributes, &none)
+        // Every signal to its default action: one gong ignores (SIGPIPE) must not stay ignored.
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         var readEnds: [Int32] = []
