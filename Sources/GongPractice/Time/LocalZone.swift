@@ -63,24 +63,35 @@ public struct LocalZone: Sendable, Equatable {
         return CivilDate.from(day: Int(local >= 0 ? local / 86400 : (local - 86399) / 86400))
     }
 
-    /// The moment the zone's clocks show `hour:minute` on a date (see `instant(day:wallSecond:)`);
-    /// nil when there is no such date.
+    /// Where a wall-clock time lands when the clocks spring forward over it.
+    public enum Gap: Sendable {
+        /// At the first moment after the gap: a bell due at 02:30 rings at 03:00.
+        case endOfGap
+        /// Moved forward by the gap's length, 02:30 to 03:30: where Foundation's `Calendar` put a
+        /// time typed for the history, so it lands where it always has.
+        case movedForward
+    }
+
+    /// The moment the zone's clocks show `hour:minute` on a date, a time in a gap moved forward
+    /// by the gap (see `instant(day:wallSecond:gap:)`); nil when there is no such date.
     public func instant(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0) -> Int64? {
         CivilDate.day(year: year, month: month, day: day).map {
-            instant(day: $0, wallSecond: hour * 3600 + minute * 60)
+            instant(day: $0, wallSecond: hour * 3600 + minute * 60, gap: .movedForward)
         }
     }
 
     /// The moment a wall-clock time of a local day (days since 1970-01-01) happens in the zone:
-    /// the first of two when the clocks fall back over it, the end of the gap when they spring
-    /// forward over it.
-    public func instant(day: Int, wallSecond: Int) -> Int64 {
+    /// the first of two when the clocks fall back over it; as `gap` says when they spring forward
+    /// over it.
+    public func instant(day: Int, wallSecond: Int, gap: Gap = .endOfGap) -> Int64 {
         let wall = Int64(day) * 86400 + Int64(wallSecond)
         // The zone's offsets a day either side cover any change of offset around this time.
         let offsets = [secondsFromGMT(at: wall - 86400), secondsFromGMT(at: wall + 86400)].sorted(by: >)
         let candidates = offsets.map { wall - Int64($0) }.filter { Int64(secondsFromGMT(at: $0)) == wall - $0 }
         if let first = candidates.min() { return first }
-        // In a gap: the first moment whose wall time is not before `wall`. Wall time only grows
+        // In a gap. Moved forward: read on the clock as it was before the gap.
+        if gap == .movedForward { return wall - Int64(offsets[1]) }
+        // At its end: the first moment whose wall time is not before `wall`. Wall time only grows
         // across a spring-forward gap, so a binary search finds it.
         var low = wall - Int64(offsets[0])  // its wall time is before `wall`
         var high = wall - Int64(offsets[1])  // its wall time is after
