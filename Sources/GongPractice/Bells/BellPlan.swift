@@ -40,7 +40,7 @@ public struct BellPlan: Sendable {
     /// the first `maxPerDay` of them.
     public func bells(onDay day: Int) -> [PlannedBell] {
         guard rules.days.contains(Self.weekday(ofDay: day)) else { return [] }
-        let window = rules.active ?? ClockSpan(start: 0, end: 86400)
+        let window = rules.active ?? ClockSpan(start: 0, end: DayBoundary.secondsPerDay)
         var seconds: [Int]
         switch timing {
         case .every(let gap):
@@ -82,7 +82,8 @@ public struct BellPlan: Sendable {
     /// The local calendar day a moment falls on.
     public func localDay(of instant: Int64) -> Int {
         let local = instant + Int64(offset(at: instant))
-        return Int(local >= 0 ? local / 86400 : (local - 86399) / 86400)
+        let day = Int64(DayBoundary.secondsPerDay)
+        return Int(local >= 0 ? local / day : (local - day + 1) / day)
     }
 
     /// A moment as the zone's wall clock shows it: `2026-03-29 03:00`.
@@ -91,7 +92,7 @@ public struct BellPlan: Sendable {
     /// A bell outside the plan (`gong ctl ring`), due at `instant`; numbered 0.
     public func unplannedBell(at instant: Int64) -> PlannedBell {
         let day = localDay(of: instant)
-        let wallSecond = Int(instant + Int64(offset(at: instant)) - Int64(day) * 86400)
+        let wallSecond = Int(instant + Int64(offset(at: instant)) - Int64(day * DayBoundary.secondsPerDay))
         return PlannedBell(instant: instant, day: day, wallSecond: wallSecond, number: 0)
     }
 
