@@ -1,7 +1,5 @@
-import FoundationEssentials
 import GongCore
 import GongKit
-import TOMLKit
 
 /// When `gong bells` rings through the day: every N, at clock times, or at random gaps; inside
 /// active hours and days, outside quiet hours, at most so many a day.
@@ -150,7 +148,7 @@ public struct BellRules: Sendable, Equatable {
     }
 
     /// Reads `[bells]` from a config file, each problem placed at its file and line.
-    package static func read(_ value: TOMLValueConvertible, path: String, lines: TOMLLines) throws(PatternError)
+    package static func read(_ value: TOMLValue, path: String, lines: TOMLLines) throws(PatternError)
         -> (rules: BellRules, keys: Set<Key>)
     {
         guard let table = value.table else {

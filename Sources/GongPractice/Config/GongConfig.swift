@@ -1,8 +1,8 @@
 import FoundationEssentials
+import Glibc
 import GongAudio
 import GongCore
 import GongKit
-import TOMLKit
 
 /// gong's settings and where each came from: built in, `$XDG_CONFIG_HOME/gong/config.toml`, the
 /// environment, or a flag, each over the one before.
@@ -104,7 +104,7 @@ public struct GongConfig: Sendable {
         let table = try PatternFile.table(text, path: path)
         let lines = TOMLLines(text)
         let source = Source.file(path)
-        func fail(_ key: String, _ value: TOMLValueConvertible, _ problem: String, _ allowed: String) -> PatternError {
+        func fail(_ key: String, _ value: TOMLValue, _ problem: String, _ allowed: String) -> PatternError {
             PatternError(
                 location: lines.line(of: key).map { "\(path):\($0)" } ?? path, key: key,
                 value: value.string ?? value.debugDescription, problem: problem, allowed: allowed)
@@ -189,7 +189,7 @@ public struct GongConfig: Sendable {
         }
     }
 
-    private static func number(_ value: TOMLValueConvertible) -> Double? {
+    private static func number(_ value: TOMLValue) -> Double? {
         value.double ?? value.int.map(Double.init)
     }
 
