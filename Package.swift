@@ -102,6 +102,16 @@ let package = Package(
     cxxLanguageStandard: .cxx17
 )
 
+// Every module gong ships names what it imports, so no target reaches Foundation (and with it
+// ICU's data) through another module's import: FoundationEssentials is what they may import.
+// Not GongAudio: nothing it depends on imports Foundation, and its C libraries' headers each
+// define the C library's own types (timespec), which Clang hands to whichever of them it reads
+// first, differently in a debug and a release build.
+let shipped: Set = ["GongCore", "GongKit", "GongPractice", "GongBench", "GongABI", "GongTerminal", "gong"]
+for target in package.targets where shipped.contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
+}
+
 // A run that needs only some test targets names them in GONG_TEST_TARGETS (comma-separated), and
 // the package then has no others: `make test`'s thread-sanitizer run builds its test product
 // (`--product gongPackageTests`) with those targets and what they depend on, not the rest of the

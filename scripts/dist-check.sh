@@ -2,7 +2,8 @@
 # make dist-check (make test runs it last): the release files `make dist` left in out/dist,
 # installed and run as a person would, where no Swift toolchain can be reached.
 #   1. The tarball, unpacked and installed by its install.sh under a scratch prefix.
-#   2. ldd on its gong and libgong.so: nothing from the toolchain, nothing missing.
+#   2. ldd on its gong and libgong.so: nothing from the toolchain, nothing missing; and no ICU
+#      data (icudt) among the symbols of the gong and libgong.so they were stripped from.
 #   3. In a private mount namespace with an empty tmpfs over the toolchain's directory (the
 #      toolchain is gone for these commands only): gong --version; gong render two-phase,
 #      frame for frame the build tree's render; gong run box on ALSA's null device; gong devices;
@@ -23,6 +24,19 @@ toolchain=$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v swift)")"
 
 say() { echo "dist-check: $*"; }
 fail() { echo "dist-check: FAILED: $*" >&2; exit 1; }
+# No ICU's data in what ships: 34 MB of each binary when anything linked imports all of
+# Foundation rather than FoundationEssentials. Read from the unstripped build the release files
+# were stripped from (a stripped binary has no symbols to list); runs with or without root.
+built=$(dirname "$BUILT_GONG")
+for binary in "$BUILT_GONG" "$built/libGongABI.so"; do
+  [ -f "$binary" ] || fail "no $binary: run make dist"
+  symbols=$(nm "$binary" 2>/dev/null) || fail "nm cannot read $binary"
+  [ -n "$symbols" ] || fail "nm lists no symbols in $binary (stripped?): cannot tell whether it carries ICU"
+  icu=$(grep -i 'icudt' <<<"$symbols" | awk '{ print $NF }' | head -3 | tr '\n' ' ' || true)
+  [ -z "$icu" ] || fail "$binary carries ICU's data ($icu): something it links imports Foundation; import FoundationEssentials"
+done
+say "nm: no icudt symbol in gong or libgong.so ($(du -k "$BUILT_GONG" | cut -f1) and $(du -k "$built/libGongABI.so" | cut -f1) KiB unstripped)"
+
 # Not root: under make test (GONG_MAKE_TEST) and on CI that is an error; elsewhere (make
 # dist-check by hand) the check is skipped, said.
 if [ "$(id -u)" -ne 0 ]; then

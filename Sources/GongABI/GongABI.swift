@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
+import GongAudio
 import GongCore
 import GongKit
 
@@ -109,7 +112,7 @@ private func options(
     if let device { options.device = String(cString: device) }
     guard let text else { return .success(options) }
     let data = Data(String(cString: text).utf8)
-    guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+    guard let object = AnyJSON(parsing: data)?.object else {
         return .failure(OptionsError(message: "options: not a JSON object; use e.g. {\"rate\": 48000, \"gainDB\": -6}"))
     }
     struct Options: Decodable {

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import GongBench
 import GongCore
 import GongKit
@@ -204,5 +205,28 @@ func fail(_ error: GongError) -> ExitCode {
 }
 
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data(("gong: " + message + "\n").utf8))
+    writeToStandardError("gong: " + message + "\n")
+}
+
+/// Why a file operation of FileManager's failed, in the C library's words (`Permission denied`).
+func fileErrorText(_ error: any Error) -> String {
+    if let posix = (error as? CocoaError)?.underlying as? POSIXError {
+        return String(cString: strerror(posix.code.rawValue))
+    }
+    return "\(error)"
+}
+
+/// Writes `text` to standard error at once, unbuffered.
+func writeToStandardError(_ text: String) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        if written > 0 {
+            bytes = bytes.dropFirst(written)
+        } else if written < 0 && errno == EINTR {
+            continue
+        } else {
+            return
+        }
+    }
 }

@@ -8,7 +8,7 @@ import Testing
 /// `gong bells`' schedule on a simulated machine: the wall, boot and monotonic clocks are moved by
 /// the test, with suspends and clock steps between wakes, so weeks of bells run in moments.
 @Suite struct BellScheduleTests {
-    static let berlin = TimeZone(identifier: "Europe/Berlin")!
+    static let berlin = LocalZone(identifier: "Europe/Berlin")!
     static let second: Int64 = 1_000_000_000
 
     /// Something that happens to the machine at a wall-clock moment.

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import Glibc
 import GongCore
 import Synchronization
@@ -69,7 +68,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// loss until it is closed: the one reference, so a device is freed on this side too.
     /// Guarded by `devicesLock` (the loss's effects and the reopening thread both reach it).
     private var device: Device?
-    private let devicesLock = NSLock()
+    private let devicesLock = Locked(())
     private let reopen: DeviceOpener
     private let firstConfiguration: PCMConfiguration
     private let done = DispatchSemaphore(value: 0)
@@ -143,13 +142,11 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// Starts the audio thread.
     public func start() {
         running.store(true, ordering: .releasing)
-        let thread = Thread { [self] in
+        // Named by the thread itself, once its priority is set (see `audioThread`).
+        DetachedThread.start(stackSize: 1 << 20) { [self] in
             audioThread()
             done.signal()
         }
-        // Named by the thread itself, once its priority is set (see `audioThread`).
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     /// Waits for the audio thread to finish, then closes the device it played: here, on the
@@ -157,7 +154,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     public func join() {
         done.wait()
         done.signal()  // later joins return at once
-        devicesLock.withLock { device?.close() }
+        devicesLock.withLock { _ in device?.close() }
     }
 
     // MARK: A lost device, on the control side
@@ -166,7 +163,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// let go of it before it told. Nothing to do while it plays one (a finished session's
     /// device is closed by `join`, once the thread has ended).
     public func closeLostDevice() {
-        devicesLock.withLock {
+        devicesLock.withLock { _ in
             guard shared.deviceLetGo.load(ordering: .acquiring) else { return }
             device?.close()
             device = nil
@@ -179,7 +176,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
     /// or the session has ended. A call while it tries does nothing.
     public func reopenLostDevice() {
         guard isRunning, !reopening.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let thread = Thread { [self] in
+        DetachedThread.start(name: "gong reopen") { [self] in
             defer { reopening.store(false, ordering: .releasing) }
             var attempt = 0
             while true {
@@ -199,8 +196,6 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
                 return
             }
         }
-        thread.name = "gong reopen"
-        thread.start()
     }
 
     /// Sleeps in steps of 20 ms while the audio thread runs: false once it has ended (a stop
@@ -217,7 +212,7 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
 
     /// Holds the new device on this side, then hands it to the audio thread and wakes it.
     private func handOver(_ device: Device, attempts: Int32) {
-        devicesLock.withLock {
+        devicesLock.withLock { _ in
             self.device = device
             shared.deviceLetGo.store(false, ordering: .releasing)
         }

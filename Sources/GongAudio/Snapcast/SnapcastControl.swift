@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import Glibc
+import GongCore
 
 /// What a snapserver says of itself through its JSON-RPC control (`Server.GetStatus`): its
 /// streams and the rooms (clients) that play them. Asked on the control side only, never by the
@@ -47,7 +48,7 @@ public struct SnapcastStatus: Equatable, Sendable {
     /// rate). `ogg` and `opus` are taken as `pcm`: not measured. The rooms recorded against this:
     /// bench/RESULTS.md, "Snapcast rooms".
     public static func codecDelayFrames(codec: String) -> Int {
-        let parts = codec.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = codec.split(separator: ":", maxSplits: 1).map { $0.trimmingSpaces() }
         guard parts.first == "flac" else { return 0 }
         let level = parts.count > 1 ? Int(parts[1]) ?? 2 : 2
         return level <= 2 ? 1152 : 4096
@@ -65,30 +66,30 @@ public struct SnapcastStatus: Equatable, Sendable {
 
     /// Reads `Server.GetStatus`'s reply; nil when it is not one.
     public init?(reply: Data) {
-        guard let object = try? JSONSerialization.jsonObject(with: reply) as? [String: Any],
-            let result = object["result"] as? [String: Any], let server = result["server"] as? [String: Any]
-        else { return nil }
-        streams = (server["streams"] as? [[String: Any]] ?? []).map { stream in
-            let uri = stream["uri"] as? [String: Any] ?? [:]
-            let query = uri["query"] as? [String: Any] ?? [:]
-            return Stream(
-                id: stream["id"] as? String ?? "", scheme: uri["scheme"] as? String ?? "",
-                path: uri["path"] as? String ?? "", host: uri["host"] as? String ?? "",
-                sampleFormat: query["sampleformat"] as? String ?? "",
-                chunkMs: Int(query["chunk_ms"] as? String ?? "") ?? 20, codec: query["codec"] as? String ?? "flac",
-                status: stream["status"] as? String ?? "",
-                uri: uri["raw"] as? String ?? "")
+        guard let object = AnyJSON(parsing: reply), let server = object["result"]?["server"]?.object else {
+            return nil
         }
-        rooms = (server["groups"] as? [[String: Any]] ?? []).flatMap { group in
-            (group["clients"] as? [[String: Any]] ?? []).map { client in
-                let config = client["config"] as? [String: Any] ?? [:]
-                let host = client["host"] as? [String: Any] ?? [:]
-                let configured = config["name"] as? String ?? ""
+        streams = (server["streams"]?.array ?? []).map { stream in
+            let uri = stream["uri"]
+            let query = uri?["query"]
+            return Stream(
+                id: stream["id"]?.string ?? "", scheme: uri?["scheme"]?.string ?? "",
+                path: uri?["path"]?.string ?? "", host: uri?["host"]?.string ?? "",
+                sampleFormat: query?["sampleformat"]?.string ?? "",
+                chunkMs: Int(query?["chunk_ms"]?.string ?? "") ?? 20, codec: query?["codec"]?.string ?? "flac",
+                status: stream["status"]?.string ?? "",
+                uri: uri?["raw"]?.string ?? "")
+        }
+        rooms = (server["groups"]?.array ?? []).flatMap { group in
+            (group["clients"]?.array ?? []).map { client in
+                let config = client["config"]
+                let configured = config?["name"]?.string ?? ""
                 return Room(
-                    id: client["id"] as? String ?? "",
-                    name: configured.isEmpty ? (host["name"] as? String ?? client["id"] as? String ?? "") : configured,
-                    streamID: group["stream_id"] as? String ?? "", connected: client["connected"] as? Bool ?? false,
-                    latencyMs: config["latency"] as? Int ?? 0)
+                    id: client["id"]?.string ?? "",
+                    name: configured.isEmpty
+                        ? (client["host"]?["name"]?.string ?? client["id"]?.string ?? "") : configured,
+                    streamID: group["stream_id"]?.string ?? "", connected: client["connected"]?.bool ?? false,
+                    latencyMs: config?["latency"]?.int ?? 0)
             }
         }
     }

@@ -1,5 +1,5 @@
 import CSndFile
-import Foundation
+import FoundationEssentials
 
 public enum AudioFileFormat: String, Sendable, CaseIterable {
     case wav, flac
@@ -65,8 +65,8 @@ public final class AudioFileWriter {
                 message: "libsndfile cannot write \(format.rawValue) at \(sampleRate) Hz, \(channels) channels")
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var isDirectory = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory else {
             throw SoundFileError(.cannotCreate, path: path, message: "directory '\(directory)' does not exist")
         }
         guard let opened = sndfileOpen(path, mode: Int32(SFM_WRITE), info: &info) else {

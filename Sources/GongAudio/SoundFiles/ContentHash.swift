@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// XXH64 (xxHash, 64-bit, by Yann Collet): a fast non-cryptographic hash. gong names a cached
 /// conversion by the hash of its sound file's bytes and checks a cache entry's samples with it;

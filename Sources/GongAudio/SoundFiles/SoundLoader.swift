@@ -1,5 +1,5 @@
 import CSndFile
-import Foundation
+import FoundationEssentials
 import GongCore
 
 /// A sound file's samples as found on disk, decoded to floats.
@@ -23,11 +23,11 @@ public struct PreparedSound: Sendable {
 
 /// Reads a WAV, FLAC, OGG/Vorbis or AIFF file (anything libsndfile reads) into floats.
 public func loadSound(path: String) throws(SoundFileError) -> DecodedSound {
-    var isDirectory: ObjCBool = false
+    var isDirectory = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
         throw SoundFileError(.notFound, path: path, message: "file not found")
     }
-    guard !isDirectory.boolValue else {
+    guard !isDirectory else {
         throw SoundFileError(.unusable, path: path, message: "is a directory, not a sound file")
     }
     guard FileManager.default.isReadableFile(atPath: path) else {
@@ -80,13 +80,14 @@ public func loadSound(path: String) throws(SoundFileError) -> DecodedSound {
 /// log as `data : 96000 (should be 20000)`. A cut-off bell would play as a click, so gong refuses it.
 func truncatedAudioChunk(_ log: String) -> (header: Int, actual: Int)? {
     for line in log.split(separator: "\n") {
-        let trimmed = line.trimmingCharacters(in: .whitespaces)
-        guard trimmed.hasPrefix("data") || trimmed.hasPrefix("SSND"), let open = trimmed.range(of: "(should be ") else {
+        let trimmed = line.trimmingSpaces()
+        guard trimmed.hasPrefix("data") || trimmed.hasPrefix("SSND"), let open = trimmed.firstRange(of: "(should be ")
+        else {
             continue
         }
         let header = Int(
             trimmed[trimmed.index(trimmed.startIndex, offsetBy: 4)..<open.lowerBound]
-                .trimmingCharacters(in: CharacterSet(charactersIn: " :")))
+                .trimming { $0 == " " || $0 == ":" })
         let actual = Int(trimmed[open.upperBound...].prefix { $0.isNumber })
         if let header, let actual, actual < header { return (header, actual) }
     }

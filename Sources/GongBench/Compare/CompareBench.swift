@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import GongAudio
 import GongCore
@@ -171,7 +171,7 @@ public struct CompareBench: Sendable {
                 "load-module", "module-null-sink", "sink_name=\(name)", "rate=\(rate)", "format=float32le",
                 "channels=2", "sink_properties=device.description=gong-bench"
             ]
-        ).trimmingCharacters(in: .whitespacesAndNewlines)
+        ).trimmingWhitespace()
         return (name, module)
     }
 
@@ -196,7 +196,7 @@ public struct CompareBench: Sendable {
             // Better: each cue at its own deadline on CLOCK_MONOTONIC, paplay started without
             // waiting for the one before.
             let start = MonotonicTime.now().nanoseconds
-            var players: [Process] = []
+            var players: [Subprocess] = []
             defer {
                 for player in players {
                     if interruption.isRequested { tools.stop(player) } else { player.waitUntilExit() }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import GongCore
 
 /// What `gong bench compare` heard: for each way of playing the schedule, where every cue
 /// landed against it. The schedule is laid from each method's first cue heard (how soon a
@@ -134,7 +135,7 @@ public struct CompareReport: Encodable, Sendable {
     public var text: String {
         var lines = [
             "server: \(server), sink \(sink)\(ownSink ? " (a null sink of gong's own)" : ""), recorded at \(rate) Hz from its monitor",
-            "schedule: \(cues) \(sound) cues, one every \(fixed(everySeconds, 3).replacingOccurrences(of: #"\.?0+$"#, with: "", options: .regularExpression)) s, laid from each method's first cue heard; \(conditions.busyThreads) busy threads beside",
+            "schedule: \(cues) \(sound) cues, one every \(trimmedFigure(everySeconds)) s, laid from each method's first cue heard; \(conditions.busyThreads) busy threads beside",
             ""
         ]
         let header = ["method", "found", "missed", "p50 error", "p99 error", "max error", "drift", "last cue"]
@@ -187,4 +188,12 @@ public struct CompareReport: Encodable, Sendable {
                 xLabel: "cue's time in the schedule (s)", yLabel: "error (ms, late is positive)", series: close)
         ])
     }
+}
+
+/// `1.5`, `2`: to the millisecond, without the zeros that end it.
+private func trimmedFigure(_ value: Double) -> String {
+    var text = fixed(value, 3)
+    while text.hasSuffix("0") { text.removeLast() }
+    if text.hasSuffix(".") { text.removeLast() }
+    return text
 }

@@ -1,6 +1,8 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
 import GongCore
+import GongKit
 
 /// Why a benchmark cannot run here, in one line a person can act on.
 public struct BenchError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -61,21 +63,13 @@ struct SoundServerTools {
     func run(
         _ tool: String, _ arguments: [String], timeoutSeconds: Double = 10, interruptible: Bool = true
     ) throws(BenchError) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try launch(process, tool)
+        let process = try launch(tool, arguments, output: .captured, errors: .captured)
         // Read while it runs, so a full pipe never stalls it, and off this thread, so a child
         // that hangs with the pipe open cannot hang the benchmark.
-        let text = Locked(Data())
+        let text = Locked([UInt8]())
         let read = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
-            let data = output.fileHandleForReading.readDataToEndOfFile()
+            let data = process.readOutput()
             text.withLock { $0 = data }
             read.signal()
         }
@@ -96,7 +90,7 @@ struct SoundServerTools {
         if interruption.isRequested { throw BenchError.interrupted }
         guard process.terminationStatus == 0 else {
             let said =
-                String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                String(decoding: process.readErrors(), as: UTF8.self)
                 .split(separator: "\n").first.map(String.init) ?? ""
             throw BenchError(
                 kind: .toolFailed,
@@ -109,35 +103,25 @@ struct SoundServerTools {
 
     /// Ends a tool `start` started, and whatever it started in turn, and waits for it: a
     /// recorder stopped so has written all it heard.
-    func stop(_ process: Process) {
+    func stop(_ process: Subprocess) {
         signalGroup(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
     }
 
     /// Starts a tool and returns at once; `stop` ends it.
-    func start(_ tool: String, _ arguments: [String]) throws(BenchError) -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try launch(process, tool)
-        return process
+    func start(_ tool: String, _ arguments: [String]) throws(BenchError) -> Subprocess {
+        try launch(tool, arguments)
     }
 
-    /// Starts `process` with the signals it is ended by deliverable. A process inherits the
-    /// blocked signals of the thread that starts it, and Swift's worker threads block them all:
-    /// started from one, `parec` did not hear the SIGTERM meant to stop it.
-    private func launch(_ process: Process, _ tool: String) throws(BenchError) {
-        var deliverable = sigset_t()
-        sigemptyset(&deliverable)
-        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&deliverable, signal) }
-        var previous = sigset_t()
-        pthread_sigmask(SIG_UNBLOCK, &deliverable, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        do { try process.run() } catch {
-            throw BenchError(kind: .toolFailed, message: "\(tool) could not be started: \(error.localizedDescription)")
+    /// Starts a tool in a process group of its own, with no signal blocked (see `Subprocess`).
+    private func launch(
+        _ tool: String, _ arguments: [String], output: Subprocess.Output = .discarded,
+        errors: Subprocess.Output = .discarded
+    ) throws(BenchError) -> Subprocess {
+        do throws(Subprocess.LaunchFailure) {
+            return try Subprocess(tool, arguments, output: output, errors: errors)
+        } catch {
+            throw BenchError(kind: .toolFailed, message: "\(tool) could not be started: \(error)")
         }
     }
 
@@ -156,16 +140,16 @@ struct SoundServerTools {
         let name = info.split(separator: "\n").first { $0.hasPrefix("Server Name:") }
         let version = info.split(separator: "\n").first { $0.hasPrefix("Server Version:") }
         return [name, version].compactMap { $0?.split(separator: ":", maxSplits: 1).last }
-            .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+            .map { $0.trimmingSpaces() }.joined(separator: " ")
     }
 
     private func commandLine(_ tool: String, _ arguments: [String]) -> String {
-        ([URL(fileURLWithPath: tool).lastPathComponent] + arguments).joined(separator: " ")
+        ([String(tool.split(separator: "/").last ?? Substring(tool))] + arguments).joined(separator: " ")
     }
 }
 
-/// Sends `signal` to the process group `leader` leads — Foundation starts each tool in a group of
-/// its own, so a shell's children hear it too — or to the process alone if it leads none.
+/// Sends `signal` to the process group `leader` leads — `Subprocess` starts each tool in a group
+/// of its own, so a shell's children hear it too — or to the process alone if it leads none.
 func signalGroup(_ leader: pid_t, _ signal: Int32) {
     if kill(-leader, signal) != 0 { kill(leader, signal) }
 }

@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import GongAudio
 import GongCore
+import GongKit
 
 /// What `gong bench jitter` found, with the conditions it was found in. Its JSON (`--json`)
 /// carries every field, a statistic nobody could measure as `null`; the raw per-period values
@@ -211,7 +212,7 @@ public struct JitterReport: Encodable, Sendable {
 }
 
 /// `value` with `digits` decimals, as `%.Nf` writes it.
-func fixed(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+func fixed(_ value: Double, _ digits: Int) -> String { Figure.fixed(value, digits) }
 
 extension JitterReport {
     /// Plots: wake-up latency and render time on log scales, the device clock's jitter and each

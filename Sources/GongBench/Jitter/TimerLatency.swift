@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
 import GongAudio
 import GongCore
@@ -18,7 +19,7 @@ final class TimerLatency: @unchecked Sendable {
 
     /// Starts the thread at `priority` (none: the default).
     init(priority: ThreadPriority?) {
-        let thread = Thread { [self] in
+        DetachedThread.start(stackSize: 1 << 20) { [self] in
             if let priority { _ = priority.apply() }
             var deadline = MonotonicTime.now().nanoseconds
             while !stopping.load(ordering: .relaxed) {
@@ -33,8 +34,6 @@ final class TimerLatency: @unchecked Sendable {
             }
             finished.signal()
         }
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     /// Stops the thread and returns what it measured.

@@ -1,5 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
+import GongCore
 import Synchronization
 
 /// What a timing measurement was taken on, as cyclictest's and OSADL's reports state it: a
@@ -62,8 +64,8 @@ public struct MachineConditions: Codable, Sendable, Equatable {
         for key in ["model name", "Model", "Hardware", "cpu model"] {
             for line in info.split(separator: "\n") where line.hasPrefix(key) {
                 let parts = line.split(separator: ":", maxSplits: 1)
-                if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == key {
-                    return parts[1].trimmingCharacters(in: .whitespaces)
+                if parts.count == 2, parts[0].trimmingSpaces() == key {
+                    return parts[1].trimmingSpaces()
                 }
             }
         }
@@ -72,7 +74,7 @@ public struct MachineConditions: Codable, Sendable, Equatable {
 
     static func readLine(of path: String) -> String? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        let line = text.split(separator: "\n").first.map(String.init)?.trimmingCharacters(in: .whitespaces)
+        let line = text.split(separator: "\n").first?.trimmingSpaces()
         return line?.isEmpty == false ? line : nil
     }
 }
@@ -120,10 +122,10 @@ public final class BusyLoad: Sendable {
     public init(threads: Int) {
         self.threads = threads
         for _ in 0..<threads {
-            Thread { [self] in
+            DetachedThread.start(name: "gong busy") { [self] in
                 while !stopping.load(ordering: .relaxed) {}
                 finished.signal()
-            }.start()
+            }
         }
     }
 

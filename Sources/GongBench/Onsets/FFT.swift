@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An in-place iterative radix-2 complex FFT in Double: what the onset finder correlates with.
 /// Swift on Linux has no Accelerate; a transform of 2^17 points takes a few milliseconds

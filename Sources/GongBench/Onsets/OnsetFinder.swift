@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where a cue starts in a recording, found by its own waveform.
 public struct Onset: Sendable, Equatable {

@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import GongKit
 
 /// One line on a chart: a name for the legend and its points.
 public struct ChartSeries: Sendable {
@@ -73,8 +74,8 @@ public enum SVGChart {
         var body = ""
         for (index, chart) in charts.enumerated() {
             // Each chart is a whole <svg>: nested, placed by its own x and y.
-            body += chart.replacingOccurrences(
-                of: "<svg xmlns=\"http://www.w3.org/2000/svg\" ",
+            body += chart.replacing(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" ",
                 with: "<svg y=\"\(format(Double(index) * height))\" ")
         }
         return
@@ -83,8 +84,8 @@ public enum SVGChart {
 
     /// Text made safe to stand inside an element or an attribute.
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+            .replacing(">", with: "&gt;").replacing("\"", with: "&quot;")
     }
 
     private static func document(_ body: String) -> String {
@@ -202,10 +203,10 @@ public enum SVGChart {
 
     private static func numberLabel(_ value: Double, step: Double) -> String {
         let digits = max(0, Int(-log10(step).rounded(.down)))
-        return String(format: "%.\(digits)f", abs(value) < step / 1e6 ? 0 : value)
+        return Figure.fixed(abs(value) < step / 1e6 ? 0 : value, digits)
     }
 
     private static func format(_ value: Double) -> String {
-        value.isFinite ? String(format: "%.1f", value) : "0"
+        value.isFinite ? Figure.fixed(value, 1) : "0"
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GongCore
 
 /// Finds patterns by name or path: built-ins first, then `NAME.toml` in the user's pattern

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
 import GongAudio
 import GongCore
@@ -301,9 +302,7 @@ private final class SessionCore: Sendable {
             return true
         }
         guard first else { return }
-        let thread = Thread { [self] in carryReports() }
-        thread.name = "gong session"
-        thread.start()
+        DetachedThread.start(name: "gong session") { [self] in carryReports() }
     }
 
     func moveOn(frames: Int64) -> Bool {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GongCore
 
 /// What may be asked of a running session, from any thread or task: `GongSession.send`.
@@ -76,7 +76,7 @@ public struct CommandRefusal: Error, Equatable, Sendable, CustomStringConvertibl
         switch reason {
         case .notNow(let state): "\(command.rawValue): not taken while the session is \(state.rawValue)"
         case .gainOutOfRange(let value):
-            "gain \(String(format: "%g", value)): out of range; use \(SessionLimits.gainAllowed)"
+            "gain \(Figure.general(value)): out of range; use \(SessionLimits.gainAllowed)"
         case .busy: "\(command.rawValue): commands are coming faster than the audio takes them; try again"
         case .over: "\(command.rawValue): the session is over"
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GongAudio
 import GongCore
 
@@ -92,7 +92,7 @@ public struct SessionOptions: Sendable, Equatable {
         }
         try SessionLimits.check(channels: channels)
         if let latencyMs, !(latencyMs.isFinite && SessionLimits.latencyMs.contains(latencyMs)) {
-            throw SettingError(.latency, value: String(format: "%g", latencyMs), allowed: SessionLimits.latencyAllowed)
+            throw SettingError(.latency, value: Figure.general(latencyMs), allowed: SessionLimits.latencyAllowed)
         }
         if let periodFrames, !SessionLimits.periodFrames.contains(periodFrames) {
             throw SettingError(.period, value: "\(periodFrames)", allowed: SessionLimits.periodAllowed)
@@ -101,7 +101,7 @@ public struct SessionOptions: Sendable, Equatable {
         guard startSeconds.isFinite, startSeconds >= 0, startSeconds <= PatternLimits.maxSessionSeconds.doubleValue
         else {
             throw SettingError(
-                .start, value: String(format: "%g", startSeconds), allowed: "0 to \(PatternLimits.maxSessionText)")
+                .start, value: Figure.general(startSeconds), allowed: "0 to \(PatternLimits.maxSessionText)")
         }
     }
 
@@ -125,7 +125,7 @@ extension SessionLimits {
 
     public static func check(gainDB: Double) throws(SettingError) {
         guard gainDB.isFinite, Self.gainDB.contains(gainDB) else {
-            throw SettingError(.gain, value: String(format: "%g", gainDB), allowed: gainAllowed)
+            throw SettingError(.gain, value: Figure.general(gainDB), allowed: gainAllowed)
         }
     }
 }

@@ -1,5 +1,5 @@
 import CGongBuild
-import Foundation
+import FoundationEssentials
 import GongAudio
 import GongCore
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where gong keeps configuration, data and state: the XDG base directories.
 public struct GongDirectories: Sendable {
@@ -14,7 +14,7 @@ public struct GongDirectories: Sendable {
     public var sharedData: [String]
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? homeDirectory()
         func base(_ variable: String, _ fallback: String) -> String {
             // The spec: relative paths in these variables are invalid and must be ignored.
             if let value = environment[variable], value.hasPrefix("/") { return value }

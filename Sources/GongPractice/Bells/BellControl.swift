@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import Glibc
+import GongAudio
 
 /// What `gong ctl` asks of `gong bells`, one JSON object a line on the same socket a session
 /// listens on (`ControlSockets`), answered with a reply line like a session's:
@@ -22,17 +23,17 @@ public enum BellRequest: Sendable, Equatable {
 
     /// A line taken apart: the request and the id to echo, or why it cannot be carried out.
     public static func parse(_ line: String) -> (id: JSONValue?, result: Result<BellRequest, ControlProtocol.Failure>) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+        guard let object = AnyJSON(parsing: Array(line.utf8))?.object else {
             return (
                 nil, .failure(.init(code: .malformed, message: "not a JSON object, e.g. {\"command\": \"status\"}"))
             )
         }
         let id: JSONValue? =
-            if let number = object["id"] as? Double { .number(number) } else {
-                (object["id"] as? String).map { .string($0) }
+            if let number = object["id"]?.double { .number(number) } else {
+                object["id"]?.string.map { .string($0) }
             }
         let known = names.joined(separator: ", ")
-        guard let name = object["command"] as? String, names.contains(name) else {
+        guard let name = object["command"]?.string, names.contains(name) else {
             return (id, .failure(.init(code: .unknownCommand, message: "gong bells takes one of \(known)")))
         }
         switch name {
@@ -42,13 +43,13 @@ public enum BellRequest: Sendable, Equatable {
         case "next": return (id, .success(.next))
         default: break
         }
-        if let seconds = object["seconds"] as? Double {
+        if let seconds = object["seconds"]?.double {
             guard seconds.isFinite, seconds > 0, seconds <= Double(366 * DayBoundary.secondsPerDay) else {
                 return (id, .failure(.init(code: .badArgument, message: "pause seconds: from 1 to a year")))
             }
             return (id, .success(.pause(.seconds(Int64(seconds.rounded(.up))))))
         }
-        if let until = object["until"] as? String {
+        if let until = object["until"]?.string {
             guard let time = DayBoundary(text: until) else {
                 return (
                     id, .failure(.init(code: .badArgument, message: "pause until \(until): use a time such as 14:00"))
@@ -56,7 +57,7 @@ public enum BellRequest: Sendable, Equatable {
             }
             return (id, .success(.pause(.until(wallSecond: time.secondsAfterMidnight))))
         }
-        if object["today"] as? Bool == true { return (id, .success(.pause(.today))) }
+        if object["today"]?.bool == true { return (id, .success(.pause(.today))) }
         return (id, .success(.pause(.indefinitely)))
     }
 }
@@ -119,19 +120,20 @@ public final class BellControlSocket {
 
     /// The reply line: `fields` under `bells` when it succeeded, else the failure.
     public static func reply(
-        id: JSONValue?, bells fields: [String: Any]? = nil, failure: ControlProtocol.Failure? = nil
+        id: JSONValue?, bells fields: [String: AnyJSON]? = nil, failure: ControlProtocol.Failure? = nil
     )
         -> String
     {
-        var object: [String: Any] = ["schema": 1, "type": "reply", "ok": failure == nil]
+        var object: [String: AnyJSON] = ["schema": .number(1), "type": .string("reply"), "ok": .bool(failure == nil)]
         switch id {
-        case .number(let number): object["id"] = number == number.rounded() ? Int64(number) as Any : number
-        case .string(let string): object["id"] = string
+        case .number(let number): object["id"] = .number(number)
+        case .string(let string): object["id"] = .string(string)
         case nil: break
         }
-        if let fields { object["bells"] = fields }
-        if let failure { object["error"] = ["code": failure.code.rawValue, "message": failure.message] }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        if let fields { object["bells"] = .object(fields) }
+        if let failure {
+            object["error"] = .object(["code": .string(failure.code.rawValue), "message": .string(failure.message)])
+        }
+        return AnyJSON.object(object).text()
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// One bell of a day's plan.
 public struct PlannedBell: Sendable, Equatable, CustomStringConvertible {
     /// When it is due: seconds since 1970-01-01 UTC.
@@ -26,11 +24,11 @@ public struct PlannedBell: Sendable, Equatable, CustomStringConvertible {
 public struct BellPlan: Sendable {
     public let rules: BellRules
     public let timing: BellRules.Timing
-    public let zone: TimeZone
+    public let zone: LocalZone
     public let seed: UInt64
 
     /// Nil when the rules have no timing (`BellRules.checked()` says so in words).
-    public init?(rules: BellRules, zone: TimeZone, seed: UInt64) {
+    public init?(rules: BellRules, zone: LocalZone, seed: UInt64) {
         guard let timing = rules.timing else { return nil }
         self.rules = rules
         self.timing = timing
@@ -100,43 +98,18 @@ public struct BellPlan: Sendable {
 
     /// The moment a wall-clock time of a local day happens in the zone: the first of two when the
     /// clocks fall back over it, the end of the gap when they spring forward over it.
-    public func instant(day: Int, wallSecond: Int) -> Int64 {
-        let dayLength = Int64(DayBoundary.secondsPerDay)
-        let wall = Int64(day) * dayLength + Int64(wallSecond)
-        // The zone's offsets a day either side cover any change of offset around this time.
-        let offsets = [offset(at: wall - dayLength), offset(at: wall + dayLength)].sorted(by: >)
-        let candidates = offsets.map { wall - Int64($0) }.filter { Int64(offset(at: $0)) == wall - $0 }
-        if let first = candidates.min() { return first }
-        // In a gap: the first moment whose wall time is not before `wall`. Wall time only grows
-        // across a spring-forward gap, so a binary search finds it.
-        var low = wall - Int64(offsets[0])  // its wall time is before `wall`
-        var high = wall - Int64(offsets[1])  // its wall time is after
-        while high - low > 1 {
-            let middle = low + (high - low) / 2
-            if middle + Int64(offset(at: middle)) < wall { low = middle } else { high = middle }
-        }
-        return high
-    }
+    public func instant(day: Int, wallSecond: Int) -> Int64 { zone.instant(day: day, wallSecond: wallSecond) }
 
     /// 0 is Monday; 1970-01-01 was a Thursday.
     public static func weekday(ofDay day: Int) -> Int {
         ((day + 3) % 7 + 7) % 7
     }
 
-    private func offset(at instant: Int64) -> Int {
-        zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant)))
-    }
+    private func offset(at instant: Int64) -> Int { zone.secondsFromGMT(at: instant) }
 }
 
 /// Days since 1970-01-01 and the calendar dates people read: a plan counts days, a person reads dates.
 public enum CivilDate {
-    /// The Gregorian calendar on UTC: a day number is a local date already, so no zone may shift it.
-    private static let calendar: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
-
     /// `2026-03-29 02:00`.
     public static func text(day: Int, wallSecond: Int) -> String {
         let (year, month, dayOfMonth) = from(day: day)
@@ -144,18 +117,36 @@ public enum CivilDate {
         return "\(year)-\(two(month))-\(two(dayOfMonth)) \(two(wallSecond / 3600)):\(two(wallSecond % 3600 / 60))"
     }
 
+    /// The proleptic Gregorian date of a day number (Howard Hinnant's `civil_from_days`).
     public static func from(day: Int) -> (year: Int, month: Int, day: Int) {
-        let parts = calendar.dateComponents(
-            [.year, .month, .day], from: Date(timeIntervalSince1970: TimeInterval(day * DayBoundary.secondsPerDay)))
-        return (parts.year ?? 1970, parts.month ?? 1, parts.day ?? 1)
+        let shifted = day + 719_468  // days from 0000-03-01
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthFromMarch = (5 * dayOfYear + 2) / 153
+        let dayOfMonth = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, dayOfMonth)
     }
 
-    /// Nil when there is no such date.
+    /// Nil when there is no such date (Hinnant's `days_from_civil`).
     public static func day(year: Int, month: Int, day: Int) -> Int? {
-        guard let date = calendar.date(from: DateComponents(year: year, month: month, day: day)),
-            calendar.component(.day, from: date) == day
-        else { return nil }
-        return Int((date.timeIntervalSince1970 / TimeInterval(DayBoundary.secondsPerDay)).rounded(.down))
+        guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }
+        let marchYear = month <= 2 ? year - 1 : year
+        let era = (marchYear >= 0 ? marchYear : marchYear - 399) / 400
+        let yearOfEra = marchYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 }
 

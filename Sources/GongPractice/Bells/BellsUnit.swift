@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GongKit
 
 /// The systemd user unit `gong bells --install` writes: the bells as a service that starts with
@@ -8,7 +8,7 @@ public enum BellsUnit {
 
     /// `$XDG_CONFIG_HOME/systemd/user/gong-bells.service`, where systemd looks for a user's own units.
     public static func path(_ directories: GongDirectories = GongDirectories()) -> String {
-        (directories.config as NSString).deletingLastPathComponent + "/systemd/user/" + name
+        parentDirectory(of: directories.config) + "/systemd/user/" + name
     }
 
     /// The unit running `executable bells ARGUMENTS`; each argument quoted for systemd's
@@ -37,10 +37,10 @@ public enum BellsUnit {
     /// One word of `ExecStart=`: as it is when plain, else in double quotes with `"` and `\`
     /// escaped; `%` is doubled either way (systemd's specifier character).
     static func quoted(_ word: String) -> String {
-        let escaped = word.replacingOccurrences(of: "%", with: "%%")
+        let escaped = word.replacing("%", with: "%%")
         let plain = !escaped.isEmpty && escaped.allSatisfy { !$0.isWhitespace && !"\"'\\;$".contains($0) }
         if plain { return escaped }
-        return "\"" + escaped.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        return "\"" + escaped.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
             + "\""
     }
 }

@@ -193,23 +193,14 @@ public struct GongConfig: Sendable {
         value.double ?? value.int.map(Double.init)
     }
 
-    /// A number as C's `%g` prints it: `20`, `-6.5`, `0.25`.
-    private static func printed(_ value: Double) -> String {
-        withVaList([value]) { arguments in
-            var buffer = [CChar](repeating: 0, count: 32)
-            _ = vsnprintf(&buffer, buffer.count, "%g", arguments)
-            return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        }
-    }
-
     /// Every setting as `(key, value as written in the file, source)`, in the file's order.
     public var listing: [(key: String, value: String, source: Source)] {
         func quoted(_ text: String) -> String { "\"" + text + "\"" }
         func list(_ paths: [String]) -> String { "[" + paths.map(quoted).joined(separator: ", ") + "]" }
         return [
             ("device", quoted(device.value), device.source),
-            ("latency", latencyMs.value.map(Self.printed) ?? "(the route's default)", latencyMs.source),
-            ("volume", Self.printed(volumeDB.value), volumeDB.source),
+            ("latency", latencyMs.value.map { Figure.general($0) } ?? "(the route's default)", latencyMs.source),
+            ("volume", Figure.general(volumeDB.value), volumeDB.source),
             ("pattern", quoted(pattern.value), pattern.source),
             ("patterns", list(patternDirectories.value), patternDirectories.source),
             ("sounds", list(soundDirectories.value), soundDirectories.source),

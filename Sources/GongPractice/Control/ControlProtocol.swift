@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import GongAudio
 import GongKit
 
 /// The control channel's protocol: one JSON object per line each way, the same on standard
@@ -66,7 +67,7 @@ public enum ControlProtocol {
             return (nil, .failure(tooLong))
         }
         let data = Data(line.utf8)
-        guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
+        guard AnyJSON(parsing: data)?.object != nil else {
             return (
                 nil,
                 .failure(
@@ -98,7 +99,7 @@ public enum ControlProtocol {
         // A length is what `gong bells` takes with pause (BellControl); a session pauses until it
         // is resumed, and a length it would ignore is refused rather than dropped.
         if command == .pause,
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let object = AnyJSON(parsing: data)?.object,
             let length = ["seconds", "until", "today"].first(where: { object[$0] != nil })
         {
             return (

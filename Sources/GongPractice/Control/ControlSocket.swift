@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
 import GongAudio
 import GongCore
@@ -154,12 +155,10 @@ public final class ControlServer: Sendable {
     /// Listens at `ControlSockets.path(pid: getpid())`, making the directory (0700) if need be.
     public init(session: GongSession, directory: String = ControlSockets.directory()) throws(ControlSocketError) {
         (path, listener) = try ControlSockets.listen(directory: directory)
-        let thread = Thread { [self] in
+        DetachedThread.start(name: "gong control") { [self] in
             serve(session)
             done.signal()
         }
-        thread.name = "gong control"
-        thread.start()
     }
 
     /// Closes every connection and removes the socket.

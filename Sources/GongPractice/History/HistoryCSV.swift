@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import GongKit
 
 /// The history as CSV (RFC 4180: comma-separated, a header row, fields with a comma, quote or
 /// line break quoted): one row per sitting, every field of its record, so that reading the file
@@ -180,7 +181,7 @@ public enum HistoryCSV {
 
     private static func quoted(_ field: String) -> String {
         guard field.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else { return field }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return "\"" + field.replacing("\"", with: "\"\"") + "\""
     }
 
     /// UTC in ISO 8601 to the millisecond, as the CSV and the JSON write times.
@@ -188,12 +189,9 @@ public enum HistoryCSV {
     /// back as .2309999 would print as .230.)
     public static func timestamp(_ date: Date) -> String {
         let milliseconds = date.millisecondsSince1970
-        let whole = Date(timeIntervalSince1970: Double(milliseconds.floorDivided(by: 1000)))
-        let parts = Calendar.utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: whole)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0,
-            parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0,
-            Int(milliseconds - milliseconds.floorDivided(by: 1000) * 1000))
+        let seconds = milliseconds.floorDivided(by: 1000)
+        return civilText(seconds: seconds, dateTimeSeparator: "T", withSeconds: true) + "."
+            + Figure.zeroPadded(Int(milliseconds - seconds * 1000), 3) + "Z"
     }
 
     static func date(_ text: String) -> Date? {
@@ -275,9 +273,18 @@ extension JSONDecoder {
 
 /// A moment as the clock `utcOffsetSeconds` from UTC showed it: `2026-11-23 07:00`.
 func localClockText(_ date: Date, utcOffsetSeconds: Int) -> String {
-    let parts = Calendar.utc.dateComponents(
-        [.year, .month, .day, .hour, .minute], from: date.addingTimeInterval(Double(utcOffsetSeconds)))
-    return String(
-        format: "%04d-%02d-%02d %02d:%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0, parts.hour ?? 0,
-        parts.minute ?? 0)
+    civilText(
+        seconds: Int64((date.timeIntervalSince1970 + Double(utcOffsetSeconds)).rounded(.down)), dateTimeSeparator: " ",
+        withSeconds: false)
+}
+
+/// `2026-11-23 07:00` (or with a `T`, or to the second) of seconds since 1970-01-01 on a clock
+/// that runs on UTC (a local time shifted by its offset is one).
+func civilText(seconds: Int64, dateTimeSeparator: String, withSeconds: Bool) -> String {
+    let day = seconds.floorDivided(by: 86400)
+    let second = Int(seconds - day * 86400)
+    let (year, month, dayOfMonth) = CivilDate.from(day: Int(day))
+    return "\(Figure.zeroPadded(year, 4))-\(Figure.zeroPadded(month, 2))-\(Figure.zeroPadded(dayOfMonth, 2))"
+        + "\(dateTimeSeparator)\(Figure.zeroPadded(second / 3600, 2)):\(Figure.zeroPadded(second % 3600 / 60, 2))"
+        + (withSeconds ? ":" + Figure.zeroPadded(second % 60, 2) : "")
 }

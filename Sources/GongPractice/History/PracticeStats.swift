@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a history says about a practice: sessions and minutes, in all and per pattern, streaks
 /// of days, and the minutes of each recent day.
@@ -41,7 +41,7 @@ public struct PracticeStats: Sendable, Equatable, Codable {
 
     public init(
         records: [SessionRecord], boundary: DayBoundary = .standard, minimumSeconds: Double = 60,
-        now: Date = Date(), utcOffsetSeconds: Int = TimeZone.current.secondsFromGMT(), recentDays: Int = 84
+        now: Date = Date(), utcOffsetSeconds: Int = LocalZone.current.secondsFromGMT(for: Date()), recentDays: Int = 84
     ) {
         let counted = records.filter { $0.playedSeconds >= minimumSeconds }
         total = Total(sessions: counted.count, minutes: counted.reduce(0) { $0 + $1.playedSeconds } / 60)

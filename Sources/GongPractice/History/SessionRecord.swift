@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GongKit
 
 /// One sitting in the history: a session gong played, or one a person added by hand.
@@ -157,7 +157,7 @@ public struct DayBoundary: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(secondsAfterMidnight / 3600):" + String(format: "%02d", secondsAfterMidnight % 3600 / 60)
+        "\(secondsAfterMidnight / 3600):" + Figure.zeroPadded(secondsAfterMidnight % 3600 / 60, 2)
     }
 
     /// The local day a moment counts for, as days since 1970-01-01.
@@ -172,17 +172,7 @@ public struct DayBoundary: Sendable, Equatable, CustomStringConvertible {
 
     /// `YYYY-MM-DD` of a day number.
     public static func text(ofDay day: Int) -> String {
-        let components = Calendar.utc.dateComponents(
-            [.year, .month, .day], from: Date(timeIntervalSince1970: Double(day * DayBoundary.secondsPerDay)))
-        return String(format: "%04d-%02d-%02d", components.year ?? 0, components.month ?? 0, components.day ?? 0)
+        let (year, month, dayOfMonth) = CivilDate.from(day: day)
+        return "\(Figure.zeroPadded(year, 4))-\(Figure.zeroPadded(month, 2))-\(Figure.zeroPadded(dayOfMonth, 2))"
     }
-}
-
-extension Calendar {
-    /// Gregorian in UTC: local times are kept as UTC dates shifted by their offset.
-    static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
 }

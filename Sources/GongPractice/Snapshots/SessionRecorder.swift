@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import GongAudio
 import GongCore
 import GongKit
@@ -112,7 +114,7 @@ public final class SessionRecorder: Sendable {
         earlierPauses = resuming?.pauses ?? 0
         resumedID = resuming?.recordID
         let now = Date.roundedToMilliseconds()
-        let offset = TimeZone.current.secondsFromGMT(for: now)
+        let offset = LocalZone.current.secondsFromGMT(for: now)
         let status = session.status
         let record = SessionRecord(
             pattern: session.pattern.name, parameters: parameters, source: .played, startedAt: now,
@@ -167,7 +169,7 @@ public final class SessionRecorder: Sendable {
     /// caller blocking one while another test blocks the other waits out its timeout for nothing.
     public func waitForEnd(timeoutSeconds: Double) async -> Bool {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: self.waitForEnd(timeoutSeconds: timeoutSeconds)) }.start()
+            DetachedThread.start { continuation.resume(returning: self.waitForEnd(timeoutSeconds: timeoutSeconds)) }
         }
     }
 

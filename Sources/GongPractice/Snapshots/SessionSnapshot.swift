@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import GongAudio
 import GongCore
 import GongKit
 
@@ -29,7 +31,7 @@ public struct SessionSnapshot: Sendable, Equatable, Codable {
 
     /// When it was written, on this machine's clock now: `2026-11-23 07:12`.
     public var localWrittenText: String {
-        localClockText(writtenAt, utcOffsetSeconds: TimeZone.current.secondsFromGMT(for: writtenAt))
+        localClockText(writtenAt, utcOffsetSeconds: LocalZone.current.secondsFromGMT(for: writtenAt))
     }
 
     public enum State: String, Sendable, Codable {
@@ -101,7 +103,7 @@ public struct SnapshotStore: Sendable {
                 if !SessionRecord.isRunning(snapshot.processID) { found.append(snapshot) }
             case .failure(let reason):
                 let movedTo =
-                    path + ".unreadable-" + HistoryCSV.timestamp(Date()).replacingOccurrences(of: ":", with: "")
+                    path + ".unreadable-" + HistoryCSV.timestamp(Date()).replacing(":", with: "")
                 if rename(path, movedTo) == 0 {
                     setAside.append(SetAside(path: path, movedTo: movedTo, reason: reason.text))
                 }
@@ -119,10 +121,10 @@ public struct SnapshotStore: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             return .failure(Unreadable(text: "cannot be read"))
         }
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard let object = AnyJSON(parsing: data)?.object else {
             return .failure(Unreadable(text: "is not a snapshot (truncated or damaged)"))
         }
-        guard let format = object["format"] as? Int else { return .failure(Unreadable(text: "has no format version")) }
+        guard let format = object["format"]?.int else { return .failure(Unreadable(text: "has no format version")) }
         guard format <= SessionSnapshot.currentFormat else {
             return .failure(
                 Unreadable(text: "is of format \(format), newer than this gong's \(SessionSnapshot.currentFormat)"))

@@ -1,6 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Glibc
+import GongAudio
 import GongCore
 import GongKit
 import GongPractice
@@ -137,19 +138,17 @@ struct BellRinger {
 
     /// The child's answer, one JSON object.
     static func heard(from data: Data) -> Heard? {
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        guard let object = AnyJSON(parsing: data)?.object else { return nil }
         return Heard(
-            openMs: object["openMs"] as? Double, offMs: object["offMs"] as? Double,
-            failure: object["failure"] as? String)
+            openMs: object["openMs"]?.double, offMs: object["offMs"]?.double, failure: object["failure"]?.string)
     }
 
     static func answerLine(_ heard: Heard) -> String {
-        var object: [String: Any] = [:]
-        object["openMs"] = heard.openMs
-        object["offMs"] = heard.offMs
-        object["failure"] = heard.failure
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self) + "\n"
+        var object: [String: AnyJSON] = [:]
+        object["openMs"] = heard.openMs.map(AnyJSON.number)
+        object["offMs"] = heard.offMs.map(AnyJSON.number)
+        object["failure"] = heard.failure.map(AnyJSON.string)
+        return AnyJSON.object(object).text() + "\n"
     }
 
     private func errnoText() -> String { String(cString: strerror(errno)) }

@@ -1,6 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Glibc
+import GongAudio
 import GongCore
 import GongKit
 import GongPractice
@@ -176,7 +177,7 @@ struct BellsCommand: ParsableCommand {
             volumeDB: volume.volume, practice: practice, json: json)
         let control = try BellControlSocket()
         say(
-            "bells: next at \(first) (\(TimeZone.current.identifier)), seed \(seed); gong ctl at \(control.path); Ctrl-C stops"
+            "bells: next at \(first) (\(LocalZone.current.identifier)), seed \(seed); gong ctl at \(control.path); Ctrl-C stops"
         )
         var tally = BellTally()
         // Bells are kept in the history; one that cannot be opened is said once, and the bells ring on.
@@ -290,11 +291,11 @@ struct BellsCommand: ParsableCommand {
         }
         do {
             try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                atPath: parentDirectory(of: path), withIntermediateDirectories: true)
             try BellsUnit.text(executable: executable, arguments: Array(arguments))
                 .write(toFile: path, atomically: true, encoding: .utf8)
         } catch {
-            printError("\(path): cannot be written (\(error.localizedDescription)); check the directory's permissions")
+            printError("\(path): cannot be written (\(fileErrorText(error))); check the directory's permissions")
             throw ExitCode(ExitStatus.cannotCreate)
         }
         print("bells: wrote \(path)")
@@ -318,7 +319,7 @@ struct BellsCommand: ParsableCommand {
             return
         }
         do { try FileManager.default.removeItem(atPath: path) } catch {
-            printError("\(path): cannot be removed (\(error.localizedDescription))")
+            printError("\(path): cannot be removed (\(fileErrorText(error)))")
             throw ExitCode(ExitStatus.cannotCreate)
         }
         _ = systemctl(["daemon-reload"])
@@ -327,14 +328,9 @@ struct BellsCommand: ParsableCommand {
 
     /// Runs `systemctl --user ARGUMENTS`; nil when it succeeded, else what it said.
     private static func systemctl(_ arguments: [String]) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["systemctl", "--user"] + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        do { try process.run() } catch { return "cannot be run" }
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard let process = try? Subprocess("/usr/bin/env", ["systemctl", "--user"] + arguments, errors: .captured)
+        else { return "cannot be run" }
+        let said = String(decoding: process.readErrors(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus != 0 else { return nil }
         let line = said.split(separator: "\n").first.map(String.init) ?? "exit \(process.terminationStatus)"
@@ -363,21 +359,21 @@ struct BellsCommand: ParsableCommand {
         case .ring: ringNow = true
         case .next: keeper.passOverNext()
         }
-        var fields: [String: Any] = [
-            "rungToday": tally.day == keeper.plan.localDay(of: now) ? tally.rung : 0,
-            "skippedToday": tally.day == keeper.plan.localDay(of: now) ? tally.skipped : 0
+        var fields: [String: AnyJSON] = [
+            "rungToday": AnyJSON(tally.day == keeper.plan.localDay(of: now) ? tally.rung : 0),
+            "skippedToday": AnyJSON(tally.day == keeper.plan.localDay(of: now) ? tally.skipped : 0)
         ]
         if let next = keeper.nextBell {
-            fields["next"] = next.description
-            fields["nextDue"] = next.instant
+            fields["next"] = .string(next.description)
+            fields["nextDue"] = AnyJSON(next.instant)
             if keeper.passingOverNext { fields["passingOver"] = true }
         }
         if let until = keeper.pausedUntil {
-            fields["pausedUntil"] = until == .max ? "resume" : keeper.plan.wallText(until)
+            fields["pausedUntil"] = .string(until == .max ? "resume" : keeper.plan.wallText(until))
         }
         // What the bells have cost so far: this process, waiting, and the processes that rang.
-        fields["cpuMs"] = Self.cpuMilliseconds(RUSAGE_SELF)
-        fields["ringingCpuMs"] = Self.cpuMilliseconds(RUSAGE_CHILDREN)
+        fields["cpuMs"] = .number(Self.cpuMilliseconds(RUSAGE_SELF))
+        fields["ringingCpuMs"] = .number(Self.cpuMilliseconds(RUSAGE_CHILDREN))
         return BellControlSocket.reply(id: id, bells: fields)
     }
 
@@ -385,23 +381,21 @@ struct BellsCommand: ParsableCommand {
     private func report(_ decision: BellDecision, heard: BellRinger.Heard?) {
         let bell = decision.bell
         if json {
-            var fields: [String: Any] = [
-                "schema": SessionEvent.schemaVersion, "type": "bell", "bell": bell.description, "due": bell.instant,
-                "number": bell.number
+            var fields: [String: AnyJSON] = [
+                "schema": AnyJSON(SessionEvent.schemaVersion), "type": "bell", "bell": .string(bell.description),
+                "due": AnyJSON(bell.instant), "number": AnyJSON(bell.number)
             ]
             switch decision.outcome {
             case .ring:
                 fields["outcome"] = heard?.failure == nil ? "rung" : "failed"
-                fields["openMs"] = heard?.openMs
-                fields["offMs"] = heard?.offMs
-                fields["failure"] = heard?.failure
+                fields["openMs"] = heard?.openMs.map(AnyJSON.number)
+                fields["offMs"] = heard?.offMs.map(AnyJSON.number)
+                fields["failure"] = heard?.failure.map(AnyJSON.string)
             case .skipped(let why):
                 fields["outcome"] = "skipped"
-                fields["reason"] = why.rawValue
+                fields["reason"] = .string(why.rawValue)
             }
-            if let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) {
-                print(String(decoding: data, as: UTF8.self))
-            }
+            print(AnyJSON.object(fields).text())
         } else {
             let name = bell.number == 0 ? "bell (gong ctl ring)" : "bell \(bell.number)"
             switch decision.outcome {
@@ -410,7 +404,7 @@ struct BellsCommand: ParsableCommand {
                     print("\(name) at \(bell): not rung: \(failure)")
                 } else if let off = heard?.offMs {
                     print(
-                        "bell \(bell.number) at \(bell): rung, heard \(String(format: "%+.1f", off)) ms from its second"
+                        "bell \(bell.number) at \(bell): rung, heard \(Figure.fixed(off, 1, signed: true)) ms from its second"
                     )
                 } else {
                     print("\(name) at \(bell): rung")

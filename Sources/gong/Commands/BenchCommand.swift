@@ -1,9 +1,11 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
 import GongBench
 import GongCore
 import GongKit
+import GongPractice
 import GongTerminal
 import Synchronization
 
@@ -64,11 +66,11 @@ struct ProgressLine {
     let shown = isatty(STDERR_FILENO) == 1
 
     func show(_ text: String) {
-        if shown { FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8)) }
+        if shown { writeToStandardError("\r\u{1B}[K" + text) }
     }
 
     func clear() {
-        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if shown { writeToStandardError("\r\u{1B}[K") }
     }
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import GongBench
 import GongCore
 import GongKit
+import GongPractice
 
 struct CompareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import GongAudio
+import GongCore
 import GongKit
 import GongPractice
 
@@ -33,23 +34,20 @@ struct ConfigCommand: ParsableCommand {
             live.latency = latency
             let listing = try PlaySettings(live: live, volume: volume).config.listing
             if json {
-                var object: [String: Any] = [:]
+                var object: [String: AnyJSON] = [:]
                 for entry in listing {
                     // A string's value without the quotes it has in the file.
                     let value = entry.value.hasPrefix("\"") ? String(entry.value.dropFirst().dropLast()) : entry.value
-                    object[entry.key] = ["value": value, "source": entry.source.description]
+                    object[entry.key] = ["value": .string(value), "source": .string(entry.source.description)]
                 }
-                print(
-                    String(
-                        decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
-                        as: UTF8.self))
+                print(AnyJSON.object(object).text())
                 return
             }
             print("# \(GongConfig.path())")
             let width = listing.map { $0.key.count + $0.value.count }.max() ?? 0
             for entry in listing {
                 let line = "\(entry.key) = \(entry.value)"
-                print(line.padding(toLength: width + 5, withPad: " ", startingAt: 0) + "# \(entry.source)")
+                print(line.padded(to: width + 5) + "# \(entry.source)")
             }
         } catch {
             throw fail(error)

@@ -1,6 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Glibc
+import GongAudio
 import GongCore
 import GongKit
 import GongPractice
@@ -54,7 +55,7 @@ struct CtlCommand: ParsableCommand {
         guard names.contains(command) else {
             throw UsageError("ctl \(command): unknown command; use one of \(names.joined(separator: ", "))")
         }
-        var request: [String: Any] = ["command": command == "events" ? "subscribe" : command, "id": 1]
+        var request: [String: AnyJSON] = ["command": .string(command == "events" ? "subscribe" : command), "id": 1]
         if command == "gain" {
             guard let value else {
                 throw UsageError("ctl gain: needs the gain in dB, from -60 to 12, e.g. gong ctl gain -6")
@@ -63,7 +64,7 @@ struct CtlCommand: ParsableCommand {
                 throw UsageError(
                     "ctl gain \(value): not a number; use a gain in dB from -60 to 12, e.g. gong ctl gain -6")
             }
-            request["decibels"] = decibels
+            request["decibels"] = .number(decibels)
         } else if command == "pause", !values.isEmpty {
             try Self.pauseLength(values).forEach { request[$0.key] = $0.value }
         } else if let value {
@@ -75,7 +76,7 @@ struct CtlCommand: ParsableCommand {
         let target = try session()
         let descriptor = try ControlSockets.connect(target.path)
         defer { close(descriptor) }
-        let line = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self) + "\n"
+        let line = AnyJSON.object(request).text() + "\n"
         _ = line.withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         var lines = ControlSockets.LineReader(descriptor: descriptor)
         guard let replyLine = lines.next() else {
@@ -90,9 +91,7 @@ struct CtlCommand: ParsableCommand {
             if json { print(replyLine) }
         } else if let status = reply.status {
             print(Self.describe(status, pid: target.pid))
-        } else if let object = try? JSONSerialization.jsonObject(with: Data(replyLine.utf8)) as? [String: Any],
-            let bells = object["bells"] as? [String: Any]
-        {
+        } else if let bells = AnyJSON(parsing: Array(replyLine.utf8))?["bells"]?.object {
             print(Self.describe(bells: bells, pid: target.pid))
         }
         if let error = reply.error {
@@ -143,7 +142,7 @@ struct CtlCommand: ParsableCommand {
     private static func status(of found: ControlSockets.Found) throws -> SessionStatus? {
         let descriptor = try ControlSockets.connect(found.path)
         defer { close(descriptor) }
-        _ = #"{"command":"status"}"#.appending("\n").withCString {
+        _ = (#"{"command":"status"}"# + "\n").withCString {
             send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL))
         }
         var lines = ControlSockets.LineReader(descriptor: descriptor)
@@ -152,7 +151,7 @@ struct CtlCommand: ParsableCommand {
     }
 
     /// `pause 1h`, `pause until 14:00`, `pause today` (for gong bells) as the request's fields.
-    static func pauseLength(_ words: [String]) throws -> [String: Any] {
+    static func pauseLength(_ words: [String]) throws -> [String: AnyJSON] {
         let allowed = "use a duration such as 1h, until 14:00, or today"
         switch words.count {
         case 1 where words[0] == "today":
@@ -161,12 +160,12 @@ struct CtlCommand: ParsableCommand {
             guard let seconds = DurationText.seconds(words[0]), seconds.isPositive else {
                 throw UsageError("ctl pause \(words[0]): not a duration; \(allowed)")
             }
-            return ["seconds": seconds.doubleValue]
+            return ["seconds": .number(seconds.doubleValue)]
         case 2 where words[0] == "until":
             guard DayBoundary(text: words[1]) != nil else {
                 throw UsageError("ctl pause until \(words[1]): not a time of day; use one such as 14:00")
             }
-            return ["until": words[1]]
+            return ["until": .string(words[1])]
         default:
             throw UsageError("ctl pause \(words.joined(separator: " ")): \(allowed)")
         }
@@ -174,15 +173,15 @@ struct CtlCommand: ParsableCommand {
 
     /// `bells (pid 4242): next 2026-11-26 10:30, 3 rung and 1 skipped today, paused until 14:00;
     /// CPU 2.1 ms waiting, 1210 ms ringing`.
-    static func describe(bells: [String: Any], pid: Int32) -> String {
-        var text = "bells (pid \(pid)): next " + ((bells["next"] as? String) ?? "none")
-        if bells["passingOver"] as? Bool == true { text += " (to be passed over)" }
-        text += ", \((bells["rungToday"] as? Int) ?? 0) rung and \((bells["skippedToday"] as? Int) ?? 0) skipped today"
-        if let until = bells["pausedUntil"] as? String {
+    static func describe(bells: [String: AnyJSON], pid: Int32) -> String {
+        var text = "bells (pid \(pid)): next " + (bells["next"]?.string ?? "none")
+        if bells["passingOver"]?.bool == true { text += " (to be passed over)" }
+        text += ", \(bells["rungToday"]?.int ?? 0) rung and \(bells["skippedToday"]?.int ?? 0) skipped today"
+        if let until = bells["pausedUntil"]?.string {
             text += until == "resume" ? ", paused until gong ctl resume" : ", paused until \(until)"
         }
-        if let waiting = bells["cpuMs"] as? Double, let ringing = bells["ringingCpuMs"] as? Double {
-            text += String(format: "; CPU %.1f ms waiting, %.0f ms ringing", waiting, ringing)
+        if let waiting = bells["cpuMs"]?.double, let ringing = bells["ringingCpuMs"]?.double {
+            text += "; CPU \(Figure.fixed(waiting, 1)) ms waiting, \(Figure.fixed(ringing, 0)) ms ringing"
         }
         return text
     }
@@ -192,6 +191,6 @@ struct CtlCommand: ParsableCommand {
         return
             "\(status.pattern) (pid \(pid)): \(status.state.rawValue), \(status.phase) (phase \(status.phaseIndex + 1)/\(status.phaseCount)\(cycles)), "
             + "\(DurationText.format(seconds: status.elapsedSeconds.rounded(.down))) of \(DurationText.format(seconds: status.plannedSeconds)), "
-            + String(format: "gain %+g dB", status.gainDB)
+            + "gain \(Figure.general(status.gainDB, signed: true)) dB"
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GongCore
 import GongKit
 import GongPractice
@@ -143,34 +143,29 @@ enum HistoryTime {
     /// offset from UTC then.
     static func localTime(_ text: String, flag: String, now: Date = Date()) throws(UsageError) -> (Date, Int) {
         let allowed = "a local time such as \"2026-11-23 07:00\", \"today 07:00\" or \"yesterday 21:30\""
-        let pieces = text.trimmingCharacters(in: .whitespaces).split(whereSeparator: { $0 == " " || $0 == "T" })
+        let pieces = text.trimmingSpaces().split(whereSeparator: { $0 == " " || $0 == "T" })
         guard pieces.count == 2 else { throw UsageError("\(flag) \"\(text)\": not a time; use \(allowed)") }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .current
-        var day: DateComponents
+        let zone = LocalZone.current
+        let nowSecond = Int64(now.timeIntervalSince1970.rounded(.down))
+        let day: (year: Int, month: Int, day: Int)
         switch pieces[0] {
-        case "today": day = calendar.dateComponents([.year, .month, .day], from: now)
-        case "yesterday":
-            day = calendar.dateComponents(
-                [.year, .month, .day], from: now.addingTimeInterval(-Double(DayBoundary.secondsPerDay)))
+        case "today": day = zone.date(at: nowSecond)
+        case "yesterday": day = zone.date(at: nowSecond - Int64(DayBoundary.secondsPerDay))
         default:
             let numbers = pieces[0].split(separator: "-").compactMap { Int($0) }
             guard numbers.count == 3 else { throw UsageError("\(flag) \"\(text)\": not a date; use \(allowed)") }
-            day = DateComponents(year: numbers[0], month: numbers[1], day: numbers[2])
+            day = (numbers[0], numbers[1], numbers[2])
         }
         let clock = pieces[1].split(separator: ":").compactMap { Int($0) }
         guard clock.count == 2, (0..<24).contains(clock[0]), (0..<60).contains(clock[1]) else {
             throw UsageError("\(flag) \"\(text)\": not a time of day; use \(allowed)")
         }
-        day.hour = clock[0]
-        day.minute = clock[1]
         guard
-            calendar.date(from: day).map({ calendar.dateComponents([.year, .month, .day], from: $0) })
-                == DateComponents(year: day.year, month: day.month, day: day.day),
-            let date = calendar.date(from: day)
+            let instant = zone.instant(year: day.year, month: day.month, day: day.day, hour: clock[0], minute: clock[1])
         else { throw UsageError("\(flag) \"\(text)\": no such day; use \(allowed)") }
+        let date = Date(timeIntervalSince1970: Double(instant))
         guard date <= now else { throw UsageError("\(flag) \"\(text)\": is in the future; use \(allowed)") }
-        return (date, TimeZone.current.secondsFromGMT(for: date))
+        return (date, zone.secondsFromGMT(at: instant))
     }
 
     /// `2026-11-01` (local midnight), `7d` or `2w` ago.
@@ -182,12 +177,17 @@ enum HistoryTime {
             return now.addingTimeInterval(-Double(count * (unit == "w" ? 7 : 1) * DayBoundary.secondsPerDay))
         }
         let numbers = text.split(separator: "-").compactMap { Int($0) }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .current
-        guard numbers.count == 3,
-            let date = calendar.date(from: DateComponents(year: numbers[0], month: numbers[1], day: numbers[2]))
+        // A month or day past its end runs on into the next (2026-02-30 is March 2), as it did
+        // when Foundation's Calendar read it.
+        guard numbers.count == 3, abs(numbers[0]) < 1_000_000, abs(numbers[1]) < 12_000_000,
+            abs(numbers[2]) < 400_000_000
         else { throw UsageError("\(flag) \(text): not a date; use \(allowed)") }
-        return date
+        let months = numbers[0] * 12 + numbers[1] - 1
+        let year = months >= 0 ? months / 12 : (months - 11) / 12
+        let firstOfMonth = CivilDate.day(year: year, month: months - year * 12 + 1, day: 1) ?? 0
+        let midnight = LocalZone.current.instant(
+            day: firstOfMonth + numbers[2] - 1, wallSecond: 0, gap: .movedForward)
+        return Date(timeIntervalSince1970: Double(midnight))
     }
 }
 
@@ -213,9 +213,9 @@ enum HistoryTable {
             let cells = row.indices.map { column in
                 column >= 2 && column != 4 && column != 7
                     ? String(repeating: " ", count: widths[column] - row[column].count) + row[column]
-                    : row[column].padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    : row[column].padded(to: widths[column])
             }
-            Swift.print(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+            Swift.print(cells.joined(separator: "  ").trimmingSpaces())
         }
     }
 }

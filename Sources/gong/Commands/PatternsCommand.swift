@@ -1,6 +1,7 @@
 import ArgumentParser
 import GongCore
 import GongKit
+import GongPractice
 
 /// The flags a built-in pattern is meant to be changed with, by its name: said after its summary
 /// in the list (GongCore's summaries name no flags).
@@ -27,7 +28,7 @@ struct PatternsCommand: ParsableCommand {
             let catalog = PatternCatalog(extraDirectories: (try? loadConfig())?.patternDirectories.value ?? [])
             let width = (BuiltInPatterns.all.map(\.name) + catalog.userPatternNames()).map(\.count).max() ?? 10
             for pattern in BuiltInPatterns.all {
-                print(pattern.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + listed(pattern))
+                print(pattern.name.padded(to: width + 2) + listed(pattern))
             }
             let user = catalog.userPatternNames()
             if !user.isEmpty {
@@ -36,7 +37,7 @@ struct PatternsCommand: ParsableCommand {
                     let summary =
                         (try? catalog.pattern(named: name).summary)
                         ?? "(cannot be read: run gong patterns show \(name))"
-                    print(name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + summary)
+                    print(name.padded(to: width + 2) + summary)
                 }
             }
         }
@@ -86,7 +87,7 @@ enum PatternDescription {
         let totalShares = pattern.phases.reduce(0.0) { $0 + $1.length.doubleValue }
         lines.append("  phases:")
         for phase in pattern.phases {
-            var text = "    \(phase.name)".padding(toLength: 18, withPad: " ", startingAt: 0)
+            var text = "    \(phase.name)".padded(to: 18)
             if let pace = pattern.pace, !pace.isRamp {
                 text +=
                     "\(DurationText.format(seconds: phase.length.doubleValue / totalShares * 60 / pace.from.doubleValue)) (share \(DurationText.format(phase.length).dropLast()))"

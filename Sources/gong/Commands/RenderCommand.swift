@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import GongAudio
 import GongCore
 import GongKit
 
@@ -129,7 +130,7 @@ struct RenderCommand: ParsableCommand {
               \(report.cues.count) cues, \(late == 0 ? "every one on its scheduled frame" : "latest \(late) frames late"); \
             \(summary.cyclesCompleted) of \(summary.plannedCycles) cycles
               planned \(DurationText.format(seconds: summary.plannedSeconds)), then \(DurationText.format(seconds: ringOut)) of ring-out; \
-            rendered in \(String(format: "%.2f", report.elapsedSeconds)) s (\(Int(speed))× real time)\(seed)
+            rendered in \(Figure.fixed(report.elapsedSeconds, 2)) s (\(Int(speed))× real time)\(seed)
             """
     }
 }

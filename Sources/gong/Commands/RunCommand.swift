@@ -1,6 +1,7 @@
 import ArgumentParser
 import GongCore
 import GongKit
+import GongPractice
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GongCore
 import GongKit
 
 struct SoundsCommand: ParsableCommand {
@@ -26,7 +27,7 @@ struct SoundsCommand: ParsableCommand {
         for place in used { print("from " + describe(place)) }
         let width = available.map(\.name.count).max() ?? 8
         for sound in available {
-            print(sound.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + sound.path)
+            print(sound.name.padded(to: width + 2) + sound.path)
         }
     }
 }

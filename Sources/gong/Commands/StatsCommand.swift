@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import GongAudio
 import GongCore
 import GongKit
 import GongPractice
@@ -70,15 +71,12 @@ struct StatsCommand: ParsableCommand {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                var object = try JSONSerialization.jsonObject(with: try encoder.encode(stats)) as? [String: Any] ?? [:]
+                var object = AnyJSON(parsing: try encoder.encode(stats))?.object ?? [:]
                 if !showStreaks {
                     object["currentStreak"] = nil
                     object["longestStreak"] = nil
                 }
-                print(
-                    String(
-                        decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
-                        as: UTF8.self))
+                print(AnyJSON.object(object).text())
                 return
             }
             print(Self.text(stats, showStreaks: showStreaks).joined(separator: "\n"))
@@ -91,7 +89,7 @@ struct StatsCommand: ParsableCommand {
     private func showBells(on text: String) throws {
         let now = Date()
         let today = Int(
-            ((now.timeIntervalSince1970 + Double(TimeZone.current.secondsFromGMT(for: now)))
+            ((now.timeIntervalSince1970 + Double(LocalZone.current.secondsFromGMT(for: now)))
                 / Double(DayBoundary.secondsPerDay)).rounded(.down))
         let parts = text.split(separator: "-").compactMap { Int($0) }
         let number: Int? =
@@ -117,7 +115,7 @@ struct StatsCommand: ParsableCommand {
         for record in records {
             var line = "  \(record.time)  \(record.outcome)"
             if let reason = record.reason { line += ": " + reason }
-            if let off = record.offMs { line += String(format: " (heard %+.1f ms from its second)", off) }
+            if let off = record.offMs { line += " (heard \(Figure.fixed(off, 1, signed: true)) ms from its second)" }
             if record.number == 0 { line += " (gong ctl ring)" }
             print(line)
         }
@@ -130,7 +128,7 @@ struct StatsCommand: ParsableCommand {
         let width = stats.patterns.map(\.pattern.count).max() ?? 0
         for pattern in stats.patterns {
             lines.append(
-                "  " + pattern.pattern.padding(toLength: width, withPad: " ", startingAt: 0)
+                "  " + pattern.pattern.padded(to: width)
                     + "  \(sessions(pattern.sessions)), \(minutes(pattern.minutes))")
         }
         if showStreaks {

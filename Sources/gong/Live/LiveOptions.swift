@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import GongAudio
 import GongCore
 import GongKit
 import GongPractice

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import GongCore
 import GongKit
@@ -310,7 +310,7 @@ enum InputThread {
     static func start(
         signals: Int32, keys: Int32?, control: Int32?, to feed: AsyncStream<LivePlayer.Input>.Continuation
     ) {
-        let thread = Thread {
+        DetachedThread.start(name: "gong input") {
             var watchKeys = keys
             var watchControl = control
             var line = ControlLines()
@@ -345,8 +345,6 @@ enum InputThread {
                 }
             }
         }
-        thread.name = "gong input"
-        thread.start()
     }
 }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GongCore
 import GongKit
 
@@ -11,7 +11,7 @@ enum NoticeFormat {
         switch event.kind {
         case .started(_, let device, let rate, let channels, let format, let latency):
             text =
-                "playing on \(device): \(rate) Hz, \(channels == 1 ? "mono" : "stereo"), \(format), \(String(format: "%.1f", latency)) ms latency"
+                "playing on \(device): \(rate) Hz, \(channels == 1 ? "mono" : "stereo"), \(format), \(Figure.fixed(latency, 1)) ms latency"
         case .firstFrameAudible, .finished:
             return nil
         case .phaseBegan(let name, let cycle, let count, let length):
@@ -24,10 +24,10 @@ enum NoticeFormat {
         case .resumed: text = "resumed"
         case .skipped(let seconds): text = "skipped \(DurationText.format(seconds: seconds))"
         case .stopping: text = "stopping: the end cue rings out"
-        case .gainChanged(let decibels): text = "volume \(String(format: "%+g", decibels)) dB"
+        case .gainChanged(let decibels): text = "volume \(Figure.general(decibels, signed: true)) dB"
         case .xrun(let lost, let stopped) where stopped > 0 && lost == 0:
             text =
-                "xrun: the audio server's clock stood still for \(String(format: "%.1f", stopped * 1000)) ms;"
+                "xrun: the audio server's clock stood still for \(Figure.fixed(stopped * 1000, 1)) ms;"
                 + " no frame lost, later cues on their frames, heard that much later"
         case .xrun(let lost, _): text = "xrun: \(lost) frames lost, recovered; later cues stay on schedule"
         case .suspendRecovered(let paused):
@@ -70,12 +70,10 @@ enum NoticeFormat {
             let count = timing.intervals
             var heard =
                 "  heard (device clock): \(count) interval\(count == 1 ? "" : "s") between cues, "
-                + String(
-                    format: "within %.3f ms of schedule (mean %.3f ms)", timing.maxDeviationMs, timing.meanDeviationMs)
+                + "within \(Figure.fixed(timing.maxDeviationMs, 3)) ms of schedule (mean \(Figure.fixed(timing.meanDeviationMs, 3)) ms)"
             if let ppm = timing.deviceClockPPM, let jitter = timing.maxJitterMs {
-                heard += String(
-                    format: "; the device runs %+.0f ppm against the system clock, and at its own rate within %.3f ms",
-                    ppm, jitter)
+                heard +=
+                    "; the device runs \(Figure.fixed(ppm, 0, signed: true)) ppm against the system clock, and at its own rate within \(Figure.fixed(jitter, 3)) ms"
             }
             lines.append(heard)
         }
@@ -91,20 +89,17 @@ enum NoticeFormat {
     static func heard(_ report: SessionReport) -> String {
         switch report.heard {
         case .onFrame(let jitter):
-            return String(format: "every one heard on its frame (by the device's clock, within %.3f ms)", jitter)
+            return "every one heard on its frame (by the device's clock, within \(Figure.fixed(jitter, 3)) ms)"
         case .offFrame(let count, let worst):
             var text = "\(count) heard off their frames, the worst by \(worst) frames"
             if let ppm = report.timing?.deviceClockPPM, abs(ppm) > CueTiming.plausiblePPM {
-                text += String(
-                    format: "; the device clock measured %+.0f ppm, which no device runs at: audio was lost unreported",
-                    ppm)
+                text +=
+                    "; the device clock measured \(Figure.fixed(ppm, 0, signed: true)) ppm, which no device runs at: audio was lost unreported"
             }
             return text
         case .roughReports(let jitter):
-            return String(
-                format:
-                    "each heard within %.1f ms of its frame: the device's timing reports vary by that much, too much to confirm the frame",
-                jitter)
+            return
+                "each heard within \(Figure.fixed(jitter, 1)) ms of its frame: the device's timing reports vary by that much, too much to confirm the frame"
         case .audioLost:
             var parts: [String] = []
             if report.xruns > 0 {
@@ -141,8 +136,6 @@ enum NoticeFormat {
     }
 
     private static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        Date.ISO8601FormatStyle().format(date)
     }
 }
