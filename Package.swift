@@ -107,7 +107,7 @@ let package = Package(
 // Not GongAudio: nothing it depends on imports Foundation, and its C libraries' headers each
 // define the C library's own types (timespec), which Clang hands to whichever of them it reads
 // first, differently in a debug and a release build.
-let shipped: Set = ["GongCore", "GongKit", "GongPractice", "GongBench", "GongABI", "GongTerminal", "gong"]
+let shipped: Set = ["GongCore", "GongSQLite", "GongKit", "GongPractice", "GongBench", "GongABI", "GongTerminal", "gong"]
 for target in package.targets where shipped.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
 }
