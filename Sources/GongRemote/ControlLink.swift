@@ -27,7 +27,10 @@ enum ControlLink {
         connecting.assumeIsolated().whenComplete { result in
             switch result {
             case .success(let channel):
+                // The reply may have come already (connecting completes after the first read).
+                guard !loopBound.value.answered else { return }
                 let timeout = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) {
+                    guard !loopBound.value.answered else { return }
                     loopBound.value.giveUp()
                     channel.close(promise: nil)
                 }
@@ -66,6 +69,7 @@ final class ControlLineHandler: ChannelInboundHandler {
     private let more: ((String) -> Void)?
     private var ended: (() -> Void)?
     var timeout: Scheduled<Void>?
+    var answered: Bool { reply == nil }
 
     init(line: String, reply: @escaping (String?) -> Void, more: ((String) -> Void)?, ended: (() -> Void)?) {
         self.line = line

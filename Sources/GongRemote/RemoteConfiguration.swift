@@ -19,6 +19,9 @@ public struct RemoteConfiguration: Sendable {
     /// More names this box answers to (besides its host name, `localhost` and its addresses).
     public var extraHostNames: [String] = []
     public var limits = Limits()
+    /// Variables set for the sessions it starts, over its own environment. `XDG_RUNTIME_DIR` is
+    /// set besides so a session's socket lands in `controlDirectory`, where the remote looks.
+    public var sessionEnvironment: [String: String] = [:]
 
     public struct Limits: Sendable {
         /// A request's head and body together; a longer one is answered 413 and the connection closed.

@@ -208,6 +208,9 @@ public final class RemoteHub: @unchecked Sendable {
             sessionCommand(String(command.dropFirst("/api/session/".count)), request, by: device, reply)
         case (.GET, "/api/bells"):
             bellsCommand(#"{"command":"status"}"#, action: nil, by: device, reply)
+        case (.GET, "/api/bells/plan"):
+            let day = request.query["day"].map { #","day":\#(JSONText.string($0))"# } ?? ""
+            bellsCommand(#"{"command":"plan"\#(day)}"#, action: nil, by: device, reply)
         case (.POST, let command) where command.hasPrefix("/api/bells/"):
             bellsAction(String(command.dropFirst("/api/bells/".count)), request.body, by: device, reply)
         case (.GET, "/api/history"):
@@ -311,7 +314,7 @@ public final class RemoteHub: @unchecked Sendable {
             }
             probing.remove(pid)
             if reply.contains(#""bells":"#) {
-                bellsPath = path
+                subscribeToBells(pid: pid, path: path)
             } else if reply.contains(#""status":"#) {
                 subscribe(pid: pid, path: path)
             }
@@ -327,12 +330,32 @@ public final class RemoteHub: @unchecked Sendable {
                 if reply != nil { pushStatus(pid: pid) }
             },
             more: { [self] event in
-                broadcast(#"{"type":"event","pid":\#(pid),"event":\#(event)}"#)
+                // `audible` in an event is on CLOCK_MONOTONIC: the offset puts it on the wall clock
+                // the phones learn their own offset from.
+                broadcast(
+                    #"{"type":"event","pid":\#(pid),"event":\#(event),"wallMinusMonotonicMs":\#(Self.wallMinusMonotonicMs())}"#
+                )
                 pushStatus(pid: pid)
             },
             ended: { [self] in
                 sessions[pid] = nil
                 broadcast(#"{"type":"ended","pid":\#(pid)}"#)
+            })
+    }
+
+    /// `gong bells`' changes and bells as they happen, passed on to every phone.
+    private func subscribeToBells(pid: Int32, path: String) {
+        bellsPath = path
+        ControlLink.request(
+            #"{"command":"subscribe","id":"remote"}"#, to: path, loop: loop,
+            seconds: configuration.limits.controlSeconds,
+            reply: { _ in },
+            more: { [self] event in broadcast(#"{"type":"bells","event":\#(event),"serverMs":\#(Self.nowMs())}"#) },
+            ended: { [self] in
+                if bellsPath == path, kill(pid, 0) != 0 {
+                    bellsPath = nil
+                    broadcast(#"{"type":"bells","event":null,"serverMs":\#(Self.nowMs())}"#)
+                }
             })
     }
 
@@ -450,7 +473,11 @@ public final class RemoteHub: @unchecked Sendable {
             arguments += [flag, value]
         }
         if start.open == true { arguments.append("--open") }
-        switch Self.spawnDetached(configuration.gongExecutable, arguments) {
+        var environment = configuration.sessionEnvironment
+        if configuration.controlDirectory.hasSuffix("/gong") {
+            environment["XDG_RUNTIME_DIR"] = String(configuration.controlDirectory.dropLast(5))
+        }
+        switch Self.spawnDetached(configuration.gongExecutable, arguments, environment: environment) {
         case .success(let pid):
             broadcast(
                 #"{"type":"change","by":\#(JSONText.string(device.name)),"action":"start","pid":\#(pid),"serverMs":\#(Self.nowMs())}"#
@@ -463,7 +490,9 @@ public final class RemoteHub: @unchecked Sendable {
 
     /// posix_spawn in a new session (setsid) with SIGCHLD's default restored in the child, its
     /// output to /dev/null: the remote neither waits for it nor takes it down when it dies.
-    static func spawnDetached(_ executable: String, _ arguments: [String]) -> Result<Int32, SpawnError> {
+    static func spawnDetached(_ executable: String, _ arguments: [String], environment: [String: String])
+        -> Result<Int32, SpawnError>
+    {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -482,8 +511,17 @@ public final class RemoteHub: @unchecked Sendable {
         }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        var inherited: [String] = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if !environment.keys.contains(where: { text.hasPrefix($0 + "=") }) { inherited.append(text) }
+            entry += 1
+        }
+        let envp = (inherited + environment.map { "\($0.key)=\($0.value)" }).map { strdup($0) } + [nil]
+        defer { envp.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard result == 0 else { return .failure(SpawnError(code: result)) }
         return .success(pid)
     }
@@ -664,6 +702,14 @@ public final class RemoteHub: @unchecked Sendable {
     }
 
     static func now() -> Int64 { Int64(time(nil)) }
+
+    static func wallMinusMonotonicMs() -> Double {
+        var wall = timespec()
+        var monotonic = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        clock_gettime(CLOCK_REALTIME, &wall)
+        return Double(wall.tv_sec - monotonic.tv_sec) * 1000 + Double(wall.tv_nsec - monotonic.tv_nsec) / 1e6
+    }
 
     static func nowMs() -> Int64 {
         var spec = timespec()
