@@ -22,6 +22,4 @@ enum RemotePage {
         <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="14" fill="#101010"/>\
         <circle cx="32" cy="32" r="19" fill="none" stroke="#d9b35b" stroke-width="5"/><circle cx="32" cy="32" r="6" fill="#d9b35b"/></svg>
         """
-
-    static let html = "<!doctype html><title>gong</title>"
 }

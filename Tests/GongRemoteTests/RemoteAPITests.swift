@@ -27,7 +27,8 @@ final class RemoteWorld {
     init() {
         var template = Array("/tmp/gong-remote-api-XXXXXX".utf8CString)
         root = String(cString: mkdtemp(&template))
-        store = RemoteStore(directory: root + "/state/remote")
+        // Where `gong remote pair` with this XDG_STATE_HOME writes its codes.
+        store = RemoteStore(directory: root + "/state/gong/remote")
         for directory in [root + "/run", control, root + "/data", root + "/home"] { mkdir(directory, 0o700) }
     }
 
