@@ -5,7 +5,7 @@
 # from binaries `make dist` built first with the Swift runtime linked in (.build/static/release:
 # gong, libGongABI.so, and argument-parser's generate-manual). lintian's verdict on the .deb goes to
 # out/dist/lintian.txt: it must find no error or warning but those overridden, with reasons, in
-# packaging/debian/lintian-overrides; the informational tags left are explained in README.md.
+# packaging/debian/lintian-overrides; the informational tags left are explained in docs/install.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILT=${BUILT:-.build/static/release}
@@ -125,7 +125,7 @@ dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
 
 # lintian reads the package as a Debian maintainer would: any error or warning fails the build,
 # but those overridden in packaging/debian/lintian-overrides (each with its reason); the
-# informational tags left are explained in README.md (Install).
+# informational tags left are explained in docs/install.md.
 # (--show-overrides lists the overridden as O:, and makes them count for --fail-on: read E: and W:.)
 lintian --info --display-info --show-overrides --fail-on none "$deb" >"$OUT/lintian.txt" 2>&1 ||
   { cat "$OUT/lintian.txt" >&2; echo "dist: lintian could not run" >&2; exit 1; }

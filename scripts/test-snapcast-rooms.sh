@@ -80,8 +80,8 @@ port = $control_port
 [http]
 enabled = false
 CONF
-# snapserver and the snapclients run at nice -10, as gong's own audio thread does and as README
-# "Many rooms" has the server run beside gong: at the default nice, two busy loops starved the
+# snapserver and the snapclients run at nice -10, as gong's own audio thread does and as
+# docs/rooms.md has the server run beside gong: at the default nice, two busy loops starved the
 # server for 221 ms in one run of three; it then stamps its stream afresh ("resync") and every
 # room skips, which is the server's loss, not gong's. (The clients stand for Raspberry Pis of
 # their own, which no busy loop of this machine's would reach.)

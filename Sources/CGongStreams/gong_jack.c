@@ -13,11 +13,11 @@
 // Time: each cycle's frames are placed by when the callback woke, not by JACK's DLL. The frame
 // time says which cycle runs and the wake-up when: a callback wakes at its cycle's start or after
 // it, never before, so the earliest of a second's wake-ups, less their frame times, is the
-// moment frame 0 was played (gong's device clock takes the earliest of its reports). jack2's DLL
-// was the first source here; after its driver started its timeline again it rang for seconds
-// (placing frames 2 to 18 ms from where they were, against a true step of 15.35 ms) and called an
-// exact cue 218 frames off its frame. Its clock is also not necessarily CLOCK_MONOTONIC (jack2
-// 1.9.21 reads CLOCK_MONOTONIC_RAW, 247 ms apart on a VM here); the wake-up is read on gong's.
+// moment frame 0 was played (gong's device clock takes the earliest of its reports). Not jack2's
+// DLL: after its driver starts its timeline again the filter rings for seconds, misplacing frames
+// by milliseconds either way, and an exact cue read by it looks off its frame (bench/RESULTS.md,
+// "JACK"). Its clock is also not necessarily CLOCK_MONOTONIC (jack2 reads CLOCK_MONOTONIC_RAW);
+// the wake-up is read on gong's.
 
 #include "gong_jack.h"
 #include "gong_handoff_callback.h"
@@ -87,8 +87,7 @@ static void quiet_jack(void) {
 #define GONG_JACK_STOP_CYCLES 16
 /// A clock that begins a cycle less than this after its prediction has not restarted: a stop
 /// shorter than the cues' tolerance is left to the device clock, which follows it within two
-/// seconds (jack2 and PipeWire's JACK both begin each cycle exactly where predicted: seen 1 498
-/// cycles of 1 498 on PipeWire's).
+/// seconds (jack2 and PipeWire's JACK both begin each cycle exactly where predicted otherwise).
 #define GONG_JACK_RESTART_FLOOR_USECS 1000
 /// A stop measured shorter than this is a wake-up's jitter, not told.
 #define GONG_JACK_STOP_FLOOR_NS 50000
@@ -102,8 +101,8 @@ static int64_t frames_ns(uint64_t frames, uint32_t rate) {
 /// exactly where its filter said (`next_usecs`), unless its driver started its timeline again:
 /// the dummy driver, woken more than a period late, counts its cycles afresh from then (jack2's
 /// "JackTimedDriver::Process XRun"). No frame is skipped, so no cycle shows as missed, but every
-/// frame from then on is heard later by as much: the server lost that much time (16.6 ms seen
-/// here under load). A late client does not move it (18 clients' xruns seen, none did).
+/// frame from then on is heard later by as much: the server lost that much time. A late client
+/// does not move it; only the driver's own lateness does.
 static int clock_restarted(struct gong_jack_stream *self, uint32_t missed) {
     jack_nframes_t current_frames;
     jack_time_t current_usecs, next_usecs;
@@ -120,8 +119,8 @@ static int clock_restarted(struct gong_jack_stream *self, uint32_t missed) {
 
 /// Takes this cycle's wake-up (`now`, frame time `frame_time`) into the earliest origin, and
 /// measures a clock stop: the earliest origin of the cycles after it less the earliest before.
-/// The cycle that saw the restart woke late itself (the DLL's own step there was 20.5 ms against
-/// a true 15.35), so the stop is told once GONG_JACK_STOP_CYCLES cycles have placed it.
+/// The cycle that saw the restart woke late itself, so its own wake-up overstates the stop: the
+/// stop is told once GONG_JACK_STOP_CYCLES cycles have placed it.
 static void track_origin(struct gong_jack_stream *self, int64_t now, jack_nframes_t frame_time, int restarted) {
     if (self->position_known)
         self->position += (uint64_t)(int64_t)(int32_t)(frame_time - (uint32_t)self->position);

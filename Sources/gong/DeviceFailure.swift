@@ -27,7 +27,7 @@ func describe(
             + " with --device"
     case (.snapcast, .noServer):
         sentence =
-            "no snapserver answered\(server)\(said); start snapserver with this source (README: Many rooms), or name"
+            "no snapserver answered\(server)\(said); start snapserver with this source (docs/rooms.md), or name"
             + " its control with ?control=HOST:PORT"
     case (.alsa, .noServer):
         sentence = "no sound server answered\(said); start one, or choose another device with --device"
@@ -38,7 +38,7 @@ func describe(
     case (_, .noSuchDevice):
         sentence = (error.detail.isEmpty ? "no such device" : error.detail) + "; 'gong devices' lists them"
     case (.snapcast, .busy):
-        sentence = error.detail + "; wait for it to end, or give gong a stream of its own (README: Many rooms)"
+        sentence = error.detail + "; wait for it to end, or give gong a stream of its own (docs/rooms.md)"
     case (_, .busy):
         sentence = "device busy: another program is using it; end it, or choose another device with --device"
     case (_, .permissionDenied):

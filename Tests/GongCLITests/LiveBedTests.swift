@@ -93,8 +93,8 @@ extension LivePulseTests {
         #expect(result.status == 0, "\(result.stderr)")
         let events = GongEvents(result.stdout)
         let finished = try #require(events.finished, "\(result.stdout)")
-        // The null sink may skip a stretch of its clock when the machine starves its thread (once
-        // in a run with two busy loops, 826 frames): its monitor records none of it, gong's stream
+        // The null sink may skip a stretch of its clock when the machine starves its thread (seen
+        // with two busy loops beside it): its monitor records none of it, gong's stream
         // loses that much of the sink's time, and gong tells it to the frame and moves its session
         // on by as much, so every later cue keeps its time on the sink's clock. Each loss must be
         // told, and the recording must agree with it to the frame (`judgeBed`).

@@ -8,14 +8,14 @@ extension LivePulseTests {
     /// Each bell is heard on its second: gong says so by the device's clock (`offMs`, within
     /// 1 ms), and the recording agrees — each onset is as far from the next on the sink's clock as
     /// gong says they were heard on CLOCK_MONOTONIC, within a millisecond and the sink's own
-    /// drift. That drift is the sink's, not gong's: PipeWire's null sink kept CLOCK_MONOTONIC to
-    /// the frame over the minute (0 and 1 frame in six runs), PulseAudio's ran 170-244 ppm
-    /// fast (490-704 frames); a sound card's crystal is within 100 ppm, and 500 are allowed.
+    /// drift. That drift is the sink's, not gong's: the test rig's null sinks run from none to a
+    /// few hundred ppm fast (bench/RESULTS.md, "Bells through the day"); a sound card's crystal
+    /// is within 100 ppm, and 500 are allowed.
     /// The interval is not held to exactly 60 s: bells follow the wall clock, which NTP may slew.
     ///
     /// Each bell is its own stream, opened 3 s ahead: a stream's first frame is heard a little
-    /// after it starts (1-2 ms through PulseAudio, which put bells that much late before the
-    /// session was moved on by it). About three minutes each.
+    /// after it starts, and the session is moved on by as much once the device says so, or every
+    /// bell would be that much late. About three minutes each.
     /// How far a null sink's clock may run from CLOCK_MONOTONIC, as a fraction.
     static let sinkDriftAllowed = 500e-6
     /// Three bells, two intervals, as the issue asks.

@@ -102,9 +102,9 @@ enum JackServer {
     /// cycle) good enough to say so. gong plays into the tap and the dummy driver's playback port
     /// at once, so the port latency it reads is the driver's (512 frames).
     ///
-    /// A busy machine may make JACK run a cycle without gong (seen with two busy loops: four in a
-    /// minute). gong must then have counted it to the frame and moved its timeline on by it, so
-    /// that the cues after it still land on their frames of the server's clock; and it says
+    /// A busy machine may make JACK run a cycle without gong (two busy loops do, now and then).
+    /// gong must then have counted it to the frame and moved its timeline on by it, so that the
+    /// cues after it still land on their frames of the server's clock; and it says
     /// `audioLost`, never that every cue was on its frame. An onset right after a cycle the tap
     /// missed cannot be placed (it may have begun inside it); at most two such are allowed. Nor can
     /// one whose first frames gong lost (it is cut, or heard late: what `audioLost` warns of).
@@ -143,11 +143,10 @@ enum JackServer {
             "intervals \(intervals), gong lost \(events.losses), the tap missed \(recording.missedFrames) frames; gong's account: \(finished)"
         )
         // Exact, and gong says so — as `onFrame`, or as `roughReports` when jack2's dummy driver
-        // woke late and its clock wobbled by more than a millisecond (seen once in an idle clean
-        // run on 2026-11-25): reports that rough cannot confirm the frame, and gong says that
-        // rather than claim it. A driver woken over a period late stops the server's clock (a
-        // loaded clean run on 2026-11-26: 4.5 ms, and gong then called a cue on its frame 218
-        // frames off): that is told as an xrun of no frames, and the verdict is `audioLost`.
+        // woke late and its clock wobbled by more than a millisecond: reports that rough cannot
+        // confirm the frame, and gong says that rather than claim it. A driver woken over a period
+        // late stops the server's clock (bench/RESULTS.md, "JACK"): that is told as an xrun of no
+        // frames, and the verdict is `audioLost`.
         let verdict = finished["heard"] as? String
         if events.losses.isEmpty {
             #expect(verdict == "onFrame" || verdict == "roughReports", "\(finished)")
@@ -235,9 +234,9 @@ enum JackServer {
                 && intervals.filter { $0 == nil }.count <= 1,
             "intervals \(intervals), gong lost \(events.losses), the tap missed \(recording.missedFrames) frames; gong's account \(finished)"
         )
-        // The server's clock may also stop by itself (an idle clean run on 2026-11-26 told a
-        // 4.8 ms stop besides the 52.4 ms one): gong tells it too, but where it fell cannot be
-        // told apart from this stop's neighbourhood here, so it is slack, not expected.
+        // The server's clock may also stop by itself, idle too, besides the stop made here: gong
+        // tells it too, but where it fell cannot be told apart from this stop's neighbourhood
+        // here, so it is slack, not expected.
         let audible = events.all("cue").compactMap { $0["audible"] as? Double }
         let audibleAcross = audible.count == 6 ? audible[2] - audible[1] : 0
         let others = (stops.reduce(0, +) - stoppedMs) / 1000
@@ -467,12 +466,11 @@ enum JackServer {
         let elapsed = MonotonicTime.now().seconds - start.seconds
         let least = 3 - configuration.latencySeconds - 0.02
         #expect(elapsed > least && elapsed < 3.2, "3 s of frames took \(elapsed) s (at least \(least) s)")
-        // Nearly every report places frame 0 at the same moment: idle within 0.1 ms of the
-        // others (typically 0.03 ms in all), printed below. Under load not so: with two busy loops
-        // beside it, jack2's dummy driver wakes late and its clock (a DLL) moves by milliseconds
-        // before it settles — once only 1 of 16 reports were within 0.1 ms, up to 4.8 ms apart
-        // in other runs — the server's own doing, which the device clock rides out (it takes the
-        // median of its last 15 reports, and the losses JACK's frame times count).
+        // Nearly every report places frame 0 at the same moment when idle (the spread is printed
+        // below). Under load not so: with two busy loops beside it, jack2's dummy driver wakes
+        // late and its clock (a DLL) moves by milliseconds before it settles (bench/RESULTS.md,
+        // "JACK") — the server's own doing, which the device clock rides out (it takes the median
+        // of its last 15 reports, and the losses JACK's frame times count).
         // What is asserted is what holds on a busy machine: nine in ten within 5 ms. A report
         // carried to CLOCK_MONOTONIC from the wrong clock is caught above (`beyond`), 11 108
         // frames off here.
@@ -526,11 +524,10 @@ enum JackServer {
         #expect(result.status == 0, "\(result.stderr)")
         let events = GongEvents(result.stdout)
         let finished = try #require(events.finished, "\(result.stdout)")
-        // PipeWire's JACK runs cycles without gong now and then (8 of 256 frames in 30 s of an
-        // idle clean run, 2026-11-25): gong counts each to the frame and says `audioLost`, and
-        // every recorded interval is still the schedule (or, where the graph skipped the cycles
-        // for the recorder too, the schedule less exactly what gong told it lost), never claimed
-        // as on its frame.
+        // PipeWire's JACK runs cycles without gong now and then, idle too: gong counts each to
+        // the frame and says `audioLost`, and every recorded interval is still the schedule (or,
+        // where the graph skipped the cycles for the recorder too, the schedule less exactly what
+        // gong told it lost), never claimed as on its frame.
         let xruns = finished["xruns"] as? Int ?? -1
         #expect(finished["cycles"] as? Int == 10 && xruns == events.losses.count, "\(finished)")
         let heard = onsets(in: recording)

@@ -14,8 +14,8 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
     /// Whether a sound heard `frames` off where it should be is a slip the server makes
     /// unasked and untold, which no client can prevent: none on PulseAudio; on PipeWire 0.3.65
-    /// one or two whole quanta (256 frames), seen in one 10-minute run idle and one minute's run
-    /// with two busy loops beside it (README, "Latency"). gong must then not claim the frame.
+    /// one or two whole quanta (256 frames), idle or loaded (bench/RESULTS.md, "Latency"). gong
+    /// must then not claim the frame.
     func isServersOwnSlip(frames: Int) -> Bool {
         self == .pipeWire && frames != 0 && frames % 256 == 0 && abs(frames) <= 512
     }
@@ -399,9 +399,9 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         let events = GongEvents(result.stdout)
         let finished = try #require(events.finished, "\(result.stdout)")
         #expect(finished["cycles"] as? Int == 20 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
-        // PipeWire's own stream counts every cycle the graph ran without it, to the frame (two
-        // busy loops made one in a minute; an idle clean run once three, 1 280 frames), moves on
-        // by exactly that and renders again what it had written after, and says audio was lost.
+        // PipeWire's own stream counts every cycle the graph ran without it, to the frame (a busy
+        // machine makes some, an idle one now and then too), moves on by exactly that and renders
+        // again what it had written after, and says audio was lost.
         // Every other route must lose nothing.
         let losesCounted = route == .pipeWireStream && !events.losses.isEmpty
         #expect(
@@ -525,8 +525,8 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// the graph runs at a large quantum (2048 frames on the rig) and the server's timing reports
     /// are up to that stale. A minute of woodblocks 3 s apart: every recorded interval exact, no
     /// xrun, and gong says `onFrame` or, as its reports cannot confirm the frame,
-    /// `roughReports` — never `audioLost`. (It used to take the stale reports for audio lost:
-    /// about 9 xruns in 30 s, the session moved on by each, 8 of 9 intervals ~1400 frames short.)
+    /// `roughReports` — never `audioLost`: stale reports read as tightly as PulseAudio's look like
+    /// audio lost, and would move the session on and put the cues after early (`PulseReportAge`).
     @Test func aMinuteThroughPipeWirePulseAtRestLosesNothing() throws {
         let (intervals, events) = try Self.minuteOnPipeWireAtRest(device: "pulse:gong_rest")
         let finished = try #require(events.finished)

@@ -196,7 +196,7 @@ import Testing
 
     /// The device-loss policy is the machine's: the renderer is paused where the loss broke in
     /// before the device is closed and opened again, and the attempts back off from 100 ms,
-    /// doubling, to 5 s, as README promises.
+    /// doubling, to 5 s, as docs/sessions.md promises.
     @Test func aLostDeviceIsPausedClosedAndReopenedWithTheMachinesBackoff() throws {
         var machine = try Self.machine(at: .active)
         let effects = try machine.handle(Self.lostDevice)

@@ -340,15 +340,15 @@ import Testing
         }
     }
 
-    @Test func theREADMEDocumentsEveryType() throws {
-        let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
+    @Test func theEmbeddingGuideDocumentsEveryType() throws {
+        let guide = try String(contentsOfFile: packageRoot + "/docs/embedding.md", encoding: .utf8)
         for type in SessionEvent.allTypes {
-            #expect(readme.contains("| `\(type)` |"), "README's event table has a row for \(type)")
+            #expect(guide.contains("| `\(type)` |"), "docs/embedding.md's event table has a row for \(type)")
         }
     }
 }
 
-/// The repository's root, where README.md is.
+/// The repository's root, where README.md and docs/ are.
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
 

@@ -277,7 +277,7 @@ import Testing
             try holder.run()
             // With a busy timeout of its own: its BEGIN may come while a probe below holds the
             // lock for a moment, and without one it would fail at once, hold nothing, and leave
-            // every probe succeeding (a loaded clean run waited out the minute so, on 2026-11-26).
+            // every probe succeeding (the test would then wait out the whole minute for nothing).
             input.fileHandleForWriting.write(Data(".timeout 60000\nBEGIN IMMEDIATE;\n".utf8))
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {

@@ -171,12 +171,10 @@ public struct PCMRequest: Sendable, Equatable {
 ///
 /// A cue lands on its frame at any latency (the buffer only delays when it is heard, and the
 /// engine knows by how much), so the default is chosen to survive a busy machine and to cost
-/// little, not for a low number. Measured through PulseAudio 16.1 and PipeWire 0.3.65 on a
-/// 2-core machine with two busy loops beside it (bench/exactness.py): 16 ms ran dry up to 9
-/// times in 30 s and put heard intervals up to 419 frames off; 100, 150 and 200 ms ran clean.
-/// What it costs is wake-ups: a 2-minute two-phase through PulseAudio took gong 0.32–0.35 s of
-/// CPU at 150 ms in periods of 50 ms, 0.16–0.18 s at 500 ms in four periods (aplay at its own
-/// 500 ms default: 0.22–0.23 s; through PipeWire 0.20–0.22 s against 0.22–0.24 s).
+/// little, not for a low number: a buffer of a few milliseconds runs dry on a loaded machine
+/// even through a sound server, and every period is a wake-up, which is what gong's CPU goes on.
+/// `bench/exactness.py` measures whether a buffer holds, `bench/live.py` what it costs; the runs
+/// behind these two: bench/RESULTS.md, "Latency: the runs behind the defaults".
 public struct BufferDefaults: Sendable, Equatable {
     public var latencyMs: Double
     public var periodsPerBuffer: Int
@@ -230,9 +228,10 @@ public struct PCMConfiguration: Sendable, Equatable {
     public var soundServer: Bool
     /// How far apart two honest status reports of this device may place the same frame: the
     /// device clock takes anything later than this (and a little drift) for audio that was lost.
-    /// It differs by route — gong's PulseAudio client reads the server's own reports (measured
-    /// within 1 ms on PulseAudio, 2.5 ms on PipeWire), ALSA's plugins report through a thread of their
-    /// own (2–7 ms, more when busy), a sound card may move its position a period at a time.
+    /// It differs by route — gong's PulseAudio client reads the server's own reports, ALSA's
+    /// plugins report through a thread of their own (milliseconds apart, more when busy), a
+    /// sound card may move its position a period at a time. How far apart each route's reports
+    /// were seen: bench/RESULTS.md, "The routes, as the README gave them".
     public var reportJitterNanoseconds: Int64
     /// True when the device can take back frames it has not played (`PCM.rewind`): the engine
     /// then keeps what it needs to render them again.
@@ -329,11 +328,12 @@ public struct PCMStatus: Sendable, Equatable, BitwiseCopyable {
 /// and the hand-off ring of gong's PipeWire and JACK streams nothing allocates or locks. Two
 /// sound-server routes do, inside their libraries, accepted because it is theirs and bounded:
 /// - gong's PulseAudio client (`PulsePCM`): `status` sends the server a timing request about
-///   once a second, and libpulse allocates for each (measured: 5 allocations in 40 periods of a
-///   5 s session, docs/benchmarks.md); the server's answer is what places cues in time.
+///   once a second, and libpulse allocates for each (a handful in a few seconds: `gong-bench`
+///   counts them, docs/benchmarks.md "The real-time path"); the server's answer is what places
+///   cues in time.
 /// - ALSA's `pulse` plugin (any ALSA name that leads to a server): each call takes the lock the
-///   plugin shares with its own thread, and libpulse allocates there too (4 allocations in the
-///   process in 100 periods, docs/benchmarks.md).
+///   plugin shares with its own thread, and libpulse allocates there too (counted by the same
+///   benchmark).
 /// The engine reads the status at most five times a second once the clock is known
 /// (`PushLoop.statusIntervalSeconds`), which keeps those costs to a handful a second.
 public protocol PCM: AnyObject, SendableMetatype {

@@ -116,10 +116,9 @@ public class RingFedPCM: PCM {
     /// The unclaimed frames a take-back leaves in place: a cycle's worth (the last cycle's
     /// frames) and 10 ms. Taken back to the very frame the callback claims next, the ring is
     /// empty until the audio thread has rendered and written again, and a cycle that comes
-    /// first plays silence: an idle clean run heard 144 frames of it, told as a loss at the
-    /// pause itself, on JACK's 256-frame cycles. What is left is heard before the pause or skip,
-    /// so a key costs that much more: about 15 ms beside a 256-frame cycle, 53 ms at a quantum
-    /// of 2 048.
+    /// first plays silence, told as a loss at the pause itself, even on an idle machine. What is
+    /// left is heard before the pause or skip, so a key costs that much more: about 15 ms beside
+    /// a 256-frame cycle, 53 ms at a quantum of 2 048.
     public func takeBackGuardFrames() -> Int {
         guard let handoff else { return 0 }
         var timing = gong_handoff_timing()

@@ -33,9 +33,9 @@ final class PushShared: Sendable {
 /// took them.
 struct PushLoop: ~Copyable {
     /// How often the device clock is read once it is known. Through a sound server every read
-    /// wakes the server's client thread too: read every 40 ms, it cost a tenth of the CPU of a
-    /// 10 ms session (measured against aplay). Five a second still follow drift, and confirm a
-    /// gap within 0.4 s.
+    /// wakes the server's client thread too, so reading often costs CPU for nothing (bench/
+    /// RESULTS.md, "Reading the device's status"). Five a second still follow drift, and confirm
+    /// a gap within 0.4 s.
     static var statusIntervalSeconds: Double { 0.2 }
     /// How finely a take-back can land: the renderer's state is kept this often. 10 ms is far
     /// below what a person notices and costs a copy of a few voices per step.

@@ -7,13 +7,11 @@ import Glibc
 /// PipeWire, JACK, through their ALSA plugins) does not: there the server's own thread is the
 /// real-time one, and the audio crosses the plugin's client thread, which is not real-time.
 /// A SCHED_FIFO thread in front of it preempts it on every period and contends with it for the
-/// plugin's lock. Measured through PulseAudio: about 1.4× the CPU time, the client thread
-/// migrated between cores some 300 times a second, and under heavy load (four busy loops on two
-/// cores, five half-minute runs) two runs with cues a few milliseconds off, against none at nice
-/// −10. So both threads get a raised nice value instead (the plugin's thread inherits it: see
-/// `whileOpening`). Not raising at all, as the server's other clients do, saves about a tenth of
-/// the CPU of an idle machine's 10 ms session, but with twelve busy loops on two cores 17 of 27
-/// heard intervals were off (by up to 24 ms) against 5 of 27 (at most 2 ms) at nice −10.
+/// plugin's lock, which cost CPU and, under load, put cues off their frames. So both threads get
+/// a raised nice value instead (the plugin's thread inherits it: see `whileOpening`). Not raising
+/// at all, as the server's other clients do, saves a little CPU on an idle machine but lets a
+/// busy one push cues off their frames. The runs that showed both: bench/RESULTS.md, "The audio
+/// thread's priority".
 /// gong's own PulseAudio client (`PulsePCM`) has no plugin thread: there the audio thread is the
 /// server's client and takes the same raised nice value.
 public enum ThreadPriority: Equatable, Sendable, BitwiseCopyable {

@@ -13,8 +13,9 @@ import GongCore
 /// (`minreq`, with `PA_STREAM_EARLY_REQUESTS` so the server asks for each period as soon as
 /// there is room, as a sound card would), and playback starts once it is full (`prebuf` =
 /// `tlength`), as ALSA's start threshold does: the same buffer ALSA's plugin keeps. Asking for
-/// the latency as a whole instead (`PA_STREAM_ADJUST_LATENCY`) left gong a client buffer of 8 ms
-/// of a 16 ms default, and the server ran dry in about one 30 s run in two.
+/// the latency as a whole instead (`PA_STREAM_ADJUST_LATENCY`) lets the server keep part of it
+/// and leave gong's client the rest, too little to ride out a busy machine
+/// (docs/how-it-works.md, "Talking to PulseAudio directly").
 ///
 /// Errors come back as ALSA's would, so the real-time loop treats both alike: a server that
 /// went away, or a stream it killed, is `-ENODEV`.
@@ -379,8 +380,9 @@ public final class PulsePCM: PCM {
 
     /// From the server's last timing report, untouched: at the moment it was measured, the
     /// frame at the stream's read index was heard `sink_usec` later, and every frame written since
-    /// follows it. (The library's interpolation between reports put cues up to 17 ms off their
-    /// neighbours in a 40 s run; the raw reports, under 0.4 ms in the same runs.)
+    /// follows it. Not the library's interpolation between reports, which smooths a server's
+    /// batching into milliseconds of error (docs/how-it-works.md, "Talking to PulseAudio
+    /// directly").
     public func status() -> PCMStatus? {
         guard broken == 0, let stream else { return nil }
         if let pending = timingRequest, pulseOperationIsDone(pending) {

@@ -4,16 +4,14 @@ import GongCore
 /// when it is stamped, and so how much looser gong's client must read them there than on
 /// PulseAudio.
 ///
-/// Measured (0.3.65, gong's 500 ms stream alone on a null sink, so the graph ran at a quantum
-/// of 2048 frames): the server stamps a report with the moment it answers, but the read index
-/// (and the sink latency) in it are those of the graph's last cycle. The read index moved in
-/// whole quanta, and report after report placed frame 0 anywhere from 0 to 35 ms later than
-/// the earliest, a sawtooth as the once-a-second request drifted against the 42.7 ms cycle: a
-/// report is up to one quantum stale. gong's device clock took the late ones for audio lost
-/// (every 3 s or so, about 1400 frames each), moved the session on by it and put every later
-/// cue that far early; a take-back trusting such a report can rewrite frames the server has
-/// already read, which it drops unreported. Beside a stream holding the graph at 256 frames the
-/// same staleness is 5 ms, which is the "about 2.5 ms" PipeWire's reports were known to vary.
+/// The server stamps a report with the moment it answers, but the read index (and the sink
+/// latency) in it are those of the graph's last cycle: the read index moves in whole quanta, and
+/// a report is up to one quantum stale, more the larger the graph's quantum (a stream alone on a
+/// sink lets it grow to its largest). Read as tightly as PulseAudio's, the stale reports look
+/// like audio lost: the device clock would move the session on by it and put every later cue
+/// that far early, and a take-back trusting such a report can rewrite frames the server has
+/// already read, which it drops unreported. What was seen: bench/RESULTS.md, "The routes, as
+/// the README gave them".
 ///
 /// The quantum is not in the protocol, but the server bounds it in the stream's own properties:
 /// the graph never runs a larger quantum than the smallest latency a stream in it asks for

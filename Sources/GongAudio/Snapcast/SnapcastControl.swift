@@ -41,12 +41,11 @@ public struct SnapcastStatus: Equatable, Sendable {
     public var rooms: [Room]
 
     /// Frames by which the rooms hear a stream later than the server's buffer says, for its
-    /// codec (a FLAC block is so many frames at any rate): measured here (two snapclients 0.26
-    /// through PulseAudio, against gong's own PulseAudio client in the same sink), a stream sent
-    /// as `pcm` was heard 1000.0 ms (±0.15) after the FIFO's level placed it, and one sent as
-    /// `flac` (the default, compression level 2) 23.8 ms later still: one FLAC block, which
-    /// libFLAC makes 1152 frames at levels 0 to 2 and 4096 at 3 to 8 (those levels not
-    /// measured). `ogg` and `opus` are not measured either: taken as `pcm`.
+    /// codec: a `pcm` stream is heard its buffer after the FIFO's level places it, a `flac` one a
+    /// FLAC block later still, since the server encodes whole blocks (libFLAC makes them 1152
+    /// frames at compression levels 0 to 2, the default being 2, and 4096 at 3 to 8, at any
+    /// rate). `ogg` and `opus` are taken as `pcm`: not measured. The rooms recorded against this:
+    /// bench/RESULTS.md, "Snapcast rooms".
     public static func codecDelayFrames(codec: String) -> Int {
         let parts = codec.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
         guard parts.first == "flac" else { return 0 }

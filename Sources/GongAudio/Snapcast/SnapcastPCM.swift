@@ -63,9 +63,8 @@ public final class SnapcastPCM: PCM {
     /// How much silence goes ahead of the session (the stream is idle: see `playingWaitMs`). A
     /// snapclient whose stream has been idle for 5 s lets go of its player, and takes it again
     /// when audio comes; its PulseAudio player then drops what arrives while its latency is not
-    /// yet known (0.26: "outputBufferDacTime > bufferMs"): the session's first cue was missing in
-    /// both rooms in three runs of three after such a pause, and heard with a second of silence
-    /// ahead of it.
+    /// yet known (0.26: "outputBufferDacTime > bufferMs"): after such a pause the session's first
+    /// cue went missing in every room, and with a second of silence ahead of it, it is heard.
     public static let leadInSeconds = 1.0
 
     /// This route's buffer unless asked otherwise: 306 ms in six periods of 51 ms. It cannot take
@@ -184,8 +183,8 @@ public final class SnapcastPCM: PCM {
         // A socket's model starts at gong's first write, which the waiting server reads at once
         // and stamps as due a chunk before it read it (0.26 stamps a stream's first chunk with the
         // moment of the read less the chunk's duration): the rooms hear it a chunk earlier than
-        // the model has it due (19.8–20.1 ms in a live run, every cue). A FIFO's level places the
-        // stream by the reads themselves, on those stamps already.
+        // the model has it due (a chunk, every cue: bench/RESULTS.md, "Snapcast rooms"). A FIFO's
+        // level places the stream by the reads themselves, on those stamps already.
         let stampedEarlier = isSocket ? Int64(stream.chunkMs) * 1_000_000 : 0
         configuration = PCMConfiguration(
             device: name, rate: rate, channels: request.channels, format: format, periodFrames: min(period, buffer),
@@ -440,11 +439,10 @@ public final class SnapcastPCM: PCM {
 /// look later in the chunk up to a chunk later, and a read the server made late (a busy machine)
 /// later still. The earliest of the last 24 looks, about a second of writes in periods of 51 ms
 /// (each 11 ms further into the server's 20 ms schedule than the last), is the origin. Looking at
-/// the same point of the schedule every time, as periods of 50 ms with a status every 200 ms
-/// did, placed the rooms' cues up to a chunk off, depending on where in the server's schedule
-/// gong happened to start: the rooms heard them 7.3 ms before `audible` said, with two busy loops
-/// beside them. A FIFO that ran dry shows as a later origin once the earlier looks are out of
-/// the window: the server played silence in between, and the engine measures it as lost.
+/// the same point of the schedule every time would place the rooms' cues up to a chunk off,
+/// depending on where in the server's schedule gong happened to start (bench/RESULTS.md,
+/// "Snapcast rooms"). A FIFO that ran dry shows as a later origin once the earlier looks are out
+/// of the window: the server played silence in between, and the engine measures it as lost.
 struct FIFOSamples {
     private var origins = InlineArray<24, Int64>(repeating: .max)
     private var next = 0

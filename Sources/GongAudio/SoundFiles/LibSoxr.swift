@@ -3,11 +3,11 @@ import CSoxr
 // Every libsoxr call gong makes: the one converter all resampling goes through.
 
 /// libsoxr's very-high-quality recipe (28-bit precision, linear phase) with the pass band widened
-/// from soxr's default 91.3 % to 97 % of the lower Nyquist frequency. Measured on 48 kHz sines
-/// against libsamplerate's best sinc converter, which gong used before: flat to 21.5 kHz at
-/// 44.1 kHz (libsamplerate: −0.6 dB at 21 kHz, −16.6 dB at 21.5 kHz), images of tones above the
-/// new Nyquist frequency at −188 dB (libsamplerate −160 dB), and the whole bank converted in
-/// 0.19–0.27 s where libsamplerate took 14–18 s (one program, both side by side).
+/// from soxr's default 91.3 % to 97 % of the lower Nyquist frequency: a bell's upper partials
+/// stay flat at 44.1 kHz, images of tones above the new Nyquist frequency stay far below hearing,
+/// and the whole bank converts in a fraction of a second, so a first session at a new rate starts
+/// at once. How it compared with libsamplerate, which gong used before: bench/RESULTS.md,
+/// "Resampling: libsoxr against libsamplerate"; `SoundFileTests` pins the response.
 enum SoxrRecipe {
     static let quality = UInt(SOXR_VHQ)
     static let passbandEnd = 0.97

@@ -6,10 +6,10 @@ import GongCore
 #endif
 
 /// Sounds already decoded and converted for an output (its rate and channel count), kept on disk
-/// so that a session starts without doing either again. Converting a bank sound to 44.1 or
-/// 96 kHz costs tens of milliseconds of CPU, decoding its FLAC about 25 ms; reading an entry
-/// back costs a few. Sounds at the output's own rate are kept too: decoding the three gongs of
-/// `two-phase` alone would take the first frame at 48 kHz to about 90 ms.
+/// so that a session starts without doing either again: converting and decoding a bank sound
+/// costs tens of milliseconds of CPU, reading an entry back a few. Sounds at the output's own
+/// rate are kept too, since decoding alone would delay the first frame noticeably
+/// (docs/benchmarks.md, "Start-up").
 ///
 /// An entry is named by the hash of the sound file's bytes, the output rate and the channel count
 /// asked for, so an edited or replaced file simply misses. Entries are written to a temporary

@@ -5,9 +5,10 @@ import GongCore
 /// the scheduled one (frames ÷ rate).
 ///
 /// Two things are told apart. A device's clock runs at its own rate — a sound card's crystal is
-/// off by tens of ppm, PulseAudio's null sink here by a few hundred — so frame-exact cues drift
-/// against the system's clock by that much, evenly. What is left once that rate is allowed for
-/// is jitter: cues landing unevenly. Both are worth knowing, and neither hides the other.
+/// off by tens of ppm, a sound server's null sink by as much as a few hundred — so frame-exact
+/// cues drift against the system's clock by that much, evenly. What is left once that rate is
+/// allowed for is jitter: cues landing unevenly. Both are worth knowing, and neither hides the
+/// other.
 public struct CueTiming: Sendable, Equatable {
     public let sampleRate: Int
     private var scheduledFrames: [Int64] = []
@@ -29,8 +30,8 @@ public struct CueTiming: Sendable, Equatable {
     /// within 0.7 ms through ALSA's plugin. PipeWire's vary by more (below: `roughReports`).
     public static let toleranceSeconds = 0.001
     /// No real device's clock is this far from its nominal rate (a sound card's crystal is within
-    /// about 100 ppm, PulseAudio's null sink here ran at +300 to +450): a measured rate beyond it
-    /// means audio was lost that no report owned up to.
+    /// about 100 ppm, a null sink's timer a few hundred: bench/RESULTS.md, "gong bench jitter"):
+    /// a measured rate beyond it means audio was lost that no report owned up to.
     public static let plausiblePPM = 1000.0
 
     /// One interval between consecutive cues: `scheduledFrames` apart, heard `heardSeconds` apart.

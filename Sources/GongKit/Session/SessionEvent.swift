@@ -106,7 +106,7 @@ public struct SessionEvent: Sendable, Equatable {
         }
     }
 
-    /// Every `type` a line may have, in the order README's table lists them.
+    /// Every `type` a line may have, in the order docs/embedding.md's table lists them.
     public static let allTypes = [
         "started", "firstFrameAudible", "phaseBegan", "cue", "paused", "resumed", "skipped", "stopping", "gainChanged",
         "xrun",

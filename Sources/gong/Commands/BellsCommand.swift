@@ -91,9 +91,9 @@ struct BellsCommand: ParsableCommand {
     /// cue's warm-up to start (the open time is measured and shown in each bell's JSON line).
     static let leadNanoseconds: Int64 = 3_000_000_000
     /// How far ahead a bell must still be when gong wakes for it, or it is skipped as late: the
-    /// warm-up and half a second to open the device (40-110 ms through PulseAudio here). Rung any
-    /// later it would be heard late (a bell due a second after `gong bells` started was heard
-    /// 3.09 s late), and a bell is never rung late.
+    /// warm-up and half a second to open the device (a sound server's stream opens in a tenth of
+    /// that: bench/RESULTS.md, "Bells through the day"). Rung any later it would be heard late,
+    /// and a bell is never rung late.
     static let readyNanoseconds: Int64 = Int64(warmUpSeconds.doubleValue * 1e9) + 500_000_000
     /// Silence the one-cue session plays before the bell, so the cue is scheduled ahead of the
     /// device rather than raced onto it, and is not yet rendered when the device first says when

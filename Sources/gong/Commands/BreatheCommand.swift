@@ -10,7 +10,7 @@ struct BreatheCommand: AsyncParsableCommand {
             Examples:
               gong breathe box
               gong breathe --bpm 5.5 --ratio 4:6 --duration 10m
-              gong breathe resonant --bpm 6->4.5 --ramp 10m --duration 15m
+              gong breathe resonant --bpm '6->4.5' --ramp 10m --duration 15m
             """)
 
     @Argument(
