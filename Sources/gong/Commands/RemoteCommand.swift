@@ -39,6 +39,17 @@ struct RemoteServeCommand: ParsableCommand {
         help: ArgumentHelp("Another name this box is reached by (repeatable), e.g. gong.example.", valueName: "NAME"))
     var name: [String] = []
 
+    @Flag(
+        help: ArgumentHelp(
+            "Write a systemd user unit that runs gong remote with these flags, and enable and start it.",
+            discussion:
+                "The unit goes to $XDG_CONFIG_HOME/systemd/user/gong-remote.service; journalctl --user -u gong-remote shows its lines. loginctl enable-linger USER starts it at boot, before anyone logs in."
+        ))
+    var install = false
+
+    @Flag(help: "Stop, disable and remove the unit --install wrote.")
+    var uninstall = false
+
     /// Synchronous on purpose (as `gong bells`): no Swift task ever starts, so no worker pool
     /// and its timer; the event loop thread sleeps in epoll_wait.
     func run() throws {
@@ -53,6 +64,9 @@ struct RemoteServeCommand: ParsableCommand {
         if let listen, let problem = configuration.listen(listen) {
             throw fail(UsageError("remote --listen \(listen): \(problem)"))
         }
+        if install && uninstall { throw fail(UsageError("remote: --install or --uninstall, not both")) }
+        if install { return try Self.installUnit() }
+        if uninstall { return try Self.uninstallUnit() }
         configuration.extraHostNames = name
         configuration.historyPath = SessionHistory.defaultPath()
         if let config = try? loadConfig() { configuration.showStreaks = config.showStreaks.value }
@@ -65,6 +79,47 @@ struct RemoteServeCommand: ParsableCommand {
         print("remote: serving http://\(shown):\(server.port)/ ; pair a device with gong remote pair; Ctrl-C stops")
         fflush(nil)
         try server.wait()
+    }
+
+    /// Writes the unit with the flags this gong was given (checked above), then enables and starts
+    /// it. Without a user manager (a container, no login session) the file stays and it says so.
+    static func installUnit() throws {
+        let path = RemoteUnit.path(configDirectory: GongDirectories().config)
+        let arguments = CommandLine.arguments.dropFirst().drop { $0 != "remote" }.dropFirst().filter {
+            $0 != "--install" && $0 != "serve"
+        }
+        if let problem = RemoteUnit.write(
+            RemoteUnit.text(executable: executable(), arguments: Array(arguments)), to: path)
+        {
+            printError("remote: \(problem); check the directory's permissions")
+            throw ExitCode(ExitStatus.cannotCreate)
+        }
+        print("remote: wrote \(path)")
+        for step in [["daemon-reload"], ["enable", "--now", RemoteUnit.name]] {
+            if let failure = RemoteUnit.systemctl(step) {
+                printError(
+                    "systemctl --user \(step.joined(separator: " ")): \(failure); the unit is written, "
+                        + "start it with systemctl --user enable --now \(RemoteUnit.name) where a user manager runs")
+                throw ExitCode(ExitStatus.unavailable)
+            }
+        }
+        print("remote: enabled and started \(RemoteUnit.name); journalctl --user -u gong-remote shows its lines")
+    }
+
+    static func uninstallUnit() throws {
+        let path = RemoteUnit.path(configDirectory: GongDirectories().config)
+        // Stopping and disabling may fail for want of a user manager: the file goes regardless.
+        _ = RemoteUnit.systemctl(["disable", "--now", RemoteUnit.name])
+        guard access(path, F_OK) == 0 else {
+            print("remote: no unit at \(path)")
+            return
+        }
+        guard unlink(path) == 0 else {
+            printError("remote: \(path) cannot be removed (\(String(cString: strerror(errno))))")
+            throw ExitCode(ExitStatus.cannotCreate)
+        }
+        _ = RemoteUnit.systemctl(["daemon-reload"])
+        print("remote: removed \(path)")
     }
 
     static func executable() -> String {
