@@ -92,7 +92,7 @@ gong_status gong_session_create_toml(const char *toml, const char *options_json,
  * A session with no device: the host pulls its frames (gong_render) from its own audio callback,
  * as float samples interleaved at `channels` (1 or 2), at `rate` Hz (8000 to 384000). The host's
  * frames are the session's clock: a cue on frame F is in the F-th frame pulled after
- * gong_session_start. `pattern` as for gong_session_create. `options_json` (NULL: none) takes
+ * gong_session_start, and gong_session_status counts the frames pulled. `pattern` as for gong_session_create. `options_json` (NULL: none) takes
  * only "gainDB" (the output's rate, channels, format and buffering are the host's). Events,
  * commands, status and report work as for a device session.
  */
@@ -147,7 +147,15 @@ gong_status gong_set_gain(gong_session *session, double decibels, char **error);
  */
 gong_status gong_next_event(gong_session *session, int timeout_ms, char **event_json);
 
-/* Where the session stands now, as the control channel's "status" object. */
+/*
+ * Where the session stands now, as the control channel's "status" object. It never waits for
+ * the audio side or for events to be taken. A pulled session stands where the frames pulled so
+ * far end, exactly as of the end of the last gong_render, however fast the host pulls and
+ * whether or not it gave heard times (those say when frames are heard, not where the session
+ * is): elapsed, cycle, phase and the phase's elapsed time count every frame pulled since
+ * gong_session_start but those pulled while paused. A device session stands where what is
+ * heard now is, by the device's clock.
+ */
 gong_status gong_session_status(gong_session *session, char **status_json);
 
 /* Waits until the session is over; its report: the "finished" event's fields. */

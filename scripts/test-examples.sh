@@ -1,10 +1,11 @@
 #!/bin/bash
-# Builds libgong.so and runs the three embedding examples (Examples/: C, Python ctypes, and a
-# Swift package depending on gong by path), each playing a 3-second session on ALSA's null
-# device; checks that each saw its session's events, in order, and its report. Then the two
-# pull examples, where the host owns the audio: C pulls the session and plays it through the
-# PulseAudio test server (scripts/test-pulse.sh), recorded from its sink's monitor to show it was
-# heard; Python pulls it into numpy and checks it sample for sample against `gong render`.
+# Builds libgong.so, runs the C interface's own test (Tests/c/), and the three embedding examples
+# (Examples/: C, Python ctypes, and a Swift package depending on gong by path), each playing a
+# 3-second session on ALSA's null device; checks that each saw its session's events, in order,
+# and its report. Then the two pull examples, where the host owns the audio: C pulls the session
+# and plays it through the PulseAudio test server (scripts/test-pulse.sh), recorded from its
+# sink's monitor to show it was heard; Python pulls it into numpy and checks it sample for sample
+# against `gong render`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CONFIGURATION=${CONFIGURATION:-debug}
@@ -28,6 +29,14 @@ check() {
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -Iinclude Examples/c/play.c -L"$LIB" -lgong -o "$out/play-c"
 LD_LIBRARY_PATH=$LIB "$out/play-c" null >"$out/c.txt"
 check C "$out/c.txt"
+
+# The C interface's own test (Tests/c/): a pulled session's status counts the frames pulled, at
+# any block size and pace, less those pulled while paused.
+${CC:-cc} -std=c11 -Wall -Wextra -Werror -Iinclude Tests/c/pull-status.c -L"$LIB" -lgong -lpthread -lm \
+  -o "$out/pull-status"
+LD_LIBRARY_PATH=$LIB "$out/pull-status" >"$out/pull-status.txt" ||
+  { cat "$out/pull-status.txt" >&2; echo "test-examples: C pull status: failed" >&2; exit 1; }
+echo "test-examples: C pull status: $(grep -c '^ok ' "$out/pull-status.txt") cases, each where its frames end"
 
 GONG_LIBRARY=$LIB/libgong.so python3 Examples/python/play.py null >"$out/python.txt"
 check Python "$out/python.txt"

@@ -14,8 +14,9 @@ struct DeviceLossEventTests {
         name: "ticks", phases: (0..<8).map { Phase("p\($0)", length: Rational(1, 4)!, cue: Cue("click")) },
         length: .cycles(3), endCue: Cue("click"))
 
-    /// Polls without waiting inside the library and sleeps between looks, so the task that hands
-    /// events to the mailbox gets a thread even when parallel tests hold the others.
+    /// The events are taken as a C program takes them: on a thread of its own, waiting inside
+    /// the library for each (never on a task's thread, which the task that fills the library's
+    /// mailbox may need when parallel tests hold the others).
     @Test func aLostDeviceReachesTheCEventWithItsCode() async throws {
         let opens = Locked(0)
         let session = try GongSession(
@@ -37,24 +38,32 @@ struct DeviceLossEventTests {
         let handle = OpaquePointer(Unmanaged.passRetained(Handle(session)).toOpaque())
         defer { gong_session_free(handle) }
         #expect(gong_session_start(handle) == 0)
-        var lost: [String: Any]?
-        let deadline = Date().addingTimeInterval(60)
-        while lost == nil, Date() < deadline {
-            var line: UnsafeMutablePointer<CChar>?
-            let status = gong_next_event(handle, 0, &line)
-            let text = line.map { String(cString: $0) }
-            gong_free(line)
-            if status == 5 { break }
-            guard status == 0, let text else {
-                try await Task.sleep(for: .milliseconds(20))
-                continue
-            }
-            let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
-            if object?["type"] as? String == "deviceLost" { lost = object }
-        }
+        let lost = await Self.firstEvent(of: handle, typed: "deviceLost", waitingAtMost: 60_000)
         _ = gong_stop(handle, nil)
-        let event = try #require(lost, "no deviceLost event within 60 s")
+        let event = try #require(lost, "no deviceLost event before the session ended or a minute passed without events")
         #expect(event["errno"] as? Int == Int(ENODEV), "\(event)")
         #expect(event["reason"] as? String == AudioDeviceError.Reason.disconnected.rawValue, "\(event)")
+    }
+
+    /// The first event of `type` `gong_next_event` hands out, taken on a thread of the test's
+    /// own; nil if the session ends first or `milliseconds` pass with no event at all.
+    static func firstEvent(of handle: OpaquePointer, typed type: String, waitingAtMost milliseconds: Int32) async
+        -> [String: Any]?
+    {
+        nonisolated(unsafe) let handle = handle
+        let found: String? = await withCheckedContinuation { continuation in
+            Thread {
+                var line: UnsafeMutablePointer<CChar>?
+                while gong_next_event(handle, milliseconds, &line) == 0, let taken = line {
+                    let text = String(cString: taken)
+                    gong_free(taken)
+                    line = nil
+                    let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+                    if object?["type"] as? String == type { return continuation.resume(returning: text) }
+                }
+                continuation.resume(returning: nil)
+            }.start()
+        }
+        return found.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 }

@@ -1,4 +1,5 @@
 import GongCore
+import Synchronization
 
 /// What both engines share between their control side and their audio side, and the steps of
 /// the real-time path written once for both (`AudioSide`): take the control side's commands and
@@ -23,6 +24,9 @@ final class EngineLink: @unchecked Sendable {
     /// Rung by the audio side when it reports something: a control loop watches its descriptor
     /// instead of polling.
     let eventBell = Doorbell()
+    /// Where the audio side's renderer stands after its latest block or command, for a status
+    /// read from any thread at any moment without waiting for the audio side or its reports.
+    let rendered = RenderedPosition()
     /// The same rings and bell for the audio side, valid as long as this link.
     let audioSide: AudioSide
     /// Events the audio side found no room for and has not yet told of (audio side only).
@@ -32,7 +36,7 @@ final class EngineLink: @unchecked Sendable {
         undelivered.initialize(to: 0)
         audioSide = AudioSide(
             commands: .passUnretained(commands), events: .passUnretained(events), eventBell: .passUnretained(eventBell),
-            undelivered: undelivered)
+            rendered: .passUnretained(rendered), undelivered: undelivered)
     }
 
     deinit { undelivered.deallocate() }
@@ -53,6 +57,7 @@ final class EngineLink: @unchecked Sendable {
         let commands: Unmanaged<SPSCRing<RenderCommand>>
         let events: Unmanaged<SPSCRing<EngineEvent>>
         let eventBell: Unmanaged<Doorbell>
+        let rendered: Unmanaged<RenderedPosition>
         let undelivered: UnsafeMutablePointer<Int32>
 
         /// The next command the control side sent, if any.
@@ -73,6 +78,7 @@ final class EngineLink: @unchecked Sendable {
             while let command = takeCommand() {
                 renderer.apply(command, events: &events)
             }
+            publish(renderer)
         }
 
         /// Renders `frames` frames into `block` (interleaved at the renderer's channel count) in
@@ -98,7 +104,15 @@ final class EngineLink: @unchecked Sendable {
                 silent = silent && renderer.lastBlockWasSilent
                 stepStart += count
             }
+            publish(renderer)
             return silent
+        }
+
+        /// Tells the control side where the renderer stands now (a skip moves it without a block).
+        @_noAllocation @_noLocks
+        func publish(_ renderer: borrowing SessionRenderer) {
+            let frame = renderer.sessionFrame
+            rendered._withUnsafeGuaranteedRef { $0.sessionFrame.store(frame, ordering: .releasing) }
         }
 
         /// Tells the control side, and rings for it. A full ring loses the event (the control
@@ -128,4 +142,16 @@ final class EngineLink: @unchecked Sendable {
             _unsafePerformance { eventBell._withUnsafeGuaranteedRef { $0.ring() } }
         }
     }
+}
+
+/// The session frame the audio side's renderer has reached: the session's clock, less the frames
+/// played while paused, plus those skipped or moved on. One atomic word, stored by the audio side
+/// after each block and read by the control side whenever it asks, so the reader never waits
+/// and the writer never locks; everything else a status says (phase, cycle, their times) follows
+/// from this frame and the timeline.
+final class RenderedPosition: Sendable {
+    let sessionFrame = Atomic<Int64>(0)
+
+    /// The frame as of the audio side's latest block (control side).
+    var latest: Int64 { sessionFrame.load(ordering: .acquiring) }
 }

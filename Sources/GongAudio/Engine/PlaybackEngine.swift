@@ -109,6 +109,10 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         loop.deallocate()
     }
 
+    /// The session frame the audio thread has rendered to (ahead of what is heard by up to the
+    /// device's buffer), as of its latest block.
+    public var renderedSessionFrame: Int64 { link.rendered.latest }
+
     /// Sends a command to the audio thread and wakes it. False when the ring is full (the
     /// audio thread is not taking commands).
     @discardableResult

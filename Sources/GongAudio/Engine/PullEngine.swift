@@ -86,6 +86,12 @@ public final class PullEngine: SessionEngine, @unchecked Sendable {
     /// Frames the host has pulled since `start`, silence after the end included.
     public var framesRendered: Int { framesPulled.load(ordering: .relaxed) }
 
+    /// The session frame the host has pulled to, as of the end of its latest call: where the
+    /// session stands, whatever the host's pace and whether it says when its frames are heard.
+    public var renderedSessionFrame: Int64 { link.rendered.latest }
+    /// The host's frames are the session's clock.
+    public var rendersAheadOfHearing: Bool { false }
+
     /// From now on the host's calls play the session (before, they give silence).
     public func start() {
         running.store(true, ordering: .releasing)

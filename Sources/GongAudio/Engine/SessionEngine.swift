@@ -14,6 +14,13 @@ public protocol SessionEngine: AnyObject, Sendable {
     /// Readable when the audio side has reported something since `clearEventsReady`.
     var eventsReadyDescriptor: Int32 { get }
     func clearEventsReady()
+    /// The session frame the audio side has rendered to, as of its latest block: read at any
+    /// moment without waiting for the audio side or its reports.
+    var renderedSessionFrame: Int64 { get }
+    /// True when what is rendered is heard only later (a device's buffer holds it), so where the
+    /// session stands is what is heard by now; false when the frames rendered are the session's
+    /// clock (a host's pull, whatever its pace).
+    var rendersAheadOfHearing: Bool { get }
     /// From `start` until the audio side has reported `finished`.
     var isRunning: Bool { get }
     func start()
@@ -32,4 +39,6 @@ public protocol SessionEngine: AnyObject, Sendable {
 extension PlaybackEngine: SessionEngine {
     /// The audio thread finishes by itself once the halt it was sent has faded out.
     public func abandon() {}
+    /// A device plays what the audio thread rendered a buffer later.
+    public var rendersAheadOfHearing: Bool { true }
 }

@@ -154,8 +154,15 @@ public struct Timeline: Sendable {
     /// phase as the session has it, so in a session resumed part way through a phase it begins
     /// before 0. Nil before the first phase and from the planned end on.
     public func phaseSpan(containing frame: Int64) -> Range<Int64>? {
+        phase(at: frame)?.span
+    }
+
+    /// The phase playing at `frame` (0-based, in its cycle), its cycle (0-based) and its whole
+    /// span (as `phaseSpan`): where a session stands, from its frame alone. Nil before the first
+    /// phase and from the planned end on.
+    public func phase(at frame: Int64) -> (phase: Int, cycle: Int, span: Range<Int64>)? {
         let whole = frame + origin
-        guard whole < plannedEndFrame + origin else { return nil }
+        guard whole < plannedEndFrame + origin, !pattern.phases.isEmpty else { return nil }
         // The last phase start at or before `whole`, by bisection: a day of breathing has tens of
         // thousands of phases.
         var low = 0, high = phaseStarts.count
@@ -165,7 +172,11 @@ public struct Timeline: Sendable {
         }
         guard low > 0 else { return nil }
         let end = low < phaseStarts.count ? phaseStarts[low] : plannedEndFrame + origin
-        return (phaseStarts[low - 1] - origin)..<(end - origin)
+        // Phases begin cycle by cycle, each cycle's in pattern order.
+        let index = low - 1
+        return (
+            index % pattern.phases.count, index / pattern.phases.count, (phaseStarts[index] - origin)..<(end - origin)
+        )
     }
 
     /// Phase starts in order, for displays and tests.

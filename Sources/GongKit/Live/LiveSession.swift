@@ -51,7 +51,6 @@ final class LiveSession<Engine: SessionEngine> {
     let engine: Engine
     private var anchor: (sessionFrame: Int64, audible: MonotonicTime)?
     private var clockRunning = false
-    private var phaseStartFrame: Int64 = 0
     private var previousCue: (sessionFrame: Int64, audible: MonotonicTime)?
     /// A cue played before the device clock was known (the start gong on frame 0): placed in
     /// time when the clock's first report comes, since until the first pause, skip or lost audio
@@ -114,7 +113,7 @@ final class LiveSession<Engine: SessionEngine> {
         position = LivePosition(
             phase: 0, cycle: 0, phaseElapsedSeconds: 0, phaseLengthSeconds: 0, sessionElapsedSeconds: 0,
             sessionLengthSeconds: plan.timeline.plannedSeconds)
-        position.phaseLengthSeconds = phaseLength(at: 0)
+        updatePosition(now: .now())
     }
 
     var state: SessionState { machine.state }
@@ -195,7 +194,8 @@ final class LiveSession<Engine: SessionEngine> {
         engine.pendingCommands <= engine.commandCapacity - Self.reservedCommands
     }
 
-    /// Brings `position` up to `now` without draining the audio thread's reports.
+    /// Brings `position` up to `now` without draining the audio thread's reports: it follows the
+    /// frames rendered, not the reports (see `updatePosition`).
     func refreshPosition(now: MonotonicTime = .now()) {
         updatePosition(now: now)
     }
@@ -373,13 +373,8 @@ final class LiveSession<Engine: SessionEngine> {
         let at = SessionMoment(sessionFrame: event.sessionFrame, audible: audible)
         switch event.kind {
         case .phaseBegan(let phase, let cycle):
-            // Resumed part way through, the phase began before the session's frame 0.
-            phaseStartFrame = timeline.phaseSpan(containing: event.sessionFrame)?.lowerBound ?? event.sessionFrame
             let events = feed(event)
             let length = phaseLength(at: event.sessionFrame)
-            position.phase = Int(phase)
-            position.cycle = Int(cycle)
-            position.phaseLengthSeconds = length
             return events + [
                 SessionEvent(
                     .phaseBegan(
@@ -450,15 +445,39 @@ final class LiveSession<Engine: SessionEngine> {
         return Double(span.count) / Double(configuration.rate)
     }
 
+    /// Where the session stands, from one frame: phase, cycle and their times all follow from it
+    /// and the timeline, so they never disagree, and none waits for the audio side's reports
+    /// (which a host pulling faster than real time outruns, and which a full ring may drop).
+    ///
+    /// Pulled, the frame is the one the host has pulled to: the host's frames are the session's
+    /// clock, whatever its pace, and its heard times say only when they are heard. On a device,
+    /// it is the frame heard now: from the latest report's frame and when it was heard, moved on
+    /// by the clock since while the session plays, never past what has been rendered. A device
+    /// with no clock (ALSA's null) is taken to hear what it is given, as its events are told.
     private func updatePosition(now: MonotonicTime) {
-        guard let anchor else { return }
-        var frame = anchor.sessionFrame
-        if clockRunning, now > anchor.audible {
-            frame += Int64((now.seconds - anchor.audible.seconds) * Double(configuration.rate))
+        let rate = Int64(configuration.rate)
+        let rendered = engine.renderedSessionFrame
+        var frame = rendered
+        if engine.rendersAheadOfHearing, let anchor {
+            frame = anchor.sessionFrame
+            if clockRunning, now > anchor.audible {
+                frame += FrameTime.frames(inNanoseconds: now.nanoseconds - anchor.audible.nanoseconds, rate: rate)
+            }
+            frame = min(frame, rendered)
         }
-        frame = min(frame, plan.timeline.plannedEndFrame)
-        let rate = Double(configuration.rate)
-        position.sessionElapsedSeconds = Double(max(0, frame)) / rate
-        position.phaseElapsedSeconds = min(position.phaseLengthSeconds, max(0, Double(frame - phaseStartFrame) / rate))
+        let timeline = plan.timeline
+        frame = min(max(0, frame), timeline.plannedEndFrame)
+        position.sessionElapsedSeconds = Double(frame) / Double(rate)
+        // From the planned end on (the end cue ringing out), the last phase stays, played whole.
+        guard let playing = timeline.phase(at: min(frame, timeline.plannedEndFrame - 1)) else {
+            // Before the first phase (a start delay): the first, not yet begun.
+            (position.phase, position.cycle, position.phaseElapsedSeconds) = (0, 0, 0)
+            position.phaseLengthSeconds = 0
+            return
+        }
+        position.phase = playing.phase
+        position.cycle = playing.cycle
+        position.phaseLengthSeconds = Double(playing.span.count) / Double(rate)
+        position.phaseElapsedSeconds = Double(frame - playing.span.lowerBound) / Double(rate)
     }
 }
