@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DEMO_FILE ?= out/demo.wav
 
-.PHONY: all deps build build-commit gong-path lib static-lib dist dist-check demo test test-suites test-snapcast lint format install uninstall bench bench-suite bench-thresholds clean sounds
+.PHONY: all deps build build-commit gong-path lib static-lib dist dist-check demo test test-suites test-tsan test-long test-long-suites test-snapcast lint format install uninstall bench bench-suite bench-thresholds clean sounds
 
 all: build
 
@@ -63,36 +63,64 @@ demo: build
 # under the same trap that stops them, so a server that fails to start does not leave the others
 # running; and every process started carries GONG_TEST_RUN in its environment, so that
 # scripts/check-leftovers.sh can tell, at the very end, that none of them is still alive (else
-# make test fails, naming them).
+# make test fails, naming them). GONG_MAKE_TEST tells the tests and scripts that everything was
+# started for them: a test that cannot reach a server, a tool or root fails, naming it, where a
+# developer's `swift test` by hand would skip it.
 #
-# Two Snapcast rooms on this machine (docs/testing.md), fed through a FIFO and through a tcp://
-# source: started and stopped by the tests themselves, about 6 minutes each; `make test-snapcast`
-# runs them alone.
+# The long rounds (a ten-minute bed, the Snapcast rooms' six minutes a source, bells a minute
+# apart, the minute to the frame on routes the shorter tests also play) are in suites named
+# LongRound…Tests: `make test` leaves them out by name, and `make test-long` runs them alone,
+# real-time, with the same servers (docs/testing.md says when). A filter is matched against a
+# test's whole ID, its file's name included: REALTIME_TESTS selects LongRoundSnapcastTests,
+# in LiveSnapcastTests.swift, too, and the skip takes it out again.
+LONG_TESTS = LongRound
 SNAPCAST_TESTS = LiveSnapcastTests
 REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests|LiveJackTests|$(SNAPCAST_TESTS)
+WITH_TEST_SERVERS = export GONG_TEST_RUN=make-test-$$$$ GONG_MAKE_TEST=1; \
+  trap 'status=$$?; scripts/test-jack.sh stop; scripts/test-pipewire.sh stop; scripts/test-pulse.sh stop; \
+    scripts/check-leftovers.sh || status=1; exit $$status' EXIT; \
+  trap 'exit 130' INT TERM HUP; \
+  scripts/test-pulse.sh && scripts/test-pipewire.sh >/dev/null && scripts/test-jack.sh >/dev/null &&
 test: lint
 	@scripts/install-deps.sh test
-	@export GONG_TEST_RUN=make-test-$$$$; \
-	  trap 'status=$$?; scripts/test-jack.sh stop; scripts/test-pipewire.sh stop; scripts/test-pulse.sh stop; \
-	    scripts/check-leftovers.sh || status=1; exit $$status' EXIT; \
-	  trap 'exit 130' INT TERM HUP; \
-	  scripts/test-pulse.sh && scripts/test-pipewire.sh >/dev/null && scripts/test-jack.sh >/dev/null && \
+	@$(WITH_TEST_SERVERS) \
 	  $(MAKE) --no-print-directory test-suites && \
 	  $(MAKE) --no-print-directory dist-check
 
 # What `make test` runs once the servers are up (by itself it starts none).
 test-suites: build-commit
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)'
-	$(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)'
+	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)|$(LONG_TESTS)'
+	$(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)' --skip '$(LONG_TESTS)'
 	scripts/test-examples.sh
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'SPSCRingTests|FrameRingTests|PlaybackEngineTests|LiveSessionDeviceLossTests|PullEngineTests|GongSessionPullTests'
+	$(MAKE) --no-print-directory test-tsan
+
+# The rings and the real-time engines under the thread sanitizer, in a scratch directory of its
+# own (instrumented code cannot share the debug build's). Only the test targets holding them are
+# built, with what they depend on (GONG_TEST_TARGETS, read by Package.swift): not gong, its
+# benchmarks, its terminal or the CLI's tests, which it never runs.
+TSAN_TESTS = SPSCRingTests|FrameRingTests|PlaybackEngineTests|LiveSessionDeviceLossTests|PullEngineTests|GongSessionPullTests
+TSAN = --sanitize=thread --scratch-path .build-tsan
+test-tsan:
+	export GONG_TEST_TARGETS=GongCoreTests,GongAudioTests,GongKitTests; \
+	  $(SWIFT) build $(TSAN) --product gongPackageTests && \
+	  $(SWIFT) test $(TSAN) --skip-build --filter '$(TSAN_TESTS)'
+
+# The long rounds, alone, with the servers `make test` starts: before resolving work on the
+# engine or a route (docs/testing.md); their figures go to bench/RESULTS.md.
+test-long:
+	@scripts/install-deps.sh test
+	@$(WITH_TEST_SERVERS) $(MAKE) --no-print-directory test-long-suites
+
+test-long-suites: build-commit
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --no-parallel --filter '$(LONG_TESTS)'
 
 test-snapcast: build-commit
 	@scripts/install-deps.sh test
 	$(SWIFT) build --build-tests
 	@export GONG_TEST_RUN=make-test-snapcast-$$$$; trap 'status=$$?; scripts/check-leftovers.sh || status=1; exit $$status' EXIT; \
-	  $(SWIFT) test --skip-build --no-parallel --filter '$(SNAPCAST_TESTS)'
+	  $(SWIFT) test --skip-build --no-parallel --filter '$(SNAPCAST_TESTS)|LongRoundSnapcastTests'
 
 # The layout .swift-format describes (120 columns), checked by `make test`; `make format`
 # rewrites the tree to it. swift-format ships with the toolchain.

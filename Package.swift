@@ -97,3 +97,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// A run that needs only some test targets names them in GONG_TEST_TARGETS (comma-separated), and
+// the package then has no others: `make test`'s thread-sanitizer run builds its test product
+// (`--product gongPackageTests`) with those targets and what they depend on, not the rest of the
+// package instrumented for tests it never runs.
+if let kept = Context.environment["GONG_TEST_TARGETS"] {
+    let names = Set(kept.split(separator: ",").map(String.init))
+    package.targets.removeAll { $0.type == .test && !names.contains($0.name) }
+}

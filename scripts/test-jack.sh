@@ -26,6 +26,7 @@ if [ "${1:-}" != stop ]; then
       break
     fi
   done
+  require_tools jackd jack_lsp
 fi
 
 if [ ! -e "$STATE_DIR" ] && [ ! -L "$STATE_DIR" ]; then
@@ -81,15 +82,15 @@ if [ "${1:-}" = stop ]; then
   exit 0
 fi
 
+# Answering, or gone. A server of this script's own that runs is given 15 s to answer before it
+# is taken for dead, ended and started anew; one just started is given 30 s.
+answers_or_dies() { server_answers || ! kill -0 "$1" 2>/dev/null; }
+if pid=$(own_server_pid); then wait_until 15 answers_or_dies "$pid" || true; fi
 if ! server_answers; then
   stop_server
   detach "$STATE_DIR/jackd.log" jackd -n "$SERVER" -d dummy -r 48000 -p 256
   echo "$DETACHED_PID" >"$PID_FILE"
-  for _ in $(seq 1 100); do
-    server_answers && break
-    kill -0 "$DETACHED_PID" 2>/dev/null || break
-    sleep 0.1
-  done
+  wait_until 30 answers_or_dies "$DETACHED_PID" || true
   if ! server_answers; then
     echo "test-jack: jackd $SERVER did not start on the dummy driver (see $STATE_DIR/jackd.log)" >&2
     stop_server

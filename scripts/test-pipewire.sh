@@ -33,6 +33,7 @@ for tool in pipewire wireplumber pipewire-pulse pw-cli dbus-run-session pactl pa
     break
   fi
 done
+require_tools pipewire wireplumber pipewire-pulse pw-cli dbus-run-session pactl pacat
 
 # A fixed path under /tmp: it must be this user's own directory, not a link or someone else's.
 if [ ! -e "$RUNTIME_DIR" ] && [ ! -L "$RUNTIME_DIR" ]; then
@@ -91,8 +92,11 @@ sink_node() {
 SINK_NODE=$(sink_node $SINK)
 REST_SINK=gong_rest
 
+rig_answers() { server_answers && session_manager_runs; }
+
+# A rig that runs is given 15 s to answer before it is taken for dead, ended and started anew.
 started=0
-if ! { server_answers && session_manager_runs; }; then
+if ! { [ -S "$RUNTIME_DIR/pulse/native" ] && wait_until 15 rig_answers; }; then
   stop_rig
   # The sink is there before the session manager and the PulseAudio server start, so a client
   # that connects as soon as the server answers (gong reopening its device) finds it.
@@ -104,11 +108,7 @@ pipewire-pulse &
 wait'
   detach "$RUNTIME_DIR/rig.log" dbus-run-session -- sh -c "$RIG" gong-test-pipewire "$RUNTIME_DIR" "$SINK_NODE"
   echo "$DETACHED_PID" >"$RIG_PID_FILE"
-  for _ in $(seq 1 100); do
-    server_answers && session_manager_runs && break
-    sleep 0.1
-  done
-  if ! { server_answers && session_manager_runs; }; then
+  if ! wait_until 30 rig_answers; then
     echo "test-pipewire: PipeWire did not start with its session manager and PulseAudio server (see $RUNTIME_DIR/rig.log)" >&2
     exit 69
   fi
@@ -119,11 +119,7 @@ for name in $SINK $REST_SINK; do
   if ! sink_exists $name; then
     pw-cli create-node adapter "$(sink_node $name)" >/dev/null
   fi
-  for _ in $(seq 1 50); do
-    sink_exists $name && break
-    sleep 0.1
-  done
-  if ! sink_exists $name; then
+  if ! wait_until 15 sink_exists $name; then
     echo "test-pipewire: the null sink $name did not appear on PipeWire (see $RUNTIME_DIR/rig.log)" >&2
     exit 69
   fi

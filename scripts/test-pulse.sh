@@ -14,6 +14,7 @@ here=$(dirname "$0")
 if ! command -v pulseaudio >/dev/null || ! command -v pactl >/dev/null || [ ! -e /usr/share/alsa/alsa.conf.d/pulse.conf ]; then
   "$here/install-deps.sh" test
 fi
+require_tools pulseaudio pactl pacat
 
 # The keepers playing on the environment's own server: pacat with the keeper's client name, and
 # no PULSE_SERVER of its own (the PipeWire rig's keeper has one).
@@ -38,8 +39,12 @@ if [ "${1:-}" = stop ]; then
   exit 0
 fi
 
+server_answers() { timeout 5 pactl info >/dev/null 2>&1; }
+
+# A PulseAudio that runs is given 15 s to answer before another is started.
 started=0
-if ! timeout 5 pactl info >/dev/null 2>&1; then
+if pgrep -u "$(id -u)" -x pulseaudio >/dev/null; then wait_until 15 server_answers || true; fi
+if ! server_answers; then
   # As root (CI) PulseAudio wants -n (no default config) and refuses to exit when idle with
   # --exit-idle-time=-1; the native protocol module lets pactl and the ALSA plugin connect.
   # It daemonizes: its descriptors are closed first, so it never holds a caller's pipe open.
@@ -49,11 +54,7 @@ if ! timeout 5 pactl info >/dev/null 2>&1; then
       --log-target=syslog </dev/null >/dev/null 2>&1 ) || true
   started=1
 fi
-for _ in $(seq 1 100); do
-  timeout 5 pactl info >/dev/null 2>&1 && break
-  sleep 0.1
-done
-if ! timeout 5 pactl info >/dev/null 2>&1; then
+if ! wait_until 30 server_answers; then
   echo "test-pulse: PulseAudio did not start" >&2
   exit 69
 fi

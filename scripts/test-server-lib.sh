@@ -5,6 +5,27 @@
 # pactl's labels ("Sink:", "Corked:") are translated: read them in one language.
 export LC_ALL=C
 
+# Succeeds as soon as the command given does, trying it again until SECONDS have passed. Each
+# check has a deadline of its own (timeout 5), which a server that is fine can miss once on a
+# loaded machine: one miss must neither end a server that answers nor fail a run.
+wait_until() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.2
+  done
+}
+
+# Fails, naming it, when a program the script needs is not on PATH: run under `make test`, a
+# test server that cannot start fails the run, and says why in one line.
+require_tools() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "$(basename "$0"): $tool is not on PATH (scripts/install-deps.sh test installs it)" >&2; exit 69; }
+  done
+}
+
 # Closes every descriptor above standard error, so a process started from here never holds a
 # caller's pipe open (a test reading this script's output would otherwise wait for it forever).
 close_inherited_descriptors() {
@@ -66,10 +87,7 @@ ensure_keeper() {
   local ends=$(($(date +%s) + KEEPER_SECONDS))
   detach /dev/null timeout "$KEEPER_SECONDS" pacat --playback --raw --format=float32le --rate=48000 --channels=2 \
     --latency-msec=20 --device="$SINK" --client-name="$KEEPER_CLIENT" --stream-name="$KEEPER_CLIENT until $ends" /dev/zero
-  for _ in $(seq 1 50); do
-    keeper_plays && return 0
-    sleep 0.1
-  done
+  wait_until 30 keeper_plays && return 0
   echo "$(basename "$0"): the keeper stream did not start playing on $SINK${PULSE_SERVER:+ ($PULSE_SERVER)}" >&2
   return 69
 }

@@ -169,7 +169,8 @@ import Testing
         #expect((report["priority"] as? [String: Any])?["policy"] as? String != nil)
     }
 
-    @Test(arguments: SoundServer.allCases)
+    /// Four ways for half a minute each, about a minute a server: a long round, run by
+    /// `LongRoundPulseTests` (`make test-long`).
     func compareFindsEveryCueAndGongsAreExact(server: SoundServer) throws {
         try server.require()
         let scratch = try ScratchDirectory()

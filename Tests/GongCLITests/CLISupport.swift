@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// The `gong` executable built alongside the tests.
@@ -80,14 +81,68 @@ func waitUntilCatching(_ signal: Int32, pid: pid_t, timeoutSeconds: Double = 60)
     return false
 }
 
-/// Ends the running test as skipped, saying why: a live test whose rig is missing off CI.
+/// Whether this run must reach everything its tests need: under `make test` (GONG_MAKE_TEST,
+/// set by the Makefile, which has started every server itself) and on CI (CI). There a test that
+/// cannot reach a server, a tool or a privilege means the rig broke, and says so by failing; a
+/// skip is for a developer's narrower run (`swift test` by hand, on a machine without JACK).
+let everyRigRequired = ["GONG_MAKE_TEST", "CI"].contains { ProcessInfo.processInfo.environment[$0] != nil }
+
+/// Ends the running test for want of what `reason` names: under `make test` and on CI as a
+/// failure, in one line; elsewhere as a skip, saying why.
 ///
-/// `Test.cancel` alone is not enough. swift-testing 6.3.1's console prints a cancelled test as
-/// "was cancelled" with the reason, but a cancelled *case* of a parameterized test (most live
-/// tests run once per server or route) as "passed", reason dropped, even with `--verbose`; and
-/// its last line counts neither. A warning-severity issue fails nothing, prints the reason and is
-/// counted there ("passed … with N warnings"), so every skip shows in the summary.
+/// `Test.cancel` alone is not enough for a skip. swift-testing 6.3.1's console prints a cancelled
+/// test as "was cancelled" with the reason, but a cancelled *case* of a parameterized test (most
+/// live tests run once per server or route) as "passed", reason dropped, even with `--verbose`;
+/// and its last line counts neither. A warning-severity issue fails nothing, prints the reason
+/// and is counted there ("passed … with N warnings"), so every skip shows in the summary. Where
+/// the rig is required the issue is an error, and the test still ends here.
 func skipTest(_ reason: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Never {
-    Issue.record(Comment(rawValue: "skipped: " + reason), severity: .warning, sourceLocation: sourceLocation)
+    if everyRigRequired {
+        Issue.record(Comment(rawValue: "cannot run: " + reason), sourceLocation: sourceLocation)
+    } else {
+        Issue.record(Comment(rawValue: "skipped: " + reason), severity: .warning, sourceLocation: sourceLocation)
+    }
     try Test.cancel(Comment(rawValue: reason), sourceLocation: sourceLocation)
+}
+
+/// A test server's set-up (its script run, and what it printed), shared by every test in the
+/// process. One slow start on a loaded machine must not cost every later test of that server:
+/// a set-up that fails is run again at once, up to `attempts` times, and only then is its
+/// failure kept (each script is idempotent, and ends what is left of a server that does not
+/// answer before it starts a new one).
+final class ServerSetup: @unchecked Sendable {
+    private let lock = NSLock()
+    private let start: @Sendable () -> SoundServer.Setup
+    private let attempts: Int
+    private var result: SoundServer.Setup?
+
+    init(attempts: Int = 3, start: @escaping @Sendable () -> SoundServer.Setup) {
+        self.attempts = attempts
+        self.start = start
+    }
+
+    /// The set-up, run (and run again while it fails) the first time it is asked for.
+    var current: SoundServer.Setup {
+        lock.lock()
+        defer { lock.unlock() }
+        if let result { return result }
+        var setup = start()
+        var problems = [setup.problem]
+        for _ in 1..<attempts where setup.environment == nil {
+            sleep(1)
+            setup = start()
+            problems.append(setup.problem)
+        }
+        if setup.environment == nil {
+            let distinct = problems.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+            setup.problem = "tried \(attempts) times: " + distinct.joined(separator: "; ")
+        }
+        result = setup
+        return setup
+    }
+
+    /// The variables a client needs to reach the server; nil when it could not be started.
+    var environment: [String: String]? { current.environment }
+    /// Why it could not be started.
+    var problem: String { current.problem }
 }

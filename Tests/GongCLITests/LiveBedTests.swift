@@ -7,9 +7,10 @@ import Testing
 
 /// A bed under a ten-minute session, heard live: cues at several intervals above the bank's brown
 /// noise at the bed's defaults (−18 dB, 10 s in, 20 s out), played by gong's own PulseAudio
-/// client at its default latency and recorded from the null sink's monitor. In `LivePulseTests`,
-/// so it runs with the real-time set and nothing else plays. About eleven minutes.
-extension LivePulseTests {
+/// client at its default latency and recorded from the null sink's monitor. About eleven minutes:
+/// a long round, in `LongRoundPulseTests`, which `make test-long` runs alone (real-time, with
+/// nothing else playing) and `make test` leaves out.
+extension LongRoundPulseTests {
     /// A sit a person might write: woodblocks, a chime and clicks at 43, 20, 20, 20, 11 and 31 s,
     /// four times, then the end cue, over the bed as `bed = "brown-noise"` gives it.
     static let bedSit = """

@@ -3,8 +3,8 @@ import Glibc
 import Testing
 
 /// `gong bells` heard live: three bells a minute apart (`--every 1m`), recorded from the sink's
-/// monitor. In `LivePulseTests`, so it runs with the real-time set and nothing else plays.
-extension LivePulseTests {
+/// monitor. About three minutes a server: a long round, in `LongRoundPulseTests` (`make test-long`).
+extension LongRoundPulseTests {
     /// Each bell is heard on its second: gong says so by the device's clock (`offMs`, within
     /// 1 ms), and the recording agrees — each onset is as far from the next on the sink's clock as
     /// gong says they were heard on CLOCK_MONOTONIC, within a millisecond and the sink's own

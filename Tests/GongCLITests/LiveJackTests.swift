@@ -9,7 +9,7 @@ import Testing
 /// it must start; elsewhere a test is skipped with the reason if it cannot.
 enum JackServer {
     static let scriptPath = SoundServer.scriptsDirectory + "/test-jack.sh"
-    static let setup = start()
+    static let setup = ServerSetup { start() }
 
     /// The variables a child process (gong, jack_rec, jack_lsp) needs to reach the server.
     static var environment: [String: String] { setup.environment ?? [:] }

@@ -5,8 +5,9 @@ import Testing
 /// A sound server the live tests play through, each with a null sink named gong_test whose
 /// monitor records exactly what was played, started by the project's own script when missing:
 /// PulseAudio (scripts/test-pulse.sh; the one the environment reaches by default) and PipeWire
-/// (scripts/test-pipewire.sh; a private rig, reached through the PULSE_SERVER it prints). On CI
-/// (CI set) both must start; elsewhere a test is skipped with the reason if one cannot.
+/// (scripts/test-pipewire.sh; a private rig, reached through the PULSE_SERVER it prints). Under
+/// `make test` and on CI both must start; elsewhere a test is skipped with the reason if one
+/// cannot (`skipTest`).
 enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case pulseAudio, pipeWire
 
@@ -34,9 +35,9 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
         var problem: String
     }
 
-    private static let pulseAudioSetup = SoundServer.pulseAudio.start()
-    private static let pipeWireSetup = SoundServer.pipeWire.start()
-    var setup: Setup { self == .pulseAudio ? SoundServer.pulseAudioSetup : SoundServer.pipeWireSetup }
+    private static let pulseAudioSetup = ServerSetup { SoundServer.pulseAudio.start() }
+    private static let pipeWireSetup = ServerSetup { SoundServer.pipeWire.start() }
+    var setup: Setup { (self == .pulseAudio ? SoundServer.pulseAudioSetup : SoundServer.pipeWireSetup).current }
 
     /// The variables a child process (gong, parec, pactl) needs to reach this server.
     var environment: [String: String] { setup.environment ?? [:] }
@@ -79,7 +80,8 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
         }
     }
 
-    /// Skips the test, with the reason, when the server could not be started; fails it on CI.
+    /// Ends the test, with the reason, when the server could not be started: a failure under
+    /// `make test` and on CI, a skip elsewhere (`skipTest`).
     /// The PipeWire rig is checked again first (the script is idempotent, and restarts a rig
     /// whose session manager is gone): WirePlumber 0.4.13 segfaults when a sink a stream played
     /// on after it was made again is destroyed, which the named-sink test now avoids; a graph
@@ -89,13 +91,8 @@ enum SoundServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
             _ = try? runTool("/bin/bash", [scriptPath])
         }
         let setup = self.setup
-        if ProcessInfo.processInfo.environment["CI"] != nil {
-            try #require(
-                setup.environment != nil,
-                "\(testDescription) with the gong_test null sink must start on CI: \(setup.problem)")
-        }
         if setup.environment == nil {
-            try skipTest("no \(testDescription) server could be started (\(setup.problem))")
+            try skipTest("no \(testDescription) server with its gong_test null sink started (\(setup.problem))")
         }
     }
 
@@ -142,6 +139,20 @@ struct LiveRoute: CustomTestStringConvertible, Sendable {
     }
     /// The routes gong's own clients take (not ALSA's plugin).
     static let ownClients = all.filter { $0.route != .alsaPlugin }
+    /// The routes whose minute to the frame `make test` plays: each server's own way in, gong's
+    /// PulseAudio client on PulseAudio and gong's stream on PipeWire's graph. The other routes'
+    /// minutes are `make test-long`'s (`LongRoundPulseTests`); every route still plays in
+    /// `make test`, in its shorter tests.
+    static let timedInMakeTest = all.filter {
+        ($0.server == .pulseAudio && $0.route == .pulseClient) || $0.route == .pipeWireStream
+    }
+    /// ALSA's plugin on each server: its stopped process and its server restarted are
+    /// `make test-long`'s, its latency and priority `make test`'s.
+    static let alsaPlugin = all.filter { $0.route == .alsaPlugin }
+    /// The routes whose minute is `make test-long`'s.
+    static let timedInTestLong = all.filter { live in
+        !timedInMakeTest.contains { $0.server == live.server && $0.route == live.route }
+    }
 
     var testDescription: String { "\(server.testDescription) \(route.device)" }
 }
@@ -380,7 +391,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// account agrees — no xrun, every cue on its frame. On PipeWire one interval may be a
     /// quantum or two long or short (`isServersOwnSlip`), and gong must then not claim the
     /// frame. One attempt: a run the machine disturbed is a failure, not a reason to try again.
-    @Test(arguments: LiveRoute.all)
+    @Test(arguments: LiveRoute.timedInMakeTest)
     func aMinuteLiveHasEveryIntervalExactToTheFrame(_ live: LiveRoute) throws {
         let (server, route) = (live.server, live.route)
         try server.require()
@@ -482,7 +493,8 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// a longer one). A minute of woodblocks 3 s apart: every interval exact, no underrun, and
     /// gong confirms it (`onFrame`). Through pipewire-pulse this set-up ran dry every few
     /// seconds; the old rig, always playing a 20 ms stream, never saw it.
-    @Test func aMinuteOnPipeWireAtRestIsExactAndConfirmed() throws {
+    /// A long round, run by `LongRoundPulseTests` (`make test-long`).
+    func aMinuteOnPipeWireAtRestIsExactAndConfirmed() throws {
         let (intervals, events) = try Self.minuteOnPipeWireAtRest(device: "pipewire:gong_rest")
         let finished = try #require(events.finished)
         #expect(
@@ -527,7 +539,8 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// xrun, and gong says `onFrame` or, as its reports cannot confirm the frame,
     /// `roughReports` — never `audioLost`: stale reports read as tightly as PulseAudio's look like
     /// audio lost, and would move the session on and put the cues after early (`PulseReportAge`).
-    @Test func aMinuteThroughPipeWirePulseAtRestLosesNothing() throws {
+    /// A long round, run by `LongRoundPulseTests` (`make test-long`).
+    func aMinuteThroughPipeWirePulseAtRestLosesNothing() throws {
         let (intervals, events) = try Self.minuteOnPipeWireAtRest(device: "pulse:gong_rest")
         let finished = try #require(events.finished)
         #expect(intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals)")
@@ -540,7 +553,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
 
     /// The process is stopped for a second mid-session, longer than its buffer: the session
     /// recovers, counts the xrun, moves its clock on and completes.
-    @Test(arguments: LiveRoute.all)
+    @Test(arguments: LiveRoute.ownClients)
     func aStoppedProcessRecoversCountsTheXrunAndCompletes(_ live: LiveRoute) throws {
         let (server, route) = (live.server, live.route)
         try server.require()
@@ -576,7 +589,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
 
     /// The sound server itself goes away mid-session and comes back: the session pauses, gong
     /// reopens the device when it can and, with no terminal to wait for, resumes and completes.
-    @Test(arguments: LiveRoute.all)
+    @Test(arguments: LiveRoute.ownClients)
     func aSoundServerThatRestartsIsALostDeviceThatComesBack(_ live: LiveRoute) throws {
         let (server, route) = (live.server, live.route)
         try server.require()
