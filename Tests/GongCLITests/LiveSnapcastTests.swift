@@ -3,7 +3,7 @@ import Testing
 
 /// Two Snapcast rooms on this machine, a snapserver and two snapclients of the test's own (each
 /// playing to its own sink of a private PulseAudio), fed by gong: every cue heard in both rooms,
-/// intervals no worse than `cat` of gong's render into the same source, the rooms aligned,
+/// intervals within 2 ms (`cat` of gong's render into the same source printed beside), the rooms aligned,
 /// `audible` within 2 ms of the recordings, a client stopped and a server restarted mid-session.
 /// `scripts/test-snapcast-rooms.sh` runs the rooms and judges them (it says each figure). Here, in
 /// `make test`, one minute through a FIFO, about 2 minutes in all; the full rounds, with `cat` of
