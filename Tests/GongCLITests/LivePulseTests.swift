@@ -424,7 +424,10 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         let heard = onsets(in: recording)
         #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count)")
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
-        let slips = Self.unexplained(intervals, events: events)
+        // Only the graph's clock can excuse a short interval: a cycle the whole graph missed is a
+        // hole in the tap and missing from parec's recording alike. gong's word excuses none.
+        let holes = onGraphsClock?.holesBetweenOnsets() ?? []
+        let slips = Self.unexplained(intervals, holes: holes)
         #expect(
             intervals.count == 19 && slips.count <= 1
                 && slips.allSatisfy { server.isServersOwnSlip(frames: $0 - 144_000) },
@@ -458,6 +461,13 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
                     "on the graph's clock: \(TapRecording.describe(exact)) (tap missed \(onGraphsClock.missedFrames) frames); \(finished)"
                 )
             }
+            // gong's account against the recordings: an interval parec recorded short by cycles
+            // the graph missed is one in which gong's stream missed them too, and told so.
+            let told = events.intervalsSkippingLosses(cueFrames: Self.cueFrames(20))
+            let untold = zip(intervals, told).enumerated().filter {
+                $0.element.0 < 144_000 && $0.element.1 > $0.element.0
+            }
+            #expect(untold.isEmpty, "recorded short, lost less by gong's account: \(untold); \(finished)")
         } else if !intervals.allSatisfy({ $0 == 144_000 }) {
             #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)")
         }
@@ -478,11 +488,23 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         )
     }
 
-    /// The recorded intervals between cues 3 s apart that neither are the schedule nor show the
-    /// audio gong counted lost: when the graph skipped cycles (its driver woke late), the
-    /// monitor recorded none of them either, and an interval is then the schedule less exactly
-    /// what gong told it lost within it (`GongEvents.intervalsSkippingLosses`); when gong's
-    /// stream alone missed them, the recording went on and the interval is the schedule.
+    /// The intervals parec recorded between cues 3 s apart that neither are the schedule nor
+    /// show cycles the graph's clock shows missed: when the graph skipped cycles (its driver
+    /// woke late), the monitor recorded none of them either, and an interval is then the
+    /// schedule less exactly the hole the graph tap (`PipeWireTap`) has in it (`holes`, one
+    /// count an interval; none where there is no tap); when gong's stream alone missed cycles,
+    /// the recording went on and the interval is the schedule. What gong says it lost excuses
+    /// nothing here: it is held to this verdict, not the verdict to it.
+    static func unexplained(_ intervals: [Int], holes: [Int]) -> [Int] {
+        intervals.enumerated().filter { index, interval in
+            interval != 144_000 && (index >= holes.count || interval != 144_000 - holes[index])
+        }.map(\.element)
+    }
+
+    /// The intervals that neither are the schedule nor the schedule less what gong told it lost
+    /// within it (`GongEvents.intervalsSkippingLosses`): gong's word as the excuse, which none of
+    /// this file's verdicts takes. Left for pw-jack's test (LiveJackTests), whose own rework
+    /// replaces it.
     static func unexplained(_ intervals: [Int], events: GongEvents, cues: Int = 20) -> [Int] {
         let skipping = events.intervalsSkippingLosses(cueFrames: cueFrames(cues))
         return zip(intervals, skipping).filter { $0 != 144_000 && $0 != $1 }.map(\.0)
@@ -495,11 +517,20 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// seconds; the old rig, always playing a 20 ms stream, never saw it.
     /// A long round, run by `LongRoundPulseTests` (`make test-long`).
     func aMinuteOnPipeWireAtRestIsExactAndConfirmed() throws {
-        let (intervals, events) = try Self.minuteOnPipeWireAtRest(device: "pipewire:gong_rest")
+        let (intervals, events, onGraphsClock) = try Self.minuteOnPipeWireAtRest(
+            device: "pipewire:gong_rest", tapped: true)
         let finished = try #require(events.finished)
+        let holes = onGraphsClock?.holesBetweenOnsets() ?? []
         #expect(
-            intervals.count == 19 && Self.unexplained(intervals, events: events).isEmpty,
-            "intervals \(intervals), gong lost \(events.losses)")
+            intervals.count == 19 && Self.unexplained(intervals, holes: holes).isEmpty,
+            "intervals \(intervals), holes on the graph's clock \(holes), gong lost \(events.losses)")
+        if let onGraphsClock {
+            let exact = onGraphsClock.intervals()
+            let placed = exact.compactMap { $0 }
+            #expect(
+                exact.count == 19 && placed.count >= 15 && placed.allSatisfy { $0 == 144_000 },
+                "on the graph's clock: \(TapRecording.describe(exact)); \(finished)")
+        }
         // A cycle the graph ran without gong (a busy machine) is counted to the frame and what
         // followed it rendered again on its time, as on the rig's keeper sink, and gong then
         // says audio was lost.
@@ -514,23 +545,29 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// A minute of woodblocks 3 s apart played on the PipeWire rig's gong_rest (no keeper),
     /// recorded from its monitor at a latency long enough not to set the graph's quantum: the
     /// intervals between the onsets heard, and gong's events (it ran to its end, exit 0).
-    static func minuteOnPipeWireAtRest(device: String) throws -> (intervals: [Int], events: GongEvents) {
+    /// `tapped`: recorded on the graph's clock as well (`PipeWireTap`, whose latency does not
+    /// set the quantum either).
+    static func minuteOnPipeWireAtRest(device: String, tapped: Bool = false) throws -> (
+        intervals: [Int], events: GongEvents, onGraphsClock: TapRecording?
+    ) {
         let server = SoundServer.pipeWire
         try server.require()
         let scratch = try ScratchDirectory()
         let pattern = try Self.pattern(in: scratch, duration: "60s")
         let recorder = try MonitorRecorder(
             path: scratch.file("monitor.raw"), server: server, sink: "gong_rest", latencyMs: 200)
+        let tap = tapped ? try PipeWireTap(sink: "gong_rest", environment: server.environment, seconds: 120) : nil
         let result = try runGong(
             ["run", pattern, "--device", device, "--channels", "1", "--json"],
             home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
         let recording = recorder.stop()
+        let onGraphsClock = tap?.finish()
         #expect(result.status == 0, "\(result.stderr)")
         let events = GongEvents(result.stdout)
         _ = try #require(events.finished, "\(result.stdout)")
         let heard = onsets(in: recording)
         #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count)")
-        return (zip(heard, heard.dropFirst()).map { $1 - $0 }, events)
+        return (zip(heard, heard.dropFirst()).map { $1 - $0 }, events, onGraphsClock)
     }
 
     /// gong's own PulseAudio client through pipewire-pulse at rest: nothing else on gong_rest, so
@@ -541,7 +578,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// audio lost, and would move the session on and put the cues after early (`PulseReportAge`).
     /// A long round, run by `LongRoundPulseTests` (`make test-long`).
     func aMinuteThroughPipeWirePulseAtRestLosesNothing() throws {
-        let (intervals, events) = try Self.minuteOnPipeWireAtRest(device: "pulse:gong_rest")
+        let (intervals, events, _) = try Self.minuteOnPipeWireAtRest(device: "pulse:gong_rest")
         let finished = try #require(events.finished)
         #expect(intervals.count == 19 && intervals.allSatisfy { $0 == 144_000 }, "intervals \(intervals)")
         #expect(finished["xruns"] as? Int == 0 && events.all("xrun").isEmpty, "\(finished)")
@@ -552,40 +589,71 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     }
 
     /// The process is stopped for a second mid-session, longer than its buffer: the session
-    /// recovers, counts the xrun, moves its clock on and completes.
+    /// recovers, counts the xrun, moves its clock on and completes, and the loss it tells is the
+    /// loss the sink's monitor recorded, to the frame: the sink played on in silence while gong
+    /// was stopped, so every cue after keeps its frame only if gong moved its session on by
+    /// exactly the frames the sink played without it — an interval across the stop off by a
+    /// frame is a loss told wrong by that frame. The stop falls between two cues, so what it
+    /// loses is the quiet between them and every woodblock is heard whole.
     @Test(arguments: LiveRoute.ownClients)
     func aStoppedProcessRecoversCountsTheXrunAndCompletes(_ live: LiveRoute) throws {
         let (server, route) = (live.server, live.route)
         try server.require()
         let scratch = try ScratchDirectory()
         let pattern = try Self.pattern(in: scratch, duration: "15s")
+        let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"), server: server)
         let (process, out) = try startGong(
             ["run", pattern, "--device", route.device, "--channels", "1", "--json"],
             environment: server.environment)
-        let stopSeconds = 1.0
-        usleep(6_000_000)
+        defer { if process.isRunning { process.terminate() } }
+        // The second cue told (when it is rendered, up to a buffer before it is heard), the stop
+        // begins 0.8 s later: what the buffer held plays on, and the frames lost lie between
+        // that cue's woodblock and the next, 3 s after it.
+        var output = readEvents(from: out, until: "cue", count: 2)
+        usleep(800_000)
+        let stopped = MonotonicTime.now()
         kill(process.processIdentifier, SIGSTOP)
-        usleep(UInt32(stopSeconds * 1_000_000))
+        usleep(1_000_000)
         kill(process.processIdentifier, SIGCONT)
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stopSeconds = Double(MonotonicTime.now().nanoseconds - stopped.nanoseconds) / 1e9
+        output += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        let recording = recorder.stop()
         #expect(process.terminationStatus == 0)
         let events = GongEvents(output)
         let finished = try #require(events.finished, "\(output)")
         #expect(finished["cycles"] as? Int == 5 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
-        // What the buffer held played on; at least most of the rest of the stop was lost. A
-        // sound server may take longer to resume the stream, which is lost too. A busy machine
-        // may add an xrun of its own, which is counted too; the stop is the one measured here,
-        // and every one reported is counted.
+        // The recording's verdict: six woodblocks, every interval the schedule to the frame,
+        // the one across the stop too. On PipeWire parec itself may record one interval a
+        // keeper's quantum off that no stream played (`isServersOwnSlip`); only that is allowed.
+        let heard = onsets(in: recording)
+        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        let slips = intervals.filter { $0 != 144_000 }
+        #expect(
+            heard.count == 6 && slips.count <= 1 && slips.allSatisfy { server.isServersOwnSlip(frames: $0 - 144_000) },
+            "recorded intervals \(intervals) across a \(stopSeconds) s stop; gong lost \(events.losses)")
+        // gong's account against it: the stop's loss told, no more than the stop less what the
+        // buffer held (a period short of it at most: gong writes a period at a time) and the
+        // moments the stream takes to run again, and no less than the stop less the buffer.
         let latency = try #require(events.all("started").first?["latencyMs"] as? Double, "\(output)")
-        let unbuffered = Int((stopSeconds - latency / 1000) * 48000)
+        let period = latency / 4
+        let least = Int((stopSeconds - latency / 1000) * 48000) - Self.stopLossSlackFrames
+        let most = Int((stopSeconds - (latency - period) / 1000) * 48000) + Self.stopLossSlackFrames
         let lost = events.all("xrun").compactMap { $0["lostFrames"] as? Int }
         #expect(
-            lost.contains { (unbuffered * 8 / 10...unbuffered + 100_000).contains($0) },
-            "a \(stopSeconds) s stop with a \(latency) ms buffer: xruns lost \(lost) frames: \(output)")
+            lost.contains { (least...most).contains($0) },
+            "a \(stopSeconds) s stop with a \(latency) ms buffer: xruns lost \(lost) frames, \(least)...\(most) allowed: \(output)"
+        )
         #expect(finished["xruns"] as? Int == lost.count, "\(finished), xrun events losing \(lost)")
-        print("\(server.testDescription) \(route.device): xruns lost \(lost) frames; gong's account \(finished)")
+        print(
+            "\(server.testDescription) \(route.device): a \(stopSeconds) s stop; xruns lost \(lost) frames"
+                + " (\(least)...\(most) allowed); recorded intervals \(intervals); gong's account \(finished)")
     }
+
+    /// How far the loss of a stop may stand outside what the stop and the buffer make it, in
+    /// frames: the stream taking up to 20 ms to run again after the process does, and on
+    /// PipeWire the graph's quantum (the keeper's 256 frames) the server reads ahead.
+    static let stopLossSlackFrames = 960 + 256
 
     /// The sound server itself goes away mid-session and comes back: the session pauses, gong
     /// reopens the device when it can and, with no terminal to wait for, resumes and completes.

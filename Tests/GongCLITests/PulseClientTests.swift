@@ -29,12 +29,22 @@ import Testing
         #expect(configuration.soundServer && ThreadPriority.suited(to: configuration) == .raised)
     }
 
+    /// How far apart PulseAudio's reports may place one frame: its reports are measured when
+    /// stamped, and agree within a millisecond.
+    static let pulseAudioReportSpreadMs = 1.0
+    /// How far apart pipewire-pulse's reports may place one frame on the rig's gong_test: a
+    /// report is up to a quantum stale, and the keeper's 20 ms stream holds the graph at 256
+    /// frames (5.3 ms); beyond that, 3 ms for a server thread that stamps its answer late on a
+    /// busy machine. A figure of the rig's, not the client's own bound (which allows the
+    /// largest quantum the stream's latency lets the graph run, 125 ms here).
+    static let pipeWireReportSpreadMs = 256.0 / 48 + 3
+
     /// Three seconds written as fast as the stream takes them take three seconds less the buffer
     /// (the frames in it are not heard yet when the last is written), and every
-    /// report places device frame 0 at the same moment: within a millisecond on PulseAudio, within
-    /// the client's jitter bound on PipeWire.
+    /// report places device frame 0 at the same moment: within 1 ms on PulseAudio, within a
+    /// quantum and 3 ms (8.3 ms) on PipeWire beside the keeper.
     @Test(arguments: SoundServer.allCases)
-    func itIsPacedByTheServerAndReportsWhenFramesAreHeard(server: SoundServer) throws {
+    func itIsPacedByTheServerAndPlacesFrameZeroWithin1msOrAQuantumAnd3msOnPipeWire(server: SoundServer) throws {
         try server.require()
         let pcm = try server.inThisProcess {
             try PulsePCM(PCMRequest(device: "pulse:gong_test", channels: 1), sink: "gong_test")
@@ -61,12 +71,10 @@ import Testing
         let least = 3 - pcm.configuration.latencySeconds - 0.02
         #expect(elapsed > least && elapsed < 3.2, "3 s of frames took \(elapsed) s (at least \(least) s)")
         #expect(origins.count >= 8)
-        // PulseAudio's reports agree within a millisecond; pipewire-pulse's are up to a quantum
-        // stale (5 ms beside the keeper): the client's bound there stands above that.
         let spread = Double((origins.max() ?? 0) - (origins.min() ?? 0)) / 1e6
-        #expect(
-            spread < (server == .pulseAudio ? 1.0 : Double(pcm.configuration.reportJitterNanoseconds) / 1e6),
-            "frame 0 placed within \(spread) ms")
+        let allowed = server == .pulseAudio ? Self.pulseAudioReportSpreadMs : Self.pipeWireReportSpreadMs
+        #expect(spread < allowed, "frame 0 placed within \(spread) ms (\(allowed) ms allowed)")
+        print("\(server.testDescription): frame 0 placed within \(spread) ms (\(allowed) ms allowed)")
         #expect(pcm.drain() == 0)
     }
 

@@ -89,6 +89,13 @@ struct TapRecording {
         return zip(heard, heard.dropFirst()).map { $0.placed && $1.placed ? $1.frame - $0.frame : nil }
     }
 
+    /// The frames missing (holes: cycles the graph or the tap did not run) between consecutive
+    /// onsets: what a recorder that splices what it gets, parec, lost of each interval at most.
+    func holesBetweenOnsets(quietFrames: Int = 48000) -> [Int] {
+        let heard = onsets(in: samples, quietFrames: quietFrames)
+        return zip(heard, heard.dropFirst()).map { from, to in samples[from..<to].lazy.filter(\.isNaN).count }
+    }
+
     /// Intervals as printed: "?" for one that cannot be placed.
     static func describe(_ intervals: [Int?]) -> String {
         intervals.map { $0.map(String.init) ?? "?" }.joined(separator: ", ")
