@@ -602,15 +602,20 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         let scratch = try ScratchDirectory()
         let pattern = try Self.pattern(in: scratch, duration: "15s")
         let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"), server: server)
+        let tap =
+            route == .pipeWireStream
+            ? try PipeWireTap(sink: "gong_test", environment: server.environment, seconds: 60) : nil
         let (process, out) = try startGong(
             ["run", pattern, "--device", route.device, "--channels", "1", "--json"],
             environment: server.environment)
         defer { if process.isRunning { process.terminate() } }
-        // The second cue told (when it is rendered, up to a buffer before it is heard), the stop
-        // begins 0.8 s later: what the buffer held plays on, and the frames lost lie between
-        // that cue's woodblock and the next, 3 s after it.
+        // The stop begins 0.8 s after the second cue is heard (its `audible`, CLOCK_MONOTONIC):
+        // what the buffer held plays on, and the frames lost lie between that cue's woodblock
+        // and the next, 3 s after it.
         var output = readEvents(from: out, until: "cue", count: 2)
-        usleep(800_000)
+        let secondHeard = try #require(GongEvents(output).all("cue").last?["audible"] as? Double, "\(output)")
+        let wait = secondHeard + 0.8 - Double(MonotonicTime.now().nanoseconds) / 1e9
+        if wait > 0 { usleep(UInt32(wait * 1e6)) }
         let stopped = MonotonicTime.now()
         kill(process.processIdentifier, SIGSTOP)
         usleep(1_000_000)
@@ -619,26 +624,36 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         output += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let recording = recorder.stop()
+        let onGraphsClock = tap?.finish()
         #expect(process.terminationStatus == 0)
         let events = GongEvents(output)
         let finished = try #require(events.finished, "\(output)")
         #expect(finished["cycles"] as? Int == 5 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
-        // The recording's verdict: six woodblocks, every interval the schedule to the frame,
+        // The recording's verdict: five woodblocks, every interval the schedule to the frame,
         // the one across the stop too. On PipeWire parec itself may record one interval a
-        // keeper's quantum off that no stream played (`isServersOwnSlip`); only that is allowed.
+        // keeper's quantum off that no stream played (`isServersOwnSlip`); only that is allowed,
+        // and on gong's own PipeWire stream the graph tap must then have every interval exact.
         let heard = onsets(in: recording)
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
         let slips = intervals.filter { $0 != 144_000 }
         #expect(
-            heard.count == 6 && slips.count <= 1 && slips.allSatisfy { server.isServersOwnSlip(frames: $0 - 144_000) },
+            heard.count == 5 && slips.count <= 1 && slips.allSatisfy { server.isServersOwnSlip(frames: $0 - 144_000) },
             "recorded intervals \(intervals) across a \(stopSeconds) s stop; gong lost \(events.losses)")
-        // gong's account against it: the stop's loss told, no more than the stop less what the
-        // buffer held (a period short of it at most: gong writes a period at a time) and the
-        // moments the stream takes to run again, and no less than the stop less the buffer.
+        let exact = onGraphsClock?.intervals() ?? []
+        if let onGraphsClock {
+            #expect(
+                exact.count == 4 && exact.allSatisfy { $0 == nil || $0 == 144_000 }
+                    && exact.compactMap { $0 }.count >= 3,
+                "on the graph's clock: \(TapRecording.describe(exact)) (tap missed \(onGraphsClock.missedFrames) frames)"
+            )
+        }
+        // gong's account against it: the stop's loss told, no more than the stop (what the
+        // test measured from before SIGSTOP to after SIGCONT) and no less than the stop less
+        // the buffer, which PulseAudio plays on and PipeWire's graph, pulling from gong's
+        // stopped process, does not.
         let latency = try #require(events.all("started").first?["latencyMs"] as? Double, "\(output)")
-        let period = latency / 4
         let least = Int((stopSeconds - latency / 1000) * 48000) - Self.stopLossSlackFrames
-        let most = Int((stopSeconds - (latency - period) / 1000) * 48000) + Self.stopLossSlackFrames
+        let most = Int(stopSeconds * 48000) + Self.stopLossSlackFrames
         let lost = events.all("xrun").compactMap { $0["lostFrames"] as? Int }
         #expect(
             lost.contains { (least...most).contains($0) },
@@ -647,7 +662,9 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         #expect(finished["xruns"] as? Int == lost.count, "\(finished), xrun events losing \(lost)")
         print(
             "\(server.testDescription) \(route.device): a \(stopSeconds) s stop; xruns lost \(lost) frames"
-                + " (\(least)...\(most) allowed); recorded intervals \(intervals); gong's account \(finished)")
+                + " (\(least)...\(most) allowed); recorded intervals \(intervals)"
+                + (onGraphsClock.map { _ in ", on the graph's clock \(TapRecording.describe(exact))" } ?? "")
+                + "; gong's account \(finished)")
     }
 
     /// How far the loss of a stop may stand outside what the stop and the buffer make it, in
