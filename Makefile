@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DEMO_FILE ?= out/demo.wav
 
-.PHONY: all deps build build-commit gong-path lib static-lib dist dist-check demo test test-suites test-tsan test-long test-long-suites test-snapcast lint format install uninstall bench bench-suite bench-thresholds clean sounds
+.PHONY: all deps build build-commit gong-path lib static-lib dist dist-check demo test test-suites test-builds tsan-build test-tsan test-long test-long-suites test-snapcast lint format install uninstall bench bench-suite bench-thresholds clean sounds
 
 all: build
 
@@ -74,6 +74,9 @@ demo: build
 # test's whole ID, its file's name included: REALTIME_TESTS selects LongRoundSnapcastTests,
 # in LiveSnapcastTests.swift, too, and the skip takes it out again.
 LONG_TESTS = LongRound
+# make itself, named through another variable: a line that names $(MAKE) runs even under
+# `make -n`, and these start and stop the test servers and run the real-time tests.
+SUBMAKE = $(MAKE)
 SNAPCAST_TESTS = LiveSnapcastTests
 REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests|LiveJackTests|$(SNAPCAST_TESTS)
 WITH_TEST_SERVERS = export GONG_TEST_RUN=make-test-$$$$ GONG_MAKE_TEST=1; \
@@ -84,16 +87,33 @@ WITH_TEST_SERVERS = export GONG_TEST_RUN=make-test-$$$$ GONG_MAKE_TEST=1; \
 test: lint
 	@scripts/install-deps.sh test
 	@$(WITH_TEST_SERVERS) \
-	  $(MAKE) --no-print-directory test-suites && \
-	  $(MAKE) --no-print-directory dist-check
+	  $(SUBMAKE) --no-print-directory test-suites && \
+	  scripts/dist-check.sh
 
-# What `make test` runs once the servers are up (by itself it starts none).
+# What `make test` runs once the servers are up (by itself it starts none). gong is built four
+# ways, each once: debug with the tests (shared by the unit tests, the real-time tests and the C
+# and Python examples' libgong.so), the Swift example's own, TSan's, and the release's. The
+# real-time tests leave the CPU nearly idle for minutes, so the last three are built meanwhile,
+# and the release files made from the last (make dist; make test then runs dist-check on them),
+# all at SCHED_IDLE (test-builds): they get only the time nothing else wants, and the sound
+# servers, gong and the recorders take the CPU from them whenever they ask. What they print goes
+# to .build/test-builds.log, shown if one fails; the steps after them find them built. They run
+# in a session of their own, so that an interrupted run ends them all (a background job ignores
+# the terminal's Ctrl-C).
 test-suites: build-commit
 	$(SWIFT) build --build-tests
+	scripts/check-doc-commands.py --gong .build/debug/gong
 	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)|$(LONG_TESTS)'
-	$(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)' --skip '$(LONG_TESTS)'
+	@setsid -w chrt --idle 0 $(SUBMAKE) --no-print-directory test-builds >.build/test-builds.log 2>&1 & builds=$$!; \
+	  trap 'kill -TERM -- -$$builds 2>/dev/null; exit 130' INT TERM HUP; \
+	  $(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)' --skip '$(LONG_TESTS)'; status=$$?; \
+	  wait $$builds || { status=1; cat .build/test-builds.log; echo "make test: a build beside the real-time tests failed" >&2; }; \
+	  exit $$status
 	scripts/test-examples.sh
 	$(MAKE) --no-print-directory test-tsan
+
+test-builds: dist tsan-build
+	$(SWIFT) build --package-path Examples/swift --scratch-path .build-examples
 
 # The rings and the real-time engines under the thread sanitizer, in a scratch directory of its
 # own (instrumented code cannot share the debug build's). Only the test targets holding them are
@@ -101,16 +121,18 @@ test-suites: build-commit
 # benchmarks, its terminal or the CLI's tests, which it never runs.
 TSAN_TESTS = SPSCRingTests|FrameRingTests|PlaybackEngineTests|LiveSessionDeviceLossTests|PullEngineTests|GongSessionPullTests
 TSAN = --sanitize=thread --scratch-path .build-tsan
-test-tsan:
-	export GONG_TEST_TARGETS=GongCoreTests,GongAudioTests,GongKitTests; \
-	  $(SWIFT) build $(TSAN) --product gongPackageTests && \
-	  $(SWIFT) test $(TSAN) --skip-build --filter '$(TSAN_TESTS)'
+TSAN_TARGETS = GONG_TEST_TARGETS=GongCoreTests,GongAudioTests,GongKitTests
+tsan-build:
+	$(TSAN_TARGETS) $(SWIFT) build $(TSAN) --product gongPackageTests
+
+test-tsan: tsan-build
+	$(TSAN_TARGETS) $(SWIFT) test $(TSAN) --skip-build --filter '$(TSAN_TESTS)'
 
 # The long rounds, alone, with the servers `make test` starts: before resolving work on the
 # engine or a route (docs/testing.md); their figures go to bench/RESULTS.md.
 test-long:
 	@scripts/install-deps.sh test
-	@$(WITH_TEST_SERVERS) $(MAKE) --no-print-directory test-long-suites
+	@$(WITH_TEST_SERVERS) $(SUBMAKE) --no-print-directory test-long-suites
 
 test-long-suites: build-commit
 	$(SWIFT) build --build-tests

@@ -16,8 +16,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0")
     ],
     targets: [
@@ -29,6 +27,15 @@ let package = Package(
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The TOML parser of pattern and config files: toml++ (Debian's libtomlplusplus-dev, used
+        // header-only, so nothing of it is needed at run time) behind a C interface, so that no
+        // Swift module needs C++ interoperability.
+        .target(
+            name: "CGongTOML",
+            cxxSettings: [.define("TOML_HEADER_ONLY", to: "1"), .define("TOML_EXCEPTIONS", to: "0")]),
+        // gong's own small SQLite wrapper, for the history: no Foundation, no threads.
+        .target(name: "GongSQLite", dependencies: ["CSQLite"]),
         // The callbacks sound servers call on their real-time threads, in C (they must never
         // allocate, lock or wait), and the frame ring they read from.
         .target(name: "CGongStreams", dependencies: ["CPipeWire", "CJack"]),
@@ -44,17 +51,13 @@ let package = Package(
             name: "GongAudio", dependencies: ["GongCore", "CAlsa", "CPulse", "CSndFile", "CSoxr", "CGongStreams"]),
         // The embedding facade: pattern files, sound bank lookup, sessions. What a program that
         // plays sessions links, libgong.so included, so it carries no database.
-        .target(name: "GongKit", dependencies: ["GongCore", "GongAudio", "CGongBuild", "TOMLKit"]),
+        .target(name: "GongKit", dependencies: ["GongCore", "GongAudio", "CGongBuild", "CGongTOML"]),
         // What gong keeps and serves around a session for the person using it: the history and
-        // its stats (SQLite through GRDB), snapshots and the recorder that keeps both, the config
+        // its stats (SQLite through GongSQLite), snapshots and the recorder that keeps both, the config
         // file, the control channel. Built on GongKit, never the other way round.
         .target(
             name: "GongPractice",
-            dependencies: [
-                "GongKit", "GongCore", "GongAudio", "CGongTimer", "TOMLKit",
-                .product(name: "GRDB", package: "GRDB.swift")
-            ]
-        ),
+            dependencies: ["GongKit", "GongCore", "GongAudio", "CGongTimer", "GongSQLite"]),
         // `gong bench`: timing jitter measured on a live device, and gong against the players
         // people use instead, found in a recording of what was heard.
         .target(
@@ -95,7 +98,8 @@ let package = Package(
         .testTarget(name: "GongABITests", dependencies: ["GongABI", "GongKit", "GongTestSupport"]),
         .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit", "GongPractice", "CJackTap", "CPipeWireTap"])
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )
 
 // A run that needs only some test targets names them in GONG_TEST_TARGETS (comma-separated), and

@@ -3,8 +3,9 @@
 # Safe to run again: it does nothing when everything is there.
 set -eu
 
-# C libraries (with headers) the package links against (SQLite for the history, through GRDB),
-# and the tools the tests drive (sqlite3 holds a history locked in a test):
+# C libraries (with headers) the package links against (SQLite for the history, through gong's
+# own wrapper), toml++ (header-only: the pattern and config files' parser, compiled into gong, so
+# no package of it is needed at run time), and the tools the tests drive (sqlite3 holds a history locked in a test):
 # PulseAudio with a null sink and its ALSA plugin stand in for a sound card, and so does PipeWire
 # (with its session manager and PulseAudio server, run under a D-Bus session of its own); sox
 # inspects audio; numpy is what the Python pull example pulls into; klick is the benchmark's
@@ -21,7 +22,7 @@ set -eu
 # --install writes. snapserver and snapclient are the Snapcast rooms the Snapcast tests play
 # through: the tests start their own with a config and ports of their own, never the package's
 # service or its /etc/snapserver.conf (which defines a FIFO stream of its own).
-BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libpipewire-0.3-dev libjack-jackd2-dev libsndfile1-dev libsoxr-dev libsqlite3-dev"
+BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libpipewire-0.3-dev libjack-jackd2-dev libsndfile1-dev libsoxr-dev libsqlite3-dev libtomlplusplus-dev"
 TEST_PACKAGES="sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus python3-numpy jackd2 pipewire-jack systemd snapserver snapclient"
 BENCH_PACKAGES="klick hyperfine"
 # make dist and its check (make test runs it): dpkg-shlibdeps and dpkg-architecture, lintian,

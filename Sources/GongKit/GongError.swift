@@ -10,8 +10,9 @@ public enum GongError: Error, CustomStringConvertible {
     case sound(SoundBankError)
     /// A sound file exists but cannot be used.
     case soundFile(SoundFileError)
-    /// The output file cannot be created or written.
-    case output(String)
+    /// The output file cannot be created or written: which file (the one asked for, never a
+    /// file of gong's own beside it) and why, as data.
+    case output(SoundFileError)
     /// The audio device cannot be opened or used.
     case device(AudioDeviceError)
     /// A setting is outside `SessionLimits` (a rate of 7 Hz).
@@ -24,7 +25,7 @@ public enum GongError: Error, CustomStringConvertible {
         case .pattern(let error): error.description
         case .sound(let error): error.description
         case .soundFile(let error): error.description
-        case .output(let message): message
+        case .output(let error): error.description
         case .setting(let error): error.description
         case .device(let error): error.description
         case .internalError(let message): "internal error: \(message) (please report this)"

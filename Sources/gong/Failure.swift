@@ -28,6 +28,12 @@ struct UnreadableFile: Error {
     var path: String
 }
 
+/// A file a flag names for the command to write cannot be written.
+struct UnwritableFile: Error {
+    var flag: String
+    var path: String
+}
+
 /// The flag each of GongKit's settings is given with.
 func flag(for setting: SettingError.Setting) -> String {
     switch setting {
@@ -62,11 +68,22 @@ func flag(for override: PatternOverrides.Field) -> String {
     }
 }
 
-/// A pattern error in the command line's words: an override is named by its flag.
+/// A pattern error in the command line's words: an override is named by its flag, and so are
+/// the overrides that would do.
 func describe(_ error: PatternError) -> String {
     var worded = error
     if worded.location == nil, let override = worded.override { worded.location = flag(for: override) }
+    if let remedy = worded.remedy { worded.allowed = flags(for: remedy) }
     return worded.description
+}
+
+/// The flags that would do, in a sentence.
+func flags(for remedy: PatternError.Remedy) -> String {
+    switch remedy {
+    case .openAlone: "\(flag(for: .open)) alone: it lasts until you stop it"
+    case .bedWithGain: "--bed brown-noise (or a file) with --bed-gain"
+    case .cyclesOrDuration: "a number of cycles or a duration (\(flag(for: .cycles)), \(flag(for: .duration)))"
+    }
 }
 
 /// A sound the bank does not have, in the command line's words: with no bank at all, the flag
@@ -98,6 +115,18 @@ func describe(_ error: HistoryCSVError) -> String {
     return worded.description
 }
 
+/// Runs a command whose body ends with an exit status: an error becomes one line and the status
+/// that fits (`fail`), a status other than 0 the command's exit code.
+func exiting(_ body: () async throws -> Int32) async throws {
+    let status: Int32
+    do {
+        status = try await body()
+    } catch {
+        throw fail(error)
+    }
+    if status != 0 { throw ExitCode(status) }
+}
+
 /// Prints one line to standard error and exits with the status that fits: never a stack trace.
 /// The status comes from what kind of error it is, never from its words.
 func fail(_ error: any Error) -> ExitCode {
@@ -110,6 +139,9 @@ func fail(_ error: any Error) -> ExitCode {
     case let unreadable as UnreadableFile:
         printError("\(unreadable.path): cannot be read; use a readable file")
         return ExitCode(ExitStatus.noInput)
+    case let unwritable as UnwritableFile:
+        printError("\(unwritable.flag) \(unwritable.path): cannot be written; use a writable path")
+        return ExitCode(ExitStatus.cannotCreate)
     case let history as HistoryError:
         printError(history.description)
         switch history.kind {

@@ -41,6 +41,15 @@ import Testing
         #expect(both.configuration.periodFrames == 1200 && both.configuration.bufferFrames == 4800)
     }
 
+    /// `--period`'s help is worked out from the defaults, so it says what ALSA is really asked
+    /// for when no period is given.
+    @Test func theDefaultPeriodsInTheHelpAreTheOnesADeviceGets() throws {
+        let plain = try AlsaPCM(PCMRequest(device: "null", rate: 48000, channels: 2))
+        let described = BufferDefaults.describedPeriods(at: 48000)
+        #expect(described == "6000 at 48 kHz through pulse, \(plain.configuration.periodFrames) through ALSA")
+        #expect(described == "6000 at 48 kHz through pulse, 2400 through ALSA")
+    }
+
     @Test(arguments: [SampleFormat.int16, .int32, .float32])
     func everyFormatCanBeRequested(format: SampleFormat) throws {
         let pcm = try AlsaPCM(PCMRequest(device: "null", rate: 44100, channels: 1, format: format))

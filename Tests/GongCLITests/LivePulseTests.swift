@@ -139,19 +139,16 @@ struct LiveRoute: CustomTestStringConvertible, Sendable {
     }
     /// The routes gong's own clients take (not ALSA's plugin).
     static let ownClients = all.filter { $0.route != .alsaPlugin }
-    /// The routes whose minute to the frame `make test` plays: each server's own way in, gong's
-    /// PulseAudio client on PulseAudio and gong's stream on PipeWire's graph. The other routes'
-    /// minutes are `make test-long`'s (`LongRoundPulseTests`); every route still plays in
-    /// `make test`, in its shorter tests.
-    static let timedInMakeTest = all.filter {
+    /// Each server's own way in, gong's PulseAudio client on PulseAudio and gong's stream on
+    /// PipeWire's graph: where `make test` plays the minute to the frame, a stopped process and
+    /// a restarted server. On the others (`otherWays`: ALSA's plugin on both, gong's client
+    /// through pipewire-pulse) those are `make test-long`'s (`LongRoundPulseTests`), and
+    /// `make test` plays them in its shorter tests (latency, priority, a pause).
+    static let eachServersOwn = all.filter {
         ($0.server == .pulseAudio && $0.route == .pulseClient) || $0.route == .pipeWireStream
     }
-    /// ALSA's plugin on each server: its stopped process and its server restarted are
-    /// `make test-long`'s, its latency and priority `make test`'s.
-    static let alsaPlugin = all.filter { $0.route == .alsaPlugin }
-    /// The routes whose minute is `make test-long`'s.
-    static let timedInTestLong = all.filter { live in
-        !timedInMakeTest.contains { $0.server == live.server && $0.route == live.route }
+    static let otherWays = all.filter { live in
+        !eachServersOwn.contains { $0.server == live.server && $0.route == live.route }
     }
 
     var testDescription: String { "\(server.testDescription) \(route.device)" }
@@ -391,7 +388,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// account agrees — no xrun, every cue on its frame. On PipeWire one interval may be a
     /// quantum or two long or short (`isServersOwnSlip`), and gong must then not claim the
     /// frame. One attempt: a run the machine disturbed is a failure, not a reason to try again.
-    @Test(arguments: LiveRoute.timedInMakeTest)
+    @Test(arguments: LiveRoute.eachServersOwn)
     func aMinuteLiveHasEveryIntervalExactToTheFrame(_ live: LiveRoute) throws {
         let (server, route) = (live.server, live.route)
         try server.require()
@@ -588,7 +585,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// exactly the frames the sink played without it — an interval across the stop off by a
     /// frame is a loss told wrong by that frame. The stop falls between two cues, so what it
     /// loses is the quiet between them and every woodblock is heard whole.
-    @Test(arguments: LiveRoute.ownClients)
+    @Test(arguments: LiveRoute.eachServersOwn)
     func aStoppedProcessRecoversCountsTheXrunAndCompletes(_ live: LiveRoute) throws {
         let (server, route) = (live.server, live.route)
         try server.require()
@@ -667,7 +664,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
 
     /// The sound server itself goes away mid-session and comes back: the session pauses, gong
     /// reopens the device when it can and, with no terminal to wait for, resumes and completes.
-    @Test(arguments: LiveRoute.ownClients)
+    @Test(arguments: LiveRoute.eachServersOwn)
     func aSoundServerThatRestartsIsALostDeviceThatComesBack(_ live: LiveRoute) throws {
         let (server, route) = (live.server, live.route)
         try server.require()

@@ -246,7 +246,8 @@ extension LivePulseTests {
     /// leaves that much and the time to reach the server alone, so nothing it rewrites lands
     /// behind the server's read index (where it would be dropped unreported and the recording
     /// would show a gap), and the keys are still heard at once.
-    @Test func throughPipeWirePulseAtRestAPauseJustBeforeACueTakesItBack() throws {
+    /// Run by `LongRoundPulseTests` (`make test-long`).
+    func throughPipeWirePulseAtRestAPauseJustBeforeACueTakesItBack() throws {
         try pauseJustBeforeACue(server: .pipeWire, device: "pulse:gong_rest", sink: "gong_rest")
     }
 

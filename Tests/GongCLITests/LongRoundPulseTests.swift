@@ -1,14 +1,15 @@
 import Testing
 
 /// The long rounds on PulseAudio and PipeWire, which `make test-long` runs alone and `make test`
-/// leaves out (docs/testing.md). Here, the rounds of `LivePulseTests` and `BenchPulseTests` that
-/// repeat on a route what `make test` already plays there: the minute to the frame on ALSA's
-/// plugin and through pipewire-pulse, the minutes on PipeWire at rest, a stopped process and a
-/// restarted server through ALSA's plugin, and `gong bench compare`'s four ways. The bed's ten
+/// leaves out (docs/testing.md). Here, the rounds of `LivePulseTests`, `PulseClientTests` and
+/// `BenchPulseTests` that repeat on a route what `make test` already plays there: the minute to
+/// the frame, a stopped process and a restarted server on the ways in that are not the server's
+/// own (ALSA's plugin, pipewire-pulse), the minutes on PipeWire at rest and a pause there, the
+/// automatic device's two sessions a server, and `gong bench compare`'s four ways. The bed's ten
 /// minutes and the bells a minute apart are in files of their own (LiveBedTests.swift,
 /// LiveBellsTests.swift).
 @Suite(.serialized) struct LongRoundPulseTests {
-    @Test(arguments: LiveRoute.timedInTestLong)
+    @Test(arguments: LiveRoute.otherWays)
     func aMinuteLiveHasEveryIntervalExactToTheFrame(_ live: LiveRoute) throws {
         try LivePulseTests().aMinuteLiveHasEveryIntervalExactToTheFrame(live)
     }
@@ -21,14 +22,23 @@ import Testing
         try LivePulseTests().aMinuteThroughPipeWirePulseAtRestLosesNothing()
     }
 
-    @Test(arguments: LiveRoute.alsaPlugin)
+    @Test(arguments: LiveRoute.otherWays)
     func aStoppedProcessRecoversCountsTheXrunAndCompletes(_ live: LiveRoute) throws {
         try LivePulseTests().aStoppedProcessRecoversCountsTheXrunAndCompletes(live)
     }
 
-    @Test(arguments: LiveRoute.alsaPlugin)
+    @Test(arguments: LiveRoute.otherWays)
     func aSoundServerThatRestartsIsALostDeviceThatComesBack(_ live: LiveRoute) throws {
         try LivePulseTests().aSoundServerThatRestartsIsALostDeviceThatComesBack(live)
+    }
+
+    @Test func throughPipeWirePulseAtRestAPauseJustBeforeACueTakesItBack() throws {
+        try LivePulseTests().throughPipeWirePulseAtRestAPauseJustBeforeACueTakesItBack()
+    }
+
+    @Test(arguments: SoundServer.allCases)
+    func theAutomaticDeviceIsTheServerWhenOneAnswersElseALSAsDefault(server: SoundServer) throws {
+        try PulseClientTests().theAutomaticDeviceIsTheServerWhenOneAnswersElseALSAsDefault(server: server)
     }
 
     @Test(arguments: SoundServer.allCases)

@@ -162,7 +162,7 @@ import Testing
 
     /// Unless told otherwise gong plays through a sound server that answers, as its own client;
     /// with none it takes ALSA's default, and says so when that has no card either.
-    @Test(arguments: SoundServer.allCases)
+    /// Two sessions a server, about 40 s: run by `LongRoundPulseTests` (`make test-long`).
     func theAutomaticDeviceIsTheServerWhenOneAnswersElseALSAsDefault(server: SoundServer) throws {
         try server.require()
         let (process, output) = try startGong(

@@ -160,6 +160,10 @@ import Testing
             ),
             (["run", "box", "--device", "null", "--channels", "3"], 64, "--channels 3: out of range; use 1 or 2"),
             (
+                ["run", "box", "--device", "null", "--open", "--cycles", "2"], 64,
+                "gong: --open: an open sit has no number of cycles or duration; use --open alone: it lasts until you stop it\n"
+            ),
+            (
                 ["run", "box", "--device", "null", "--format", "int24"], 64,
                 "--format int24: unsupported; use float32, int32 or int16"
             ),
@@ -188,6 +192,19 @@ import Testing
         #expect(
             result.stderr
                 == "gong: \(file):3: phases[0].length = \"20x\": not a duration; use a duration such as 4s, 4.5s, 90s, 15m, 1h30m or 250ms\n"
+        )
+    }
+
+    /// GongKit says what would do as data; the command line names its flags for it.
+    @Test func anOpenPatternFileIsNoRenderAndTheLineNamesTheFlagsThatGiveItAnEnd() throws {
+        let scratch = try ScratchDirectory()
+        let file = scratch.file("open.toml")
+        try "[[phases]]\nname = \"sit\"\nlength = \"open\"\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try runGong(["render", file, "-o", scratch.file("x.wav")])
+        #expect(result.status == 65)
+        #expect(
+            result.stderr
+                == "gong: length = \"open\": an open sit ends when it is stopped, and a render cannot be; use a number of cycles or a duration (--cycles, --duration)\n"
         )
     }
 

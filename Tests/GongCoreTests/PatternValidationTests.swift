@@ -67,6 +67,48 @@ import Testing
     @Test func unsupportedSampleRatesAreRejected() {
         #expect(throws: PatternError.self) { try Timeline(pattern: BuiltInPatterns.box, sampleRate: 7) }
     }
+
+    @Test func moreThanSixtyFourPhasesAreRejected() {
+        let error = Self.error { $0.phases = (0...64).map { Phase("p\($0)", length: 1) } }
+        #expect(error?.description == "phases = 65: too many phases; use at most 64")
+    }
+
+    @Test func aWarmUpIsNeitherNegativeNorLongerThanASession() {
+        #expect(
+            Self.error { $0.warmUp = Rational(-5) }?.description
+                == "warmup = \"-5s\": must not be negative; use \(DurationText.allowed)")
+        let tooLong = Self.error { $0.warmUp = PatternLimits.maxSessionSeconds.adding(1)! }
+        #expect(tooLong?.key == "warmup")
+        #expect(
+            tooLong?.description.hasSuffix(": is longer than a session may be; use a total length up to 24h") == true)
+    }
+
+    @Test func aPhaseInSecondsIsNoLongerThanASession() {
+        #expect(
+            Self.error { $0.phases[0].length = PatternLimits.maxSessionSeconds.adding(1)! }?.key == "phases[0].length")
+    }
+
+    @Test func intervalBellsNeedFixedPhasesAndGapsFromASecondToADay() {
+        let bell = IntervalBell(every: 60, cue: Cue("bowl"))
+        #expect(
+            Self.error({ $0.phases[0].bell = bell }, base: BuiltInPatterns.resonant)?.description
+                == "phases[0].bell: interval bells need phases of fixed length; use bells in patterns without a breathing rate"
+        )
+        #expect(
+            Self.error(
+                { $0.phases[0].bell = IntervalBell(every: Rational(1, 2)!, cue: Cue("bowl")) },
+                base: BuiltInPatterns.twoPhase)?.description
+                == "phases[0].bell.every = \"0.5s\": is out of range; use a duration from 1s to 24h")
+        #expect(
+            Self.error({ $0.phases[0].bell = IntervalBell(every: 60, cue: Cue("")) }, base: BuiltInPatterns.twoPhase)?
+                .key
+                == "phases[0].bell.cue")
+    }
+
+    @Test func aRampLastsNoLongerThanASession() {
+        let ramp = Pace(from: 6, to: Rational(9, 2)!, over: PatternLimits.maxSessionSeconds.adding(1)!)
+        #expect(Self.error({ $0.pace = ramp }, base: BuiltInPatterns.resonant)?.key == "pace.over")
+    }
 }
 
 @Suite struct PatternOverrideTests {
@@ -112,7 +154,14 @@ import Testing
                 }, .cycles
             ),
             (failure(BuiltInPatterns.box) { $0.duration = 3 }, .duration),
-            (failure(BuiltInPatterns.box) { $0.cues = [.init(target: "nowhere", sound: "bowl")] }, .cue)
+            (failure(BuiltInPatterns.box) { $0.cues = [.init(target: "nowhere", sound: "bowl")] }, .cue),
+            (
+                failure(BuiltInPatterns.box) {
+                    $0.open = true; $0.cycles = 2
+                }, .open
+            ),
+            (failure(BuiltInPatterns.twoPhase) { $0.bedGainDB = -12 }, .bed),
+            (failure(BuiltInPatterns.twoPhase) { $0.seed = 7 }, .seed)
         ]
         for (error, field) in cases {
             #expect(error?.override == field, "\(String(describing: error))")
@@ -121,6 +170,26 @@ import Testing
         }
         #expect(throws: PatternError.self) { try PatternText.phaseLength("meditation") }
         do { _ = try PatternText.phaseLength("meditation") } catch { #expect(!error.description.contains("--")) }
+    }
+
+    /// Where the overrides that would do are themselves the answer, they come as data, and the
+    /// words beside them name no flag.
+    @Test func overridesThatWouldDoComeAsDataWithWordsThatNameNoFlag() {
+        var open = PatternOverrides()
+        open.open = true
+        open.duration = 600
+        var gain = PatternOverrides()
+        gain.bedGainDB = -12
+        for (overrides, remedy) in [(open, PatternError.Remedy.openAlone), (gain, .bedWithGain)] {
+            do {
+                _ = try BuiltInPatterns.twoPhase.applying(overrides)
+                Issue.record("\(remedy): applied")
+            } catch {
+                #expect(error.remedy == remedy)
+                #expect(error.allowed == remedy.description)
+                #expect(!error.description.contains("--"), "\(error)")
+            }
+        }
     }
 
     @Test func bpmOnANonBreathingPatternIsAnErrorNotIgnored() {

@@ -238,7 +238,7 @@ import Testing
         // A history from a gong with a migration this one does not know.
         let newer = scratch.path + "/newer.sqlite"
         try SessionHistory(path: newer).save(Self.sitting("2026-11-23T07:00", minutes: 20))
-        try sqlite(newer, "INSERT INTO grdb_migrations VALUES ('v2: from the future')")
+        try sqlite(newer, "PRAGMA user_version = \(SessionHistory.migrations.count + 1)")
         let before = try sqlite(newer, ".dump")
         do {
             _ = try SessionHistory(path: newer)
@@ -247,6 +247,19 @@ import Testing
             #expect(error.kind == .newerVersion)
         }
         #expect(try sqlite(newer, ".dump") == before, "its schema and every row as they were")
+    }
+
+    /// A row this gong cannot read (an ending another program wrote) is named, not read wrongly.
+    @Test func aSittingWithAnEndingThisGongDoesNotKnowReadsAsDamaged() throws {
+        let scratch = Scratch()
+        let history = try SessionHistory(path: scratch.history)
+        let record = Self.sitting("2026-11-23T07:00", minutes: 20)
+        try history.save(record)
+        try sqlite(scratch.history, "UPDATE sitting SET ending = 'levitated'")
+        #expect(
+            throws: HistoryError(
+                path: scratch.history, kind: .damaged, detail: "sitting \(record.id) has ending \"levitated\"")
+        ) { try history.records() }
     }
 
     @Test func aHistoryLockedByAnotherProgramIsAnErrorAfterTheWait() throws {
@@ -299,19 +312,19 @@ import Testing
             holder.waitUntilExit()
         }
     }
+}
 
-    /// What sqlite3 prints for `statement`.
-    @discardableResult
-    private func sqlite(_ path: String, _ statement: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [path, statement]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let printed = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
-        return String(decoding: printed, as: UTF8.self)
-    }
+/// What sqlite3 prints for `statement`.
+@discardableResult
+func sqlite(_ path: String, _ statement: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = [path, statement]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let printed = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    try #require(process.terminationStatus == 0)
+    return String(decoding: printed, as: UTF8.self)
 }

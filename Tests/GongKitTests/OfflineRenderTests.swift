@@ -134,6 +134,49 @@ final class ScratchDirectory {
             try FileManager.default.contentsOfDirectory(atPath: scratch.path).sorted() == ["broken.wav", "keep.wav"])
     }
 
+    /// The file a render writes as it goes is its own; a failure names the one asked for, as
+    /// data, and never a path rewritten inside the words.
+    @Test func aFileThatCannotBeCreatedIsTheOneAskedForAsData() throws {
+        let target = "/nonexistent-gong-dir/x.wav"
+        do {
+            _ = try OfflineRender.run(
+                RenderRequest(pattern: BuiltInPatterns.box, outputPath: target), bank: shippedBank)
+            Issue.record("rendered to \(target)")
+        } catch {
+            guard case .output(let failure) = error else {
+                Issue.record("not an output error: \(error)")
+                return
+            }
+            #expect(failure.path == target)
+            #expect(failure.kind == .cannotCreate)
+            #expect(
+                error.description == "cannot create '\(target)': directory '/nonexistent-gong-dir' does not exist")
+        }
+    }
+
+    /// An open sit has no end to render to; what would give it one comes as data, in words that
+    /// name no flag (the command line names its own).
+    @Test func anOpenSitIsNoRenderAndSaysWhatWouldGiveItAnEnd() throws {
+        var pattern = BuiltInPatterns.twoPhase
+        pattern.length = .open
+        let scratch = try ScratchDirectory()
+        do {
+            _ = try OfflineRender.run(
+                RenderRequest(pattern: pattern, outputPath: scratch.file("open.wav")), bank: shippedBank)
+            Issue.record("an open sit rendered")
+        } catch {
+            guard case .pattern(let failure) = error else {
+                Issue.record("not a pattern error: \(error)")
+                return
+            }
+            #expect(failure.remedy == .cyclesOrDuration)
+            #expect(
+                failure.description
+                    == "length = \"open\": an open sit ends when it is stopped, and a render cannot be; use a number of cycles or a duration"
+            )
+        }
+    }
+
     @Test func everyShippedSoundStartsOnItsStrikeAndEndsInSilence() throws {
         let names = shippedBank.availableSounds().map(\.name)
         #expect(names == ["bowl", "brown-noise", "chime", "click", "gong", "gong-end", "gong-triple", "woodblock"])

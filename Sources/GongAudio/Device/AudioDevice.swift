@@ -194,6 +194,17 @@ public struct BufferDefaults: Sendable, Equatable {
             + " press changes (its PulseAudio client, PipeWire, JACK); \(Int(fixed.latencyMs)) in"
             + " \(fixed.periodsPerBuffer) through ALSA, where a key press waits for the buffer"
     }
+
+    /// Both default periods at `rate` in words, for help texts: what `PCMRequest` asks for when
+    /// given neither a period nor a latency, so it cannot disagree.
+    public static func describedPeriods(at rate: Int) -> String {
+        let unasked = PCMRequest(rate: rate)
+        func frames(_ defaults: BufferDefaults) -> Int {
+            unasked.periodFrames(at: rate, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
+        }
+        let kHz = rate % 1000 == 0 ? "\(rate / 1000)" : "\(Double(rate) / 1000)"
+        return "\(frames(takingBack)) at \(kHz) kHz through pulse, \(frames(fixed)) through ALSA"
+    }
 }
 
 extension PCMRequest {

@@ -109,22 +109,13 @@ public struct CompareReport: Encodable, Sendable {
         /// Every key, `null` where nothing was heard.
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(method, forKey: .method)
-            try container.encode(label, forKey: .label)
-            try container.encode(scheduled, forKey: .scheduled)
-            try container.encode(found, forKey: .found)
-            try container.encode(missed, forKey: .missed)
-            try container.encode(extra, forKey: .extra)
-            try container.encode(p50Frames, forKey: .p50Frames)
-            try container.encode(p99Frames, forKey: .p99Frames)
-            try container.encode(maxFrames, forKey: .maxFrames)
-            try container.encode(p50Milliseconds, forKey: .p50Milliseconds)
-            try container.encode(p99Milliseconds, forKey: .p99Milliseconds)
-            try container.encode(maxMilliseconds, forKey: .maxMilliseconds)
-            try container.encode(driftMillisecondsPerMinute, forKey: .driftMillisecondsPerMinute)
-            try container.encode(lastErrorMilliseconds, forKey: .lastErrorMilliseconds)
-            try container.encode(secondsToPlay, forKey: .secondsToPlay)
-            try container.encode(errors, forKey: .errors)
+            try container.encodeEvery([
+                .method: method, .label: label, .scheduled: scheduled, .found: found, .missed: missed, .extra: extra,
+                .p50Frames: p50Frames, .p99Frames: p99Frames, .maxFrames: maxFrames, .p50Milliseconds: p50Milliseconds,
+                .p99Milliseconds: p99Milliseconds, .maxMilliseconds: maxMilliseconds,
+                .driftMillisecondsPerMinute: driftMillisecondsPerMinute, .lastErrorMilliseconds: lastErrorMilliseconds,
+                .secondsToPlay: secondsToPlay, .errors: errors
+            ])
         }
 
         private enum CodingKeys: String, CodingKey {
@@ -161,14 +152,7 @@ public struct CompareReport: Encodable, Sendable {
                 result.lastErrorMilliseconds.map { "\(fixed($0, 1)) ms" } ?? "-"
             ])
         }
-        let widths = (0..<header.count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            lines.append(
-                row.enumerated().map { column, cell in
-                    let pad = String(repeating: " ", count: widths[column] - cell.count)
-                    return column == 0 ? cell + pad : pad + cell
-                }.joined(separator: "  "))
-        }
+        lines += alignedColumns(rows)
         if let extra = methods.first(where: { $0.extra > 0 }) {
             lines.append("\(extra.label): \(extra.extra) sounds heard beyond the schedule")
         }

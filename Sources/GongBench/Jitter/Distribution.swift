@@ -126,14 +126,9 @@ public struct Distribution: Codable, Sendable, Equatable {
     /// Encodes every key, nil ones as `null`, so a reader finds the same fields in every report.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(count, forKey: .count)
-        try container.encode(min, forKey: .min)
-        try container.encode(mean, forKey: .mean)
-        try container.encode(p50, forKey: .p50)
-        try container.encode(p99, forKey: .p99)
-        try container.encode(p999, forKey: .p999)
-        try container.encode(max, forKey: .max)
-        try container.encode(beyondRange, forKey: .beyondRange)
-        try container.encode(buckets, forKey: .buckets)
+        try container.encodeEvery([
+            .count: count, .min: min, .mean: mean, .p50: p50, .p99: p99, .p999: p999, .max: max,
+            .beyondRange: beyondRange, .buckets: buckets
+        ])
     }
 }

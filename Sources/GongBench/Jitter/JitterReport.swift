@@ -88,10 +88,9 @@ public struct JitterReport: Encodable, Sendable {
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(reports, forKey: .reports)
-            try container.encode(settlingReports, forKey: .settlingReports)
-            try container.encode(driftPPM, forKey: .driftPPM)
-            try container.encode(jitter, forKey: .jitter)
+            try container.encodeEvery([
+                .reports: reports, .settlingReports: settlingReports, .driftPPM: driftPPM, .jitter: jitter
+            ])
         }
     }
 
@@ -116,27 +115,14 @@ public struct JitterReport: Encodable, Sendable {
     /// Every field, `null` where nothing was measured.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(schema, forKey: .schema)
-        try container.encode(conditions, forKey: .conditions)
-        try container.encode(device, forKey: .device)
-        try container.encode(priority, forKey: .priority)
-        try container.encode(priorityRefused, forKey: .priorityRefused)
-        try container.encode(seconds, forKey: .seconds)
-        try container.encode(stoppedEarly, forKey: .stoppedEarly)
-        try container.encode(periods, forKey: .periods)
-        try container.encode(periodRecordsLost, forKey: .periodRecordsLost)
-        try container.encode(eventsDropped, forKey: .eventsDropped)
-        try container.encode(wakeLatency, forKey: .wakeLatency)
-        try container.encode(timerLatency, forKey: .timerLatency)
-        try container.encode(renderTime, forKey: .renderTime)
-        try container.encode(renderP99ShareOfPeriod, forKey: .renderP99ShareOfPeriod)
-        try container.encode(deviceClock, forKey: .deviceClock)
-        try container.encode(cuesPlayed, forKey: .cuesPlayed)
-        try container.encode(cueError, forKey: .cueError)
-        try container.encode(underruns, forKey: .underruns)
-        try container.encode(underrunsPerHour, forKey: .underrunsPerHour)
-        try container.encode(framesLost, forKey: .framesLost)
-        try container.encode(deviceLosses, forKey: .deviceLosses)
+        try container.encodeEvery([
+            .schema: schema, .conditions: conditions, .device: device, .priority: priority,
+            .priorityRefused: priorityRefused, .seconds: seconds, .stoppedEarly: stoppedEarly, .periods: periods,
+            .periodRecordsLost: periodRecordsLost, .eventsDropped: eventsDropped, .wakeLatency: wakeLatency,
+            .timerLatency: timerLatency, .renderTime: renderTime, .renderP99ShareOfPeriod: renderP99ShareOfPeriod,
+            .deviceClock: deviceClock, .cuesPlayed: cuesPlayed, .cueError: cueError, .underruns: underruns,
+            .underrunsPerHour: underrunsPerHour, .framesLost: framesLost, .deviceLosses: deviceLosses
+        ])
     }
 
     public func json() -> String {
@@ -194,14 +180,7 @@ public struct JitterReport: Encodable, Sendable {
                 [name, "\(distribution.count)"] + stats.map { $0.map { fixed($0, 1) } ?? "-" }
                     + ["\(distribution.beyondRange)"])
         }
-        let widths = (0..<header.count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            lines.append(
-                row.enumerated().map { column, cell in
-                    let pad = String(repeating: " ", count: widths[column] - cell.count)
-                    return column == 0 ? cell + pad : pad + cell
-                }.joined(separator: "  "))
-        }
+        lines += alignedColumns(rows)
         lines.append("")
         if device.soundServer {
             lines.append(

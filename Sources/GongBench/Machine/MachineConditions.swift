@@ -30,15 +30,11 @@ public struct MachineConditions: Codable, Sendable, Equatable {
     /// Every key, `null` where the system did not say.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(kernelRelease, forKey: .kernelRelease)
-        try container.encode(kernelVersion, forKey: .kernelVersion)
-        try container.encode(preemptRT, forKey: .preemptRT)
-        try container.encode(cpuCount, forKey: .cpuCount)
-        try container.encode(cpuModel, forKey: .cpuModel)
-        try container.encode(frequencyGovernor, forKey: .frequencyGovernor)
-        try container.encode(loadAverageBefore, forKey: .loadAverageBefore)
-        try container.encode(loadAverageAfter, forKey: .loadAverageAfter)
-        try container.encode(busyThreads, forKey: .busyThreads)
+        try container.encodeEvery([
+            .kernelRelease: kernelRelease, .kernelVersion: kernelVersion, .preemptRT: preemptRT, .cpuCount: cpuCount,
+            .cpuModel: cpuModel, .frequencyGovernor: frequencyGovernor, .loadAverageBefore: loadAverageBefore,
+            .loadAverageAfter: loadAverageAfter, .busyThreads: busyThreads
+        ])
     }
 
     /// The machine as it is now; `loadAverageAfter` is filled in when the run ends.

@@ -29,17 +29,40 @@ public struct PatternError: Error, Equatable, Sendable, CustomStringConvertible 
     public var problem: String
     /// What would have been accepted.
     public var allowed: String?
+    /// What would have been accepted when it is a way of giving the overrides themselves, as
+    /// data: `allowed` then says it without naming how they are given, and whoever offered them
+    /// (a command line) may say it in its own words.
+    public var remedy: Remedy?
+
+    /// Ways of giving the overrides that would be accepted where others were not.
+    public enum Remedy: Sendable, Equatable, CustomStringConvertible {
+        /// An open sit with no number of cycles and no duration beside it.
+        case openAlone
+        /// A bed's gain together with a bed (a sound of the bank, or a file).
+        case bedWithGain
+        /// A number of cycles or a duration.
+        case cyclesOrDuration
+
+        public var description: String {
+            switch self {
+            case .openAlone: "an open sit alone: it lasts until it is stopped"
+            case .bedWithGain: "a bed (brown-noise, or a file) with its gain"
+            case .cyclesOrDuration: "a number of cycles or a duration"
+            }
+        }
+    }
 
     public init(
         location: String? = nil, override: PatternOverrides.Field? = nil, key: String? = nil, value: String? = nil,
-        problem: String, allowed: String? = nil
+        problem: String, allowed: String? = nil, remedy: Remedy? = nil
     ) {
         self.location = location
         self.override = override
         self.key = key
         self.value = value
         self.problem = problem
-        self.allowed = allowed
+        self.allowed = allowed ?? remedy?.description
+        self.remedy = remedy
     }
 
     public var description: String {

@@ -4,7 +4,7 @@
 /// `length = "0.0001s"`) becomes a clear error instead of hours of rendering or gigabytes of events.
 public enum PatternLimits {
     /// The longest session: a day.
-    public static let maxSessionSeconds: Rational = 86400
+    public static let maxSessionSeconds = Rational(24 * 3600)
     public static let maxCycles = 100_000
     public static let maxPhases = 64
     /// Shorter phases would be inaudible as separate cues.
@@ -32,10 +32,37 @@ extension Pattern {
     /// The timeline checks what depends on the schedule itself (phase lengths after pacing, session
     /// length).
     public func validate() throws(PatternError) {
-        guard !name.isEmpty, name.count <= PatternLimits.maxNameLength else {
-            throw PatternError(
-                key: "name", value: name, problem: "must be 1 to \(PatternLimits.maxNameLength) characters")
+        try validateName(name, key: "name")
+        try validatePhaseCount()
+        try validateSilences()
+        if let bed { try Pattern.validate(bed) }
+        var seen = Set<String>()
+        for (index, phase) in phases.enumerated() {
+            let key = "phases[\(index)]"
+            try validateName(phase.name, key: "\(key).name")
+            guard seen.insert(phase.name).inserted else {
+                throw PatternError(
+                    key: "\(key).name", value: phase.name, problem: "another phase has this name",
+                    allowed: "a unique name for each phase")
+            }
+            try validateLength(of: phase, key: key)
+            if let cue = phase.cue { try Pattern.validate(cue, key: "\(key).cue") }
+            if let bell = phase.bell { try validate(bell, key: "\(key).bell") }
         }
+        if let startCue { try Pattern.validate(startCue, key: "start") }
+        if let endCue { try Pattern.validate(endCue, key: "end") }
+        if let pace { try Pattern.validate(pace) }
+        try Pattern.validate(length)
+    }
+
+    /// A pattern's or a phase's name: something to call it by, short enough for a status line.
+    private func validateName(_ name: String, key: String) throws(PatternError) {
+        guard !name.isEmpty, name.count <= PatternLimits.maxNameLength else {
+            throw PatternError(key: key, value: name, problem: "must be 1 to \(PatternLimits.maxNameLength) characters")
+        }
+    }
+
+    private func validatePhaseCount() throws(PatternError) {
         guard !phases.isEmpty else {
             throw PatternError(
                 key: "phases", problem: "a pattern needs at least one phase",
@@ -46,94 +73,88 @@ extension Pattern {
                 key: "phases", value: "\(phases.count)", problem: "too many phases",
                 allowed: "at most \(PatternLimits.maxPhases)")
         }
+    }
+
+    /// The warm-up and the start delay: silence before the session, within its own bounds.
+    private func validateSilences() throws(PatternError) {
         guard warmUp >= .zero else {
-            throw PatternError(
-                key: "warmup", value: DurationText.format(warmUp), problem: "must not be negative",
-                allowed: DurationText.allowed)
+            throw Pattern.lengthError("warmup", warmUp, "must not be negative", allowed: DurationText.allowed)
         }
         guard warmUp <= PatternLimits.maxSessionSeconds else {
-            throw PatternError(
-                key: "warmup", value: DurationText.format(warmUp), problem: "is longer than a session may be",
-                allowed: PatternLimits.sessionAllowed)
+            throw Pattern.lengthError(
+                "warmup", warmUp, "is longer than a session may be", allowed: PatternLimits.sessionAllowed)
         }
         if let startDelay, startDelay < .zero || startDelay > PatternLimits.maxDelaySeconds {
-            throw PatternError(
-                key: "delay", value: DurationText.format(startDelay), problem: "is out of range",
+            throw Pattern.lengthError(
+                "delay", startDelay, "is out of range",
                 allowed: "a delay from 0s to \(DurationText.format(PatternLimits.maxDelaySeconds))")
         }
-        if let bed {
-            try Pattern.validate(Cue(bed.sound, gainDB: bed.gainDB), key: "bed")
-            for (key, fade) in [("bed.fade_in", bed.fadeIn), ("bed.fade_out", bed.fadeOut)]
-            where fade < .zero || fade > PatternLimits.maxBedFadeSeconds {
-                throw PatternError(
-                    key: key, value: DurationText.format(fade), problem: "is out of range",
-                    allowed: "a fade from 0s to \(DurationText.format(PatternLimits.maxBedFadeSeconds))")
+    }
+
+    private static func validate(_ bed: Bed) throws(PatternError) {
+        try validate(Cue(bed.sound, gainDB: bed.gainDB), key: "bed")
+        for (key, fade) in [("bed.fade_in", bed.fadeIn), ("bed.fade_out", bed.fadeOut)]
+        where fade < .zero || fade > PatternLimits.maxBedFadeSeconds {
+            throw lengthError(
+                key, fade, "is out of range",
+                allowed: "a fade from 0s to \(DurationText.format(PatternLimits.maxBedFadeSeconds))")
+        }
+    }
+
+    /// A phase's length: a positive share of the breath in a paced pattern, else seconds within
+    /// a cue's hearing and a session's length.
+    private func validateLength(of phase: Phase, key: String) throws(PatternError) {
+        let lengthKey = "\(key).length"
+        guard phase.length.isPositive else {
+            throw Pattern.lengthError(
+                lengthKey, phase.length, "must be positive",
+                allowed: pace == nil ? PatternLimits.phaseAllowed : "a positive share of the breath")
+        }
+        guard pace == nil else { return }
+        guard phase.length >= PatternLimits.minPhaseSeconds else {
+            throw Pattern.lengthError(lengthKey, phase.length, "is too short", allowed: PatternLimits.phaseAllowed)
+        }
+        guard phase.length <= PatternLimits.maxSessionSeconds else {
+            throw Pattern.lengthError(
+                lengthKey, phase.length, "is longer than a session may be", allowed: PatternLimits.sessionAllowed)
+        }
+    }
+
+    /// An interval bell: only where phases have a fixed length, its gaps from 1s to a session.
+    private func validate(_ bell: IntervalBell, key: String) throws(PatternError) {
+        guard pace == nil else {
+            throw PatternError(
+                key: key, problem: "interval bells need phases of fixed length",
+                allowed: "bells in patterns without a breathing rate")
+        }
+        // A random bell's shortest gap is `every` in the pattern but `random` in its file.
+        let gapKey = bell.isRandom ? "\(key).random" : "\(key).every"
+        for gap in [bell.every] + (bell.randomUpTo.map { [$0] } ?? []) {
+            guard gap >= PatternLimits.minBellSeconds, gap <= PatternLimits.maxSessionSeconds else {
+                throw Pattern.lengthError(
+                    gapKey, gap, "is out of range", allowed: "a duration from 1s to \(PatternLimits.maxSessionText)")
             }
         }
-        var seen = Set<String>()
-        for (index, phase) in phases.enumerated() {
-            let key = "phases[\(index)]"
-            guard !phase.name.isEmpty, phase.name.count <= PatternLimits.maxNameLength else {
-                throw PatternError(
-                    key: "\(key).name", value: phase.name,
-                    problem: "must be 1 to \(PatternLimits.maxNameLength) characters")
-            }
-            guard seen.insert(phase.name).inserted else {
-                throw PatternError(
-                    key: "\(key).name", value: phase.name, problem: "another phase has this name",
-                    allowed: "a unique name for each phase")
-            }
-            guard phase.length.isPositive else {
-                throw PatternError(
-                    key: "\(key).length", value: DurationText.format(phase.length), problem: "must be positive",
-                    allowed: pace == nil ? PatternLimits.phaseAllowed : "a positive share of the breath")
-            }
-            if pace == nil, phase.length < PatternLimits.minPhaseSeconds {
-                throw PatternError(
-                    key: "\(key).length", value: DurationText.format(phase.length), problem: "is too short",
-                    allowed: PatternLimits.phaseAllowed)
-            }
-            if pace == nil, phase.length > PatternLimits.maxSessionSeconds {
-                throw PatternError(
-                    key: "\(key).length", value: DurationText.format(phase.length),
-                    problem: "is longer than a session may be", allowed: PatternLimits.sessionAllowed)
-            }
-            if let cue = phase.cue { try Pattern.validate(cue, key: "\(key).cue") }
-            if let bell = phase.bell {
-                guard pace == nil else {
-                    throw PatternError(
-                        key: "\(key).bell", problem: "interval bells need phases of fixed length",
-                        allowed: "bells in patterns without a breathing rate")
-                }
-                // A random bell's shortest gap is `every` in the pattern but `random` in its file.
-                let gapKey = bell.isRandom ? "\(key).bell.random" : "\(key).bell.every"
-                for gap in [bell.every] + (bell.randomUpTo.map { [$0] } ?? []) {
-                    guard gap >= PatternLimits.minBellSeconds, gap <= PatternLimits.maxSessionSeconds else {
-                        throw PatternError(
-                            key: gapKey, value: DurationText.format(gap), problem: "is out of range",
-                            allowed: "a duration from 1s to \(PatternLimits.maxSessionText)")
-                    }
-                }
-                if let longest = bell.randomUpTo, longest < bell.every {
-                    throw PatternError(
-                        key: gapKey, value: "\(DurationText.format(bell.every)) to \(DurationText.format(longest))",
-                        problem: "the shortest gap is longer than the longest",
-                        allowed: "[shortest, longest], such as [\"3m\", \"8m\"]")
-                }
-                try Pattern.validate(bell.cue, key: "\(key).bell.cue")
-            }
+        if let longest = bell.randomUpTo, longest < bell.every {
+            throw PatternError(
+                key: gapKey, value: "\(DurationText.format(bell.every)) to \(DurationText.format(longest))",
+                problem: "the shortest gap is longer than the longest",
+                allowed: "[shortest, longest], such as [\"3m\", \"8m\"]")
         }
-        if let startCue { try Pattern.validate(startCue, key: "start") }
-        if let endCue { try Pattern.validate(endCue, key: "end") }
-        if let pace {
-            try Pattern.validate(bpm: pace.from, key: "pace.bpm")
-            try Pattern.validate(bpm: pace.to, key: "pace.to")
-            guard pace.rampSeconds >= .zero, pace.rampSeconds <= PatternLimits.maxSessionSeconds else {
-                throw PatternError(
-                    key: "pace.over", value: DurationText.format(pace.rampSeconds), problem: "is out of range",
-                    allowed: "a ramp up to \(PatternLimits.maxSessionText)")
-            }
+        try Pattern.validate(bell.cue, key: "\(key).cue")
+    }
+
+    private static func validate(_ pace: Pace) throws(PatternError) {
+        try validate(bpm: pace.from, key: "pace.bpm")
+        try validate(bpm: pace.to, key: "pace.to")
+        guard pace.rampSeconds >= .zero, pace.rampSeconds <= PatternLimits.maxSessionSeconds else {
+            throw Pattern.lengthError(
+                "pace.over", pace.rampSeconds, "is out of range",
+                allowed: "a ramp up to \(PatternLimits.maxSessionText)")
         }
+    }
+
+    private static func validate(_ length: SessionLength) throws(PatternError) {
         switch length {
         case .open:
             break
@@ -144,16 +165,20 @@ extension Pattern {
             }
         case .duration(let seconds):
             guard seconds.isPositive else {
-                throw PatternError(
-                    key: "duration", value: DurationText.format(seconds), problem: "must be positive",
-                    allowed: PatternLimits.sessionAllowed)
+                throw Pattern.lengthError(
+                    "duration", seconds, "must be positive", allowed: PatternLimits.sessionAllowed)
             }
             guard seconds <= PatternLimits.maxSessionSeconds else {
-                throw PatternError(
-                    key: "duration", value: DurationText.format(seconds), problem: "is too long",
-                    allowed: PatternLimits.sessionAllowed)
+                throw Pattern.lengthError("duration", seconds, "is too long", allowed: PatternLimits.sessionAllowed)
             }
         }
+    }
+
+    /// A length in seconds that is out of bounds, written as a person writes a duration.
+    private static func lengthError(_ key: String, _ seconds: Rational, _ problem: String, allowed: String)
+        -> PatternError
+    {
+        PatternError(key: key, value: DurationText.format(seconds), problem: problem, allowed: allowed)
     }
 
     static func validate(_ cue: Cue, key: String) throws(PatternError) {

@@ -105,8 +105,7 @@ extension Pattern {
         if overrides.open {
             guard overrides.cycles == nil, overrides.duration == nil else {
                 throw PatternError(
-                    override: .open, problem: "an open sit has no number of cycles or duration",
-                    allowed: "--open alone: it lasts until you stop it")
+                    override: .open, problem: "an open sit has no number of cycles or duration", remedy: .openAlone)
             }
             pattern.length = .open
         }
@@ -119,7 +118,7 @@ extension Pattern {
             guard pattern.bed != nil else {
                 throw PatternError(
                     override: .bed, value: formatDecibels(gain) + " dB", problem: "\(name) has no bed",
-                    allowed: "--bed brown-noise (or a file) with --bed-gain")
+                    remedy: .bedWithGain)
             }
             pattern.bed?.gainDB = gain
         }

@@ -57,7 +57,8 @@ public struct SessionMachine: Sendable {
         startDelayFrames = timeline.startDelayFrames
     }
 
-    /// Which inputs each state accepts. `handle` rejects everything else with `InvalidTransition`.
+    /// Which inputs each state accepts: the one place it is decided. `handle` rejects everything
+    /// else with `InvalidTransition`, and then does what each input does in the state it finds.
     public static let table: [SessionState.Kind: Set<SessionInput.Kind>] = [
         .idle: [.prepare, .fail],
         .preparing: [.start, .phaseBegan, .pause, .stop, .fail, .deviceLost, .underrun, .cuePlayed, .suspended],
@@ -84,164 +85,185 @@ public struct SessionMachine: Sendable {
         table[state]?.contains(input) ?? false
     }
 
+    /// Checks `input` against `table`, then takes it: the new state, and the effects that follow,
+    /// led by `.announce` when the state changed.
     @discardableResult
     public mutating func handle(_ input: SessionInput) throws(InvalidTransition) -> [SessionEffect] {
         guard SessionMachine.accepts(input.kind, in: state.kind) else {
             throw InvalidTransition(from: state.kind, input: input.kind)
         }
-        var effects: [SessionEffect] = []
         let before = state
-        // An open sit was planned to last until it ended: from here on its length is known.
-        if case .sessionEnded(let played) = input, summary.openEnded {
-            summary.plannedFrames = max(0, played - startDelayFrames)
-        }
+        var effects = try take(input)
+        if state != before { effects.insert(.announce(state), at: 0) }
+        return effects
+    }
 
-        switch (state, input) {
-        case (.idle, .prepare):
+    /// What an accepted input does. Where it depends on the state, the step says how; which
+    /// states take it at all is `table`'s to say, not this switch's.
+    private mutating func take(_ input: SessionInput) throws(InvalidTransition) -> [SessionEffect] {
+        switch input {
+        case .prepare:
             state = .preparing
-
-        case (.preparing, .start):
+            return []
+        case .start:
             state = .active(phase: firstPhase.phase, cycle: firstPhase.cycle)
-
-        case (.preparing, .phaseBegan(let phase, let cycle)), (.active, .phaseBegan(let phase, let cycle)),
-            (.paused, .phaseBegan(let phase, let cycle)):
-            if state.kind != .preparing, (phase, cycle) != (lastPhase.phase, lastPhase.cycle) {
-                countCompletedPhase()
-            }
-            lastPhase = (phase, cycle)
-            // A phase crossed just before a pause took hold: still paused, resuming in it.
-            if case .paused = state {
-                state = .paused(resumePhase: phase, cycle: cycle)
-            } else {
-                state = .active(phase: phase, cycle: cycle)
-            }
-
-        case (.preparing, .pause):
+            return []
+        case .phaseBegan(let phase, let cycle):
+            beginPhase(phase, cycle: cycle)
+            return []
+        case .pause:
             summary.pauses += 1
-            state = .paused(resumePhase: firstPhase.phase, cycle: firstPhase.cycle)
-            effects.append(.sendToAudio(.pause))
-        case (.active(let phase, let cycle), .pause):
-            summary.pauses += 1
-            state = .paused(resumePhase: phase, cycle: cycle)
-            effects.append(.sendToAudio(.pause))
-        case (.paused, .sessionEnded):
-            // The end came before the pause took hold. As in `completing`, a pause this late is
-            // let go: the tails ring out and the session finishes.
-            countCompletedPhase()
-            state = .completing
-            effects.append(.sendToAudio(.resume))
-
-        case (.paused(let phase, let cycle), .resume):
+            state = pausedWhereItIs
+            return [.sendToAudio(.pause)]
+        case .resume:
+            let (phase, cycle) = placeInSession
             state = .active(phase: phase, cycle: cycle)
-            effects.append(.sendToAudio(.resume))
-
-        case (.active, .skip), (.paused, .skip):
+            return [.sendToAudio(.resume)]
+        case .skip:
             summary.skips += 1
-            effects.append(.sendToAudio(.skipPhase))
-
-        case (.preparing, .stop), (.active, .stop), (.paused, .stop):
-            summary.stoppedEarly = !summary.openEnded
-            state = .completing
-            effects.append(.sendToAudio(.stop))
-        case (.failed(let failure, let interrupted), .stop):
-            // Nothing can ring out without a device: the audio side stops retrying and ends, and
-            // its `finished` completes the session. Should the device come back first, the end
-            // cue rings out there. A stop during the ring-out does not make the session early.
-            if interrupted.kind != .completing { summary.stoppedEarly = !summary.openEnded }
-            state = .failed(failure, interrupted: .completing)
-            effects.append(.sendToAudio(.stop))
-
-        case (.active, .sessionEnded):
-            countCompletedPhase()
-            state = .completing
-        case (.completing, .phaseBegan):
-            // Rendered before the stop took hold: the stop cut it short, so it is not counted.
-            break
-
-        case (.completing, .sessionEnded):
-            // The end a stop jumped to: the ring-out it began goes on, and the phase it cut short
-            // is not counted as completed.
-            break
-
-        case (.completing, .finished(let played)), (.failed, .finished(let played)):
-            // From `failed`: the audio side ended while the device was gone (after a stop).
-            summary.playedFrames = max(0, played - startDelayFrames)
-            // An open sit planned the cycles it came to sit.
-            if summary.openEnded { summary.plannedCycles = summary.cyclesCompleted }
-            state = .completed(summary)
-            effects.append(.closeDevice)
-
-        case (_, .underrun(let lost)):
+            return [.sendToAudio(.skipPhase)]
+        case .stop:
+            return stop()
+        case .sessionEnded(let played):
+            return endSession(playedFrames: played)
+        case .finished(let played):
+            finish(playedFrames: played)
+            return [.closeDevice]
+        case .underrun(let lost):
             // The audio thread has already moved the session clock on by `lost` (it cannot wait
             // for a round trip through the control side); here it is only counted.
             summary.xruns += 1
             summary.framesLost += lost
-
-        case (_, .cuePlayed(let late)):
+            return []
+        case .cuePlayed(let late):
             summary.cuesPlayed += 1
             summary.maxCueLatenessFrames = max(summary.maxCueLatenessFrames, late)
-
-        case (_, .suspended(let resume)):
+            return []
+        case .suspended(let resume):
             // The device plays on after a suspend; an interactive session that was playing pauses
             // and waits for the person, as after any interruption. Paused stays paused, and a
             // ring-out rings on: a pause there would only hold the session open.
             summary.suspends += 1
-            switch state {
-            case .active(let phase, let cycle) where !resume:
-                state = .paused(resumePhase: phase, cycle: cycle)
-                effects.append(.sendToAudio(.pause))
-            case .preparing where !resume:
-                state = .paused(resumePhase: firstPhase.phase, cycle: firstPhase.cycle)
-                effects.append(.sendToAudio(.pause))
-            default:
-                break
-            }
-
-        case (_, .fail(let failure)):
-            if failure.reason == .deviceLost {
-                // The policy in the type's doc: silence the renderer where it broke off (a
-                // pause is nothing to one already paused), close, open again.
-                summary.deviceLosses += 1
-                effects.append(.sendToAudio(.pause))
-                effects.append(.closeDevice)
-                effects.append(.reopenDevice)
-            } else {
-                effects.append(.closeDevice)
-            }
-            state = .failed(failure, interrupted: state)
-
-        case (.failed(let failure, let interrupted), .deviceReturned(let resume)):
-            guard failure.reason == .deviceLost else {
-                throw InvalidTransition(from: state.kind, input: input.kind)
-            }
-            // The renderer was paused when the device went (the loss's `.pause` above). The
-            // session carries on from what the loss interrupted.
-            switch interrupted {
-            case .completing:
-                // Nothing is left to hear but the tails: they ring out, interactive or not, and
-                // the session ends — waiting for a key would only hold it open.
-                state = .completing
-                effects.append(.sendToAudio(.resume))
-            case .paused:
-                state = interrupted
-            case .active(let phase, let cycle):
-                // Interactive sessions wait for the person; headless ones carry on by themselves.
-                state = resume ? interrupted : .paused(resumePhase: phase, cycle: cycle)
-                if resume { effects.append(.sendToAudio(.resume)) }
-            case .preparing:
-                state = resume ? .preparing : .paused(resumePhase: firstPhase.phase, cycle: firstPhase.cycle)
-                if resume { effects.append(.sendToAudio(.resume)) }
-            case .idle, .completed, .failed:
-                // A device is lost only while there is a session to play.
-                throw InvalidTransition(from: state.kind, input: input.kind)
-            }
-
-        default:
-            throw InvalidTransition(from: state.kind, input: input.kind)
+            guard !resume, state.kind == .active || state.kind == .preparing else { return [] }
+            state = pausedWhereItIs
+            return [.sendToAudio(.pause)]
+        case .fail(let failure):
+            return fail(failure)
+        case .deviceReturned(let resume):
+            return try deviceReturned(resume: resume)
         }
+    }
 
-        if state != before { effects.insert(.announce(state), at: 0) }
-        return effects
+    /// The phase the session is in, or carries on in once it plays: a paused one's resume point,
+    /// the first phase before the audio has begun one.
+    private var placeInSession: (phase: Int, cycle: Int) {
+        switch state {
+        case .active(let phase, let cycle), .paused(let phase, let cycle): (phase, cycle)
+        default: firstPhase
+        }
+    }
+
+    /// The session paused where it is (a preparing one in its first phase).
+    private var pausedWhereItIs: SessionState {
+        let (phase, cycle) = placeInSession
+        return .paused(resumePhase: phase, cycle: cycle)
+    }
+
+    private mutating func beginPhase(_ phase: Int, cycle: Int) {
+        // Rendered before a stop took hold: the stop cut it short, so it is not counted.
+        guard state.kind != .completing else { return }
+        if state.kind != .preparing, (phase, cycle) != (lastPhase.phase, lastPhase.cycle) {
+            countCompletedPhase()
+        }
+        lastPhase = (phase, cycle)
+        // A phase crossed just before a pause took hold: still paused, resuming in it.
+        if case .paused = state {
+            state = .paused(resumePhase: phase, cycle: cycle)
+        } else {
+            state = .active(phase: phase, cycle: cycle)
+        }
+    }
+
+    private mutating func stop() -> [SessionEffect] {
+        guard case .failed(let failure, let interrupted) = state else {
+            summary.stoppedEarly = !summary.openEnded
+            state = .completing
+            return [.sendToAudio(.stop)]
+        }
+        // Nothing can ring out without a device: the audio side stops retrying and ends, and
+        // its `finished` completes the session. Should the device come back first, the end
+        // cue rings out there. A stop during the ring-out does not make the session early.
+        if interrupted.kind != .completing { summary.stoppedEarly = !summary.openEnded }
+        state = .failed(failure, interrupted: .completing)
+        return [.sendToAudio(.stop)]
+    }
+
+    private mutating func endSession(playedFrames played: Int64) -> [SessionEffect] {
+        // An open sit was planned to last until it ended: from here on its length is known.
+        if summary.openEnded { summary.plannedFrames = max(0, played - startDelayFrames) }
+        switch state.kind {
+        case .active:
+            countCompletedPhase()
+            state = .completing
+            return []
+        case .paused:
+            // The end came before the pause took hold. As in `completing`, a pause this late is
+            // let go: the tails ring out and the session finishes.
+            countCompletedPhase()
+            state = .completing
+            return [.sendToAudio(.resume)]
+        default:
+            // The end a stop jumped to: the ring-out it began goes on, and the phase it cut short
+            // is not counted as completed.
+            return []
+        }
+    }
+
+    private mutating func finish(playedFrames played: Int64) {
+        // From `failed`: the audio side ended while the device was gone (after a stop).
+        summary.playedFrames = max(0, played - startDelayFrames)
+        // An open sit planned the cycles it came to sit.
+        if summary.openEnded { summary.plannedCycles = summary.cyclesCompleted }
+        state = .completed(summary)
+    }
+
+    private mutating func fail(_ failure: SessionFailure) -> [SessionEffect] {
+        state = .failed(failure, interrupted: state)
+        guard failure.reason == .deviceLost else { return [.closeDevice] }
+        // The policy in the type's doc: silence the renderer where it broke off (a pause is
+        // nothing to one already paused), close, open again.
+        summary.deviceLosses += 1
+        return [.sendToAudio(.pause), .closeDevice, .reopenDevice]
+    }
+
+    /// The session carries on from what the loss interrupted; the renderer was paused when the
+    /// device went (the loss's `.pause`).
+    private mutating func deviceReturned(resume: Bool) throws(InvalidTransition) -> [SessionEffect] {
+        guard case .failed(let failure, let interrupted) = state, failure.reason == .deviceLost else {
+            throw InvalidTransition(from: state.kind, input: .deviceReturned)
+        }
+        switch interrupted.kind {
+        case .completing:
+            // Nothing is left to hear but the tails: they ring out, interactive or not, and
+            // the session ends — waiting for a key would only hold it open.
+            state = .completing
+            return [.sendToAudio(.resume)]
+        case .paused:
+            state = interrupted
+            return []
+        case .active, .preparing:
+            // Interactive sessions wait for the person, paused already; headless ones carry on
+            // by themselves.
+            state = interrupted
+            guard resume else {
+                state = pausedWhereItIs
+                return []
+            }
+            return [.sendToAudio(.resume)]
+        case .idle, .completed, .failed:
+            // A device is lost only while there is a session to play.
+            throw InvalidTransition(from: state.kind, input: .deviceReturned)
+        }
     }
 
     private mutating func countCompletedPhase() {

@@ -1,6 +1,4 @@
-import Foundation
 import GongCore
-import TOMLKit
 
 /// Reads a pattern from a TOML file.
 ///
@@ -44,17 +42,13 @@ public enum PatternFile {
     /// TOML text as a table; malformed TOML is an error naming the file and line. (Config
     /// files are read the same way, by GongPractice: hence `package`.)
     package static func table(_ text: String, path: String) throws(PatternError) -> TOMLTable {
-        let table: TOMLTable
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw PatternError(
-                location: "\(path):\(error.source.begin.line)", problem: "malformed TOML: \(error.description)",
-                allowed: "TOML syntax (https://toml.io)")
+            return try TOMLTable(string: text)
         } catch {
-            throw PatternError(location: path, problem: "malformed TOML", allowed: "TOML syntax (https://toml.io)")
+            throw PatternError(
+                location: "\(path):\(error.line)", problem: "malformed TOML: \(error.description)",
+                allowed: "TOML syntax (https://toml.io)")
         }
-        return table
     }
 
     public static func parse(_ text: String, path: String, defaultName: String) throws(PatternError) -> Pattern {
@@ -83,7 +77,7 @@ public enum PatternFile {
         }
 
         /// A TOML value as the person wrote it: strings without TOML's quotes.
-        func display(_ value: TOMLValueConvertible) -> String {
+        func display(_ value: TOMLValue) -> String {
             value.string ?? value.debugDescription
         }
 
@@ -285,7 +279,7 @@ public enum PatternFile {
         }
 
         /// `bed = "brown-noise"`, or a table with `sound`, `gain`, `fade_in` and `fade_out`.
-        func bed(_ value: TOMLValueConvertible?) throws(PatternError) -> Bed? {
+        func bed(_ value: TOMLValue?) throws(PatternError) -> Bed? {
             guard let value else { return nil }
             if let sound = value.string { return Bed(sound) }
             guard let table = value.table else {
@@ -305,7 +299,7 @@ public enum PatternFile {
                 fadeOut: try duration(table["fade_out"], key: "bed.fade_out") ?? Bed.defaultFadeOut)
         }
 
-        func cue(_ value: TOMLValueConvertible?, key: String) throws(PatternError) -> Cue? {
+        func cue(_ value: TOMLValue?, key: String) throws(PatternError) -> Cue? {
             guard let value else { return nil }
             if let sound = value.string { return Cue(sound) }
             guard let table = value.table else {
@@ -321,7 +315,7 @@ public enum PatternFile {
             return Cue(sound, gainDB: try gain(table["gain"], key: "\(key).gain") ?? 0)
         }
 
-        func gain(_ value: TOMLValueConvertible?, key: String) throws(PatternError) -> Double? {
+        func gain(_ value: TOMLValue?, key: String) throws(PatternError) -> Double? {
             guard let value else { return nil }
             guard let decibels = value.double ?? value.int.map(Double.init) else {
                 throw fail(key, display(value), "not a number", allowed: PatternLimits.gainAllowed)
@@ -338,10 +332,10 @@ public enum PatternFile {
         }
 
         /// A duration string (`"4.5s"`) or a plain number of seconds.
-        func duration(_ value: TOMLValueConvertible?, key: String) throws(PatternError) -> Rational? {
+        func duration(_ value: TOMLValue?, key: String) throws(PatternError) -> Rational? {
             guard let value else { return nil }
             if let text = value.string {
-                if text.trimmingCharacters(in: .whitespaces).hasPrefix("-") {
+                if text.trimmingSpaces().hasPrefix("-") {
                     throw fail(key, text, "must be positive", allowed: DurationText.allowed)
                 }
                 guard let seconds = DurationText.seconds(text) else {
@@ -360,7 +354,7 @@ public enum PatternFile {
 
         /// TOML integers exactly; TOML floats through their shortest decimal form, so `5.5`
         /// becomes exactly 11/2 and NaN or infinity become nothing.
-        func number(_ value: TOMLValueConvertible) -> Rational? {
+        func number(_ value: TOMLValue) -> Rational? {
             if let integer = value.int { return Rational(Int64(integer)) }
             guard let double = value.double, double.isFinite else { return nil }
             let text = "\(double.magnitude)"
@@ -370,7 +364,7 @@ public enum PatternFile {
     }
 }
 
-/// Finds the line a key was written on. TOMLKit does not keep source positions, so this reads
+/// Finds the line a key was written on. The parsed values keep no source positions, so this reads
 /// the text: `[[phases]]` headers are counted to find `phases[2]`, `[pace]` opens `pace.*`, and
 /// inside a section the first line that assigns the key wins. (GongPractice's config file uses it
 /// too.)
@@ -413,9 +407,9 @@ package struct TOMLLines {
     }
 
     private func header(_ line: Substring) -> String? {
-        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        let trimmed = line.trimmingSpaces()
         guard trimmed.hasPrefix("[") else { return nil }
-        return String(trimmed.prefix { $0 != "#" }).replacingOccurrences(of: " ", with: "")
+        return String(trimmed.prefix { $0 != "#" }.filter { $0 != " " })
     }
 
     private func sectionEnd(after start: Int) -> Int {
@@ -426,9 +420,9 @@ package struct TOMLLines {
 
     private func line(assigning key: String, in range: Range<Int>) -> Int? {
         range.first { number in
-            let trimmed = lines[number].trimmingCharacters(in: .whitespaces)
+            let trimmed = lines[number].trimmingSpaces()
             guard trimmed.hasPrefix(key) else { return false }
-            return trimmed.dropFirst(key.count).trimmingCharacters(in: .whitespaces).hasPrefix("=")
+            return trimmed.dropFirst(key.count).trimmingSpaces().hasPrefix("=")
         }
     }
 }

@@ -57,7 +57,7 @@ public enum OfflineRender {
                 PatternError(
                     key: "length", value: "open",
                     problem: "an open sit ends when it is stopped, and a render cannot be",
-                    allowed: "a number of cycles or a duration (--cycles, --duration)"))
+                    remedy: .cyclesOrDuration))
         }
         let started = ContinuousClock.now
         let plan = try SessionPlan(
@@ -65,17 +65,34 @@ public enum OfflineRender {
         // Write beside the target and rename at the end: a failed render never leaves half a
         // file, and never destroys a file that was already there.
         let partialPath = partialFilePath(for: request.outputPath)
-        var writer: AudioFileWriter
+        var completed = false
+        defer { if !completed { unlink(partialPath) } }
+        let writer: AudioFileWriter
         do {
             writer = try AudioFileWriter(
                 path: partialPath, format: request.format, encoding: request.encoding,
                 sampleRate: request.sampleRate, channels: request.channels,
                 expectedFrames: Int(plan.totalFrames))
         } catch {
-            throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
+            throw failure(error, writing: request)
         }
-        var completed = false
-        defer { if !completed { unlink(partialPath) } }
+        var report = try play(plan, request, into: writer)
+        do { try writer.close() } catch { throw failure(error, writing: request) }
+        guard rename(partialPath, request.outputPath) == 0 else {
+            throw .output(
+                SoundFileError(.writeFailed, path: request.outputPath, message: String(cString: strerror(errno))))
+        }
+        completed = true
+        report.elapsedSeconds = (ContinuousClock.now - started).seconds
+        return report
+    }
+
+    /// Plays the session through the renderer and the state machine into `writer`, block by
+    /// block. It follows the same lifecycle as a live session; inputs a render cannot produce
+    /// (pauses, device losses) simply never arrive.
+    private static func play(_ plan: SessionPlan, _ request: RenderRequest, into writer: AudioFileWriter)
+        throws(GongError) -> RenderReport
+    {
         var renderer = plan.makeRenderer(masterGainDB: request.masterGainDB)
         var machine = SessionMachine(timeline: plan.timeline)
         var events = RenderEventBuffer()
@@ -83,9 +100,6 @@ public enum OfflineRender {
         let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: request.blockFrames * request.channels)
         defer { block.deallocate() }
         var written: Int64 = 0
-
-        // The offline render follows the same lifecycle as a live one; inputs it cannot produce
-        // (pauses, device losses) simply never arrive.
         func feed(_ input: SessionInput) throws(GongError) {
             do {
                 try machine.handle(input)
@@ -104,7 +118,7 @@ public enum OfflineRender {
                     try writer.write(UnsafeBufferPointer(rebasing: block[0..<(produced * request.channels)]))
                 }
             } catch {
-                throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
+                throw failure(error, writing: request)
             }
             written += Int64(produced)
             for index in 0..<events.count {
@@ -116,18 +130,15 @@ public enum OfflineRender {
             }
             events.removeAll()
         }
-        do {
-            try writer.close()
-        } catch {
-            throw .output(error.description.replacingOccurrences(of: partialPath, with: request.outputPath))
-        }
-        guard rename(partialPath, request.outputPath) == 0 else {
-            throw .output("cannot write '\(request.outputPath)': \(String(cString: strerror(errno)))")
-        }
-        completed = true
-        return RenderReport(
-            summary: machine.summary, framesWritten: written, cues: cues,
-            elapsedSeconds: (ContinuousClock.now - started).seconds)
+        return RenderReport(summary: machine.summary, framesWritten: written, cues: cues, elapsedSeconds: 0)
+    }
+
+    /// The file the person asked for is the one that failed: the partial file it is written as
+    /// is gong's own, and its name is no use to them.
+    private static func failure(_ error: SoundFileError, writing request: RenderRequest) -> GongError {
+        var error = error
+        error.path = request.outputPath
+        return .output(error)
     }
 }
 

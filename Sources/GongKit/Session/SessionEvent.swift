@@ -81,38 +81,43 @@ public struct SessionEvent: Sendable, Equatable {
         case raised
     }
 
-    /// The `type` each kind is written with.
-    public var type: String {
+    /// The `type` a line is written with: each kind's name, written once here, in the order
+    /// docs/embedding.md's table lists them.
+    public enum TypeName: String, Sendable, CaseIterable {
+        case started, firstFrameAudible, phaseBegan, cue, paused, resumed, skipped, stopping, gainChanged, xrun
+        case suspendRecovered, deviceLost, deviceBack, priorityRefused, ignored, internalError, eventsLost
+        case failed, finished
+    }
+
+    /// The `type` this event is written with.
+    public var typeName: TypeName {
         switch kind {
-        case .started: "started"
-        case .firstFrameAudible: "firstFrameAudible"
-        case .phaseBegan: "phaseBegan"
-        case .cue: "cue"
-        case .paused: "paused"
-        case .resumed: "resumed"
-        case .skipped: "skipped"
-        case .stopping: "stopping"
-        case .gainChanged: "gainChanged"
-        case .xrun: "xrun"
-        case .suspendRecovered: "suspendRecovered"
-        case .deviceLost: "deviceLost"
-        case .deviceBack: "deviceBack"
-        case .priorityRefused: "priorityRefused"
-        case .ignored: "ignored"
-        case .internalError: "internalError"
-        case .eventsLost: "eventsLost"
-        case .failed: "failed"
-        case .finished: "finished"
+        case .started: .started
+        case .firstFrameAudible: .firstFrameAudible
+        case .phaseBegan: .phaseBegan
+        case .cue: .cue
+        case .paused: .paused
+        case .resumed: .resumed
+        case .skipped: .skipped
+        case .stopping: .stopping
+        case .gainChanged: .gainChanged
+        case .xrun: .xrun
+        case .suspendRecovered: .suspendRecovered
+        case .deviceLost: .deviceLost
+        case .deviceBack: .deviceBack
+        case .priorityRefused: .priorityRefused
+        case .ignored: .ignored
+        case .internalError: .internalError
+        case .eventsLost: .eventsLost
+        case .failed: .failed
+        case .finished: .finished
         }
     }
 
+    public var type: String { typeName.rawValue }
+
     /// Every `type` a line may have, in the order docs/embedding.md's table lists them.
-    public static let allTypes = [
-        "started", "firstFrameAudible", "phaseBegan", "cue", "paused", "resumed", "skipped", "stopping", "gainChanged",
-        "xrun",
-        "suspendRecovered", "deviceLost", "deviceBack", "priorityRefused", "ignored", "internalError", "eventsLost",
-        "failed", "finished"
-    ]
+    public static let allTypes = TypeName.allCases.map(\.rawValue)
 
     public var isFinished: Bool { if case .finished = kind { true } else { false } }
 
@@ -201,48 +206,50 @@ extension SessionEvent: Codable {
             }
             return value
         }
-        let type = try string(.type)
+        let written = try string(.type)
+        guard let type = TypeName(rawValue: written) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .type, in: c, debugDescription: "unknown event type \(written)")
+        }
         switch type {
-        case "started":
+        case .started:
             kind = .started(
                 pattern: try string(.pattern), device: try string(.device), rate: try c.decode(Int.self, forKey: .rate),
                 channels: try c.decode(Int.self, forKey: .channels), format: try string(.format),
                 latencyMs: try c.decode(Double.self, forKey: .latencyMs))
-        case "firstFrameAudible": kind = .firstFrameAudible
-        case "phaseBegan":
+        case .firstFrameAudible: kind = .firstFrameAudible
+        case .phaseBegan:
             kind = .phaseBegan(
                 phase: try string(.phase), cycle: try c.decode(Int.self, forKey: .cycle),
                 cycles: try c.decode(Int.self, forKey: .cycles), seconds: try c.decode(Double.self, forKey: .seconds))
-        case "cue":
+        case .cue:
             kind = .cue(
                 sound: try string(.sound), lateFrames: try c.decode(Int64.self, forKey: .lateFrames),
                 offFrames: try c.decodeIfPresent(Int64.self, forKey: .offFrames))
-        case "paused": kind = .paused
-        case "resumed": kind = .resumed
-        case "skipped": kind = .skipped(seconds: try c.decode(Double.self, forKey: .seconds))
-        case "stopping": kind = .stopping
-        case "gainChanged": kind = .gainChanged(decibels: try c.decode(Double.self, forKey: .decibels))
-        case "xrun":
+        case .paused: kind = .paused
+        case .resumed: kind = .resumed
+        case .skipped: kind = .skipped(seconds: try c.decode(Double.self, forKey: .seconds))
+        case .stopping: kind = .stopping
+        case .gainChanged: kind = .gainChanged(decibels: try c.decode(Double.self, forKey: .decibels))
+        case .xrun:
             kind = .xrun(
                 lostFrames: try c.decode(Int64.self, forKey: .lostFrames),
                 clockStoppedSeconds: (try c.decodeIfPresent(Double.self, forKey: .clockStoppedMs) ?? 0) / 1000)
-        case "suspendRecovered": kind = .suspendRecovered(paused: try c.decode(Bool.self, forKey: .paused))
-        case "deviceLost":
+        case .suspendRecovered: kind = .suspendRecovered(paused: try c.decode(Bool.self, forKey: .paused))
+        case .deviceLost:
             // A reason this build does not know (a later one's) reads as `other`; errno says more.
             kind = .deviceLost(
                 message: try string(.message),
                 reason: try c.decodeIfPresent(String.self, forKey: .reason).flatMap(AudioDeviceError.Reason.init)
                     ?? .other,
                 errno: try c.decodeIfPresent(Int32.self, forKey: .errno) ?? 0)
-        case "deviceBack": kind = .deviceBack(resumed: try c.decode(Bool.self, forKey: .resumed))
-        case "priorityRefused": kind = .priorityRefused(priority: try named(.priority), message: try string(.message))
-        case "ignored": kind = .ignored(command: try named(.command), state: try named(.state))
-        case "internalError": kind = .internalError(input: try named(.input), state: try named(.state))
-        case "eventsLost": kind = .eventsLost(count: try c.decode(Int.self, forKey: .count))
-        case "failed": kind = .failed(message: try string(.message))
-        case "finished": kind = .finished(try SessionReport(from: decoder))
-        default:
-            throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown event type \(type)")
+        case .deviceBack: kind = .deviceBack(resumed: try c.decode(Bool.self, forKey: .resumed))
+        case .priorityRefused: kind = .priorityRefused(priority: try named(.priority), message: try string(.message))
+        case .ignored: kind = .ignored(command: try named(.command), state: try named(.state))
+        case .internalError: kind = .internalError(input: try named(.input), state: try named(.state))
+        case .eventsLost: kind = .eventsLost(count: try c.decode(Int.self, forKey: .count))
+        case .failed: kind = .failed(message: try string(.message))
+        case .finished: kind = .finished(try SessionReport(from: decoder))
         }
     }
 }

@@ -14,6 +14,8 @@ public enum SessionLimits {
     /// Each route's default latency, in words (`BufferDefaults`).
     public static let latencyDefaults = BufferDefaults.described
     public static let periodFrames = 16...65536
+    /// Each route's default period at the default rate, in words (`BufferDefaults`).
+    public static let periodDefaults = BufferDefaults.describedPeriods(at: Timeline.defaultSampleRate)
     public static let periodAllowed = "16 to 65536 frames"
     /// Frames rendered at a time into a file; the result is the same for any size.
     public static let blockFrames = 1...65536

@@ -43,7 +43,7 @@ public enum BellRequest: Sendable, Equatable {
         default: break
         }
         if let seconds = object["seconds"] as? Double {
-            guard seconds.isFinite, seconds > 0, seconds <= 366 * 86400 else {
+            guard seconds.isFinite, seconds > 0, seconds <= Double(366 * DayBoundary.secondsPerDay) else {
                 return (id, .failure(.init(code: .badArgument, message: "pause seconds: from 1 to a year")))
             }
             return (id, .success(.pause(.seconds(Int64(seconds.rounded(.up))))))

@@ -42,7 +42,7 @@ public struct BellPlan: Sendable {
     /// the first `maxPerDay` of them.
     public func bells(onDay day: Int) -> [PlannedBell] {
         guard rules.days.contains(Self.weekday(ofDay: day)) else { return [] }
-        let window = rules.active ?? ClockSpan(start: 0, end: 86400)
+        let window = rules.active ?? ClockSpan(start: 0, end: DayBoundary.secondsPerDay)
         var seconds: [Int]
         switch timing {
         case .every(let gap):
@@ -84,7 +84,8 @@ public struct BellPlan: Sendable {
     /// The local calendar day a moment falls on.
     public func localDay(of instant: Int64) -> Int {
         let local = instant + Int64(offset(at: instant))
-        return Int(local >= 0 ? local / 86400 : (local - 86399) / 86400)
+        let day = Int64(DayBoundary.secondsPerDay)
+        return Int(local >= 0 ? local / day : (local - day + 1) / day)
     }
 
     /// A moment as the zone's wall clock shows it: `2026-03-29 03:00`.
@@ -93,16 +94,17 @@ public struct BellPlan: Sendable {
     /// A bell outside the plan (`gong ctl ring`), due at `instant`; numbered 0.
     public func unplannedBell(at instant: Int64) -> PlannedBell {
         let day = localDay(of: instant)
-        let wallSecond = Int(instant + Int64(offset(at: instant)) - Int64(day) * 86400)
+        let wallSecond = Int(instant + Int64(offset(at: instant)) - Int64(day * DayBoundary.secondsPerDay))
         return PlannedBell(instant: instant, day: day, wallSecond: wallSecond, number: 0)
     }
 
     /// The moment a wall-clock time of a local day happens in the zone: the first of two when the
     /// clocks fall back over it, the end of the gap when they spring forward over it.
     public func instant(day: Int, wallSecond: Int) -> Int64 {
-        let wall = Int64(day) * 86400 + Int64(wallSecond)
+        let dayLength = Int64(DayBoundary.secondsPerDay)
+        let wall = Int64(day) * dayLength + Int64(wallSecond)
         // The zone's offsets a day either side cover any change of offset around this time.
-        let offsets = [offset(at: wall - 86400), offset(at: wall + 86400)].sorted(by: >)
+        let offsets = [offset(at: wall - dayLength), offset(at: wall + dayLength)].sorted(by: >)
         let candidates = offsets.map { wall - Int64($0) }.filter { Int64(offset(at: $0)) == wall - $0 }
         if let first = candidates.min() { return first }
         // In a gap: the first moment whose wall time is not before `wall`. Wall time only grows
@@ -144,7 +146,7 @@ public enum CivilDate {
 
     public static func from(day: Int) -> (year: Int, month: Int, day: Int) {
         let parts = calendar.dateComponents(
-            [.year, .month, .day], from: Date(timeIntervalSince1970: TimeInterval(day) * 86400))
+            [.year, .month, .day], from: Date(timeIntervalSince1970: TimeInterval(day * DayBoundary.secondsPerDay)))
         return (parts.year ?? 1970, parts.month ?? 1, parts.day ?? 1)
     }
 
@@ -153,7 +155,7 @@ public enum CivilDate {
         guard let date = calendar.date(from: DateComponents(year: year, month: month, day: day)),
             calendar.component(.day, from: date) == day
         else { return nil }
-        return Int((date.timeIntervalSince1970 / 86400).rounded(.down))
+        return Int((date.timeIntervalSince1970 / TimeInterval(DayBoundary.secondsPerDay)).rounded(.down))
     }
 }
 

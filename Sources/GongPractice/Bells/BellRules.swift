@@ -1,7 +1,5 @@
-import Foundation
 import GongCore
 import GongKit
-import TOMLKit
 
 /// When `gong bells` rings through the day: every N, at clock times, or at random gaps; inside
 /// active hours and days, outside quiet hours, at most so many a day.
@@ -60,7 +58,7 @@ public struct BellRules: Sendable, Equatable {
     /// The shortest gap between bells: a bell rings out for seconds, and a minute apart is already
     /// more than people ask for.
     public static let shortestGap = 60
-    public static let longestGap = 86400
+    public static let longestGap = DayBoundary.secondsPerDay
 
     /// Reads one key's value as a person wrote it (a flag's text, or a TOML value in text form).
     /// Setting a second kind of timing is an error: which one was meant cannot be guessed.
@@ -150,7 +148,7 @@ public struct BellRules: Sendable, Equatable {
     }
 
     /// Reads `[bells]` from a config file, each problem placed at its file and line.
-    package static func read(_ value: TOMLValueConvertible, path: String, lines: TOMLLines) throws(PatternError)
+    package static func read(_ value: TOMLValue, path: String, lines: TOMLLines) throws(PatternError)
         -> (rules: BellRules, keys: Set<Key>)
     {
         guard let table = value.table else {
@@ -336,7 +334,7 @@ public struct ClockSpan: Sendable, Equatable {
     public init?(text: String) {
         let ends = text.split(separator: "-", omittingEmptySubsequences: false).map { String($0).trimmed }
         guard ends.count == 2, let start = DayBoundary(text: ends[0]) else { return nil }
-        let end = ends[1] == "24:00" ? 86400 : DayBoundary(text: ends[1])?.secondsAfterMidnight
+        let end = ends[1] == "24:00" ? DayBoundary.secondsPerDay : DayBoundary(text: ends[1])?.secondsAfterMidnight
         guard let end else { return nil }
         self.init(start: start.secondsAfterMidnight, end: end)
     }
@@ -348,5 +346,5 @@ public struct ClockSpan: Sendable, Equatable {
 }
 
 extension String {
-    fileprivate var trimmed: String { trimmingCharacters(in: .whitespaces) }
+    fileprivate var trimmed: String { trimmingSpaces() }
 }

@@ -1,8 +1,8 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GongAudio
 import GongCore
 import GongKit
-import TOMLKit
 
 /// gong's settings and where each came from: built in, `$XDG_CONFIG_HOME/gong/config.toml`, the
 /// environment, or a flag, each over the one before.
@@ -104,7 +104,7 @@ public struct GongConfig: Sendable {
         let table = try PatternFile.table(text, path: path)
         let lines = TOMLLines(text)
         let source = Source.file(path)
-        func fail(_ key: String, _ value: TOMLValueConvertible, _ problem: String, _ allowed: String) -> PatternError {
+        func fail(_ key: String, _ value: TOMLValue, _ problem: String, _ allowed: String) -> PatternError {
             PatternError(
                 location: lines.line(of: key).map { "\(path):\($0)" } ?? path, key: key,
                 value: value.string ?? value.debugDescription, problem: problem, allowed: allowed)
@@ -189,8 +189,17 @@ public struct GongConfig: Sendable {
         }
     }
 
-    private static func number(_ value: TOMLValueConvertible) -> Double? {
+    private static func number(_ value: TOMLValue) -> Double? {
         value.double ?? value.int.map(Double.init)
+    }
+
+    /// A number as C's `%g` prints it: `20`, `-6.5`, `0.25`.
+    private static func printed(_ value: Double) -> String {
+        withVaList([value]) { arguments in
+            var buffer = [CChar](repeating: 0, count: 32)
+            _ = vsnprintf(&buffer, buffer.count, "%g", arguments)
+            return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        }
     }
 
     /// Every setting as `(key, value as written in the file, source)`, in the file's order.
@@ -199,8 +208,8 @@ public struct GongConfig: Sendable {
         func list(_ paths: [String]) -> String { "[" + paths.map(quoted).joined(separator: ", ") + "]" }
         return [
             ("device", quoted(device.value), device.source),
-            ("latency", latencyMs.value.map { String(format: "%g", $0) } ?? "(the route's default)", latencyMs.source),
-            ("volume", String(format: "%g", volumeDB.value), volumeDB.source),
+            ("latency", latencyMs.value.map(Self.printed) ?? "(the route's default)", latencyMs.source),
+            ("volume", Self.printed(volumeDB.value), volumeDB.source),
             ("pattern", quoted(pattern.value), pattern.source),
             ("patterns", list(patternDirectories.value), patternDirectories.source),
             ("sounds", list(soundDirectories.value), soundDirectories.source),

@@ -1,5 +1,3 @@
-import GRDB
-
 /// A bell of `gong bells` as the history keeps it: rung or skipped, and why, so a day's bells
 /// can be looked back on (`gong stats --bells`).
 public struct BellRecord: Codable, Sendable, Equatable {
@@ -37,8 +35,4 @@ public struct BellRecord: Codable, Sendable, Equatable {
             due: bell.instant, day: words.first ?? "", time: words.last ?? "", number: bell.number, outcome: outcome,
             reason: reason, offMs: offMs)
     }
-}
-
-extension BellRecord: FetchableRecord, PersistableRecord {
-    public static var databaseTableName: String { "bell" }
 }

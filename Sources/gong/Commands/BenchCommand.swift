@@ -54,7 +54,7 @@ struct BenchOutputOptions: ParsableArguments {
         do {
             try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw GongError.output("\(flag) \(path): cannot be written; use a writable path")
+            throw UnwritableFile(flag: flag, path: path)
         }
     }
 }

@@ -21,15 +21,7 @@ struct BreatheCommand: AsyncParsableCommand {
     @OptionGroup var patternOptions: PatternOptions
     @OptionGroup var volume: VolumeOption
 
-    func run() async throws {
-        let status: Int32
-        do {
-            status = try await breathe()
-        } catch {
-            throw fail(error)
-        }
-        if status != 0 { throw ExitCode(status) }
-    }
+    func run() async throws { try await exiting { try await breathe() } }
 
     private func breathe() async throws -> Int32 {
         let settings = try PlaySettings(live: live, volume: volume)

@@ -22,15 +22,7 @@ struct ResumeCommand: AsyncParsableCommand {
     @OptionGroup var live: LiveOptions
     @OptionGroup var volume: VolumeOption
 
-    func run() async throws {
-        let status: Int32
-        do {
-            status = try await resume()
-        } catch {
-            throw fail(error)
-        }
-        if status != 0 { throw ExitCode(status) }
-    }
+    func run() async throws { try await exiting { try await resume() } }
 
     private func resume() async throws -> Int32 {
         let (unfinished, setAside) = SnapshotStore().unfinished()

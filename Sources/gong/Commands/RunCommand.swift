@@ -31,17 +31,13 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var volume: VolumeOption
 
     func run() async throws {
-        let status: Int32
-        do {
+        try await exiting {
             let settings = try PlaySettings(live: live, volume: volume)
             let config = settings.config
-            status = try await LivePlayer.play(
+            return try await LivePlayer.play(
                 try patternOptions.resolvePattern(pattern ?? config.pattern.value, config: config),
                 options: settings.live, bank: patternOptions.soundBank(config), volume: settings.volume,
                 parameters: patternOptions.given, boundary: config.dayStartsAt.value)
-        } catch {
-            throw fail(error)
         }
-        if status != 0 { throw ExitCode(status) }
     }
 }

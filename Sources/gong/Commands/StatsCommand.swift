@@ -91,7 +91,8 @@ struct StatsCommand: ParsableCommand {
     private func showBells(on text: String) throws {
         let now = Date()
         let today = Int(
-            ((now.timeIntervalSince1970 + Double(TimeZone.current.secondsFromGMT(for: now))) / 86400).rounded(.down))
+            ((now.timeIntervalSince1970 + Double(TimeZone.current.secondsFromGMT(for: now)))
+                / Double(DayBoundary.secondsPerDay)).rounded(.down))
         let parts = text.split(separator: "-").compactMap { Int($0) }
         let number: Int? =
             switch text {

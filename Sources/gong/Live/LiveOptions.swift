@@ -42,7 +42,7 @@ struct LiveOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Frames per period (default: the latency over its periods; 6000 at 48 kHz through pulse, 2400 through ALSA).",
+            "Frames per period (default: the latency over its periods; \(SessionLimits.periodDefaults)).",
             valueName: "FRAMES"))
     var period: Int?
 
