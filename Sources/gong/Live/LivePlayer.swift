@@ -27,7 +27,8 @@ enum LivePlayer {
         /// Ctrl-Z's pause has had its time to fade: stop the process now, paused or not.
         case stopDue
         /// The history or the snapshot cannot be written: said once, and the session plays on.
-        case keepingFailed(SessionRecorder.Failure)
+        /// What failed waits in the player's `unsaid` list, so the loop's end cannot lose it.
+        case keepingFailed
     }
 
     /// How a resumed session begins.
@@ -88,11 +89,27 @@ enum LivePlayer {
         // is opened there too), so neither a slow disk nor a locked file holds up this loop or
         // the audio.
         let standard = SessionRecorder.Keeping.standard
+        // What could not be kept, said as the loop takes it in; what comes after the loop has
+        // ended (a session shorter than the history's opening) is said after the last write.
+        let unsaid = Locked<[SessionRecorder.Failure]>([])
+        func sayUnsaid(onScreen: Bool = true) {
+            let failures = unsaid.withLock { list in
+                let taken = list
+                list = []
+                return taken
+            }
+            for failure in failures {
+                if onScreen, let view { view.log("gong: \(failure)") } else { printError("\(failure)") }
+            }
+        }
         let recorder = SessionRecorder(
             of: session,
             keeping: .init(history: options.noHistory ? nil : standard.history, snapshots: standard.snapshots),
             parameters: parameters, device: options.device, resuming: resuming?.snapshot, boundary: boundary
-        ) { failure in feed.yield(.keepingFailed(failure)) }
+        ) { failure in
+            unsaid.withLock { $0.append(failure) }
+            feed.yield(.keepingFailed)
+        }
         InputThread.start(
             signals: signals.wakeFileDescriptor, keys: keyboard, control: controlOnStdin ? STDIN_FILENO : nil, to: feed)
         let server = options.control == .socket ? try ControlServer(session: session) : nil
@@ -185,8 +202,8 @@ enum LivePlayer {
                 detachFromTerminal()
             case .redraw:
                 break
-            case .keepingFailed(let failure):
-                if let view { view.log("gong: \(failure)") } else { printError("\(failure)") }
+            case .keepingFailed:
+                sayUnsaid()
             case .control(let line):
                 print(
                     line.map { ControlProtocol.reply(to: Substring($0), session: session) }
@@ -231,6 +248,7 @@ enum LivePlayer {
         // The last write, so the history has the session before the process ends; a locked file
         // is waited for at most as long as one write waits.
         _ = await recorder.waitForEnd(timeoutSeconds: SessionHistory.busySeconds + 1)
+        sayUnsaid(onScreen: false)
         if let failure = ended.failure {
             printError(failure)
             return ExitStatus.unavailable
