@@ -155,7 +155,7 @@ struct BellsCommand: ParsableCommand {
         let cue = Cue(rules.sound ?? "bowl", gainDB: rules.gainDB)
         let soundPath: String
         do { soundPath = try bank.resolve(cue.sound, usedBy: "bells") } catch { throw GongError.sound(error) }
-        var keeper = BellKeeper(
+        let keeper = BellKeeper(
             plan: plan, start: BellAlarm.clocks(), leadNanoseconds: Self.leadNanoseconds,
             lateToleranceNanoseconds: -Self.readyNanoseconds)
         guard let first = keeper.nextBell else {
@@ -179,72 +179,16 @@ struct BellsCommand: ParsableCommand {
         say(
             "bells: next at \(first) (\(LocalZone.current.identifier)), seed \(seed); gong ctl at \(control.path); Ctrl-C stops"
         )
-        var tally = BellTally()
         // Bells are kept in the history; one that cannot be opened is said once, and the bells ring on.
         let history: SessionHistory?
         do { history = try openHistory() } catch {
             printError("\(error.description); the bells ring on unrecorded")
             history = nil
         }
-        // A stop asked for while a bell rings is passed on to its process, and ends the bells after it.
-        var stopping = false
-        func isStop(_ event: SignalEvent) -> Bool {
-            switch event {
-            case .interrupt, .terminate: true
-            default: false
-            }
-        }
-        // `gong ctl ring` asked for while a bell rings: rung after it.
-        var ringAsked = false
-        func serveControl() {
-            control.serveOne { line in answer(line, keeper: &keeper, tally: tally, ringNow: &ringAsked) }
-        }
-        func handle(_ decision: BellDecision) {
-            var heard: BellRinger.Heard?
-            if decision.outcome == .ring {
-                let watch = BellRinger.Watch(
-                    signals: signals.wakeFileDescriptor,
-                    forward: {
-                        guard signals.take().contains(where: isStop) else { return nil }
-                        stopping = true
-                        return SIGTERM
-                    }, control: control.descriptor, serve: serveControl)
-                heard = ringer.ring(decision.bell, watch: watch)
-            }
-            tally.count(decision, failed: heard?.failure != nil)
-            report(decision, heard: heard)
-            let record: BellRecord =
-                switch decision.outcome {
-                case .ring:
-                    BellRecord(
-                        decision.bell, outcome: heard?.failure == nil ? "rung" : "failed", reason: heard?.failure,
-                        offMs: heard?.offMs)
-                case .skipped(let why): BellRecord(decision.bell, outcome: "skipped", reason: why.rawValue)
-                }
-            do { try history?.save(bell: record) } catch {
-                printError("\(error.description); this bell is not recorded")
-            }
-        }
-        while !stopping {
-            for decision in keeper.wake(at: BellAlarm.clocks()) where !stopping { handle(decision) }
-            while ringAsked && !stopping {
-                ringAsked = false
-                // On a whole second, after time to open the device and warm up.
-                let bell = plan.unplannedBell(at: BellAlarm.clocks().wall / 1_000_000_000 + 2)
-                handle(BellDecision(bell: bell, outcome: .ring))
-            }
-            if stopping { break }
-            guard let wakeAt = keeper.wakeAt else { return }
-            switch alarm.wait(untilWall: wakeAt, watching: [signals.wakeFileDescriptor, control.descriptor]) {
-            case .readable(control.descriptor):
-                serveControl()
-            case .readable:
-                stopping = signals.take().contains(where: isStop)
-            case .due, .clockSet:
-                break
-            }
-        }
-        say("bells: stopped")
+        let run = BellsRun(
+            command: self, loop: BellsLoop(keeper: keeper), alarm: alarm, signals: signals, control: control,
+            ringer: ringer, history: history)
+        if run.run() { say("bells: stopped") }
     }
 
     /// The practice's pattern, found as `gong run` finds one, with its count of cycles and its
@@ -337,48 +281,8 @@ struct BellsCommand: ParsableCommand {
         return line.isEmpty ? "exit \(process.terminationStatus)" : line
     }
 
-    /// Carries out one control line on the keeper; the reply line.
-    private func answer(_ line: String, keeper: inout BellKeeper, tally: BellTally, ringNow: inout Bool) -> String {
-        let (id, parsed) = BellRequest.parse(line)
-        let request: BellRequest
-        switch parsed {
-        case .failure(let failure): return BellControlSocket.reply(id: id, failure: failure)
-        case .success(let taken): request = taken
-        }
-        let now = BellAlarm.clocks().wall / 1_000_000_000
-        switch request {
-        case .status: break
-        case .pause(let pause):
-            keeper.pause(until: pause.end(now: now, plan: keeper.plan))
-            say(
-                "bells: paused"
-                    + (keeper.pausedUntil.map { $0 == .max ? "" : " until \(keeper.plan.wallText($0))" } ?? ""))
-        case .resume:
-            keeper.resume()
-            say("bells: resumed")
-        case .ring: ringNow = true
-        case .next: keeper.passOverNext()
-        }
-        var fields: [String: AnyJSON] = [
-            "rungToday": AnyJSON(tally.day == keeper.plan.localDay(of: now) ? tally.rung : 0),
-            "skippedToday": AnyJSON(tally.day == keeper.plan.localDay(of: now) ? tally.skipped : 0)
-        ]
-        if let next = keeper.nextBell {
-            fields["next"] = .string(next.description)
-            fields["nextDue"] = AnyJSON(next.instant)
-            if keeper.passingOverNext { fields["passingOver"] = true }
-        }
-        if let until = keeper.pausedUntil {
-            fields["pausedUntil"] = .string(until == .max ? "resume" : keeper.plan.wallText(until))
-        }
-        // What the bells have cost so far: this process, waiting, and the processes that rang.
-        fields["cpuMs"] = .number(Self.cpuMilliseconds(RUSAGE_SELF))
-        fields["ringingCpuMs"] = .number(Self.cpuMilliseconds(RUSAGE_CHILDREN))
-        return BellControlSocket.reply(id: id, bells: fields)
-    }
-
     /// One line a bell: for a person (and journald) or, with --json, for tools.
-    private func report(_ decision: BellDecision, heard: BellRinger.Heard?) {
+    func report(_ decision: BellDecision, heard: BellRinger.Heard?) {
         let bell = decision.bell
         if json {
             var fields: [String: AnyJSON] = [
@@ -417,7 +321,7 @@ struct BellsCommand: ParsableCommand {
     }
 
     /// User and system CPU time of `who`, in milliseconds (to the microsecond).
-    private static func cpuMilliseconds(_ who: __rusage_who) -> Double {
+    static func cpuMilliseconds(_ who: __rusage_who) -> Double {
         var usage = rusage()
         getrusage(__rusage_who_t(who.rawValue), &usage)
         let microseconds =
@@ -426,7 +330,7 @@ struct BellsCommand: ParsableCommand {
         return Double(microseconds) / 1000
     }
 
-    private func say(_ line: String) {
+    func say(_ line: String) {
         if !json { print(line) }
         fflush(nil)
     }
@@ -439,17 +343,5 @@ struct BellsCommand: ParsableCommand {
         case .paused: "paused"
         case .passed: "passed over"
         }
-    }
-}
-
-/// Today's bells so far, for `gong ctl status`.
-struct BellTally {
-    var day = Int.min
-    var rung = 0
-    var skipped = 0
-
-    mutating func count(_ decision: BellDecision, failed: Bool) {
-        if decision.bell.day != day { self = BellTally(day: decision.bell.day) }
-        if decision.outcome == .ring && !failed { rung += 1 } else { skipped += 1 }
     }
 }
