@@ -84,6 +84,36 @@ func flags(for remedy: PatternError.Remedy) -> String {
     case .openAlone: "\(flag(for: .open)) alone: it lasts until you stop it"
     case .bedWithGain: "--bed brown-noise (or a file) with --bed-gain"
     case .cyclesOrDuration: "a number of cycles or a duration (\(flag(for: .cycles)), \(flag(for: .duration)))"
+    case .soundOfTheBank: "\(remedy) (gong sounds)"
+    }
+}
+
+/// The flag that sets each key of `[bells]`: the key's own name.
+func flag(for key: BellRules.Key) -> String { "--" + key.rawValue }
+
+/// What would make the bell rules do, in the command line's words: flags with a value each
+/// (`--every 45m, --at 08:00,12:30 or --random 20m-60m`) for keys that are missing.
+func remedy(for problem: BellRuleProblem) -> String {
+    if let remedy = problem.remedy { return flags(for: remedy) }
+    let given = problem.missing.map { "\(flag(for: $0)) \(sampleValue(for: $0))" }
+    guard let last = given.last else { return problem.allowed }
+    return given.count == 1 ? last : given.dropLast().joined(separator: ", ") + " or " + last
+}
+
+/// A value each bell flag takes, as a person types it.
+private func sampleValue(for key: BellRules.Key) -> String {
+    switch key {
+    case .every: "45m"
+    case .at: "08:00,12:30"
+    case .random: "20m-60m"
+    case .active: "09:00-18:00"
+    case .days: "mon-fri"
+    case .quiet: "12:00-13:00"
+    case .max: "12"
+    case .seed: "7"
+    case .sound: "bowl"
+    case .gain: "-6"
+    case .then: "\"breathe 3 breaths\""
     }
 }
 

@@ -18,6 +18,10 @@ import Testing
             (["--every", "1h", "--at", "10:00"], "gong: --at 10:00: every is given too"),
             (["--every", "1h", "--sound", "nope"], "gong: bells: unknown sound \"nope\""),
             (
+                ["--every", "1h", "--sound", ""],
+                "gong: --sound : not a sound name; use a sound of the bank such as bowl (gong sounds)\n"
+            ),
+            (
                 ["--every", "1h", "--then", "box 2 laps"],
                 "gong: --then box 2 laps: not a practice; use breathe N breaths"
             ),
@@ -58,7 +62,10 @@ import Testing
         try "device = \"null\"\n".write(toFile: configDirectory + "/config.toml", atomically: true, encoding: .utf8)
         let untimed = try runGong(["bells"], environment: environment)
         #expect(untimed.status == 64)
-        #expect(untimed.stderr.hasPrefix("gong: bells: no timing for the bells; use --every 45m"))
+        #expect(
+            untimed.stderr
+                == "gong: bells: no timing for the bells; use --every 45m, --at 08:00,12:30 or --random 20m-60m,"
+                + " or [bells] in config.toml\n")
         let impossible = try runGong(["bells", "--at", "02:00", "--active", "09:00-10:00"], environment: environment)
         #expect(impossible.status == 64)
         #expect(impossible.stderr.hasPrefix("gong: bells: these rules leave no bell in the next eight days"))

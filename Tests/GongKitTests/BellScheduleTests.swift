@@ -262,6 +262,48 @@ import Testing
         #expect(throws: BellRuleProblem.self) { try BellRules().checked() }
     }
 
+    /// Below the command line, a bell rule's problem names no flag and no command: what is
+    /// missing, and what would do, are data the command line words as its flags.
+    @Test func bellRuleProblemsAreDataNamingNoFlag() throws {
+        do {
+            _ = try BellRules().checked()
+            Issue.record("rules without a timing were taken")
+        } catch {
+            #expect(error.missing == [.every, .at, .random])
+            #expect(!error.allowed.contains("--"), "\(error.allowed)")
+        }
+        var rules = BellRules()
+        do {
+            try rules.set(.sound, " ")
+            Issue.record("a blank sound was taken")
+        } catch {
+            #expect(error.remedy == .soundOfTheBank && !error.allowed.contains("gong "), "\(error.allowed)")
+        }
+        var config = GongConfig()
+        do {
+            try config.read("[bells]\nevery = \"45m\"\nsound = \"\"\n", path: "c.toml")
+            Issue.record("a blank sound in the file was taken")
+        } catch {
+            #expect(error.remedy == .soundOfTheBank && error.description.hasPrefix("c.toml:3: bells.sound"))
+        }
+    }
+
+    /// The control protocol's replies are read by any client of the socket: they name its
+    /// commands and fields, never a command of the command line.
+    @Test func controlRepliesNameNoCommandOfTheCommandLine() {
+        let bells = BellRequest.parse(#"{"command": "skip"}"#).result
+        let session = ControlProtocol.parse(#"{"command": "pause", "seconds": 60}"#).result
+        for result in [bells.map { _ in () }, session.map { _ in () }] {
+            guard case .failure(let failure) = result else {
+                Issue.record("taken: \(result)")
+                continue
+            }
+            #expect(!failure.message.contains("gong "), "\(failure.message)")
+        }
+        if case .failure(let failure) = bells { #expect(failure.code == .unknownCommand) }
+        if case .failure(let failure) = session { #expect(failure.code == .badArgument) }
+    }
+
     /// Bells land in the history (schema v3) and come back by their day, in the order they were due.
     @Test func bellsAreKeptInTheHistoryByDay() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("gong-bells-\(UUID().uuidString)")

@@ -14,14 +14,48 @@ public final class AlsaPCM: PCM {
     private let statusBuffer: OpaquePointer
 
     public init(_ request: PCMRequest) throws(AudioDeviceError) {
-        let name = request.device
-        func failure(
+        let failure = OpenFailure(device: request.device)
+        let pcm = try Self.openPlayback(request.device)
+        var closeOnFailure = true
+        defer { if closeOnFailure { _ = alsaClose(pcm) } }
+
+        let granted = try Self.setHardwareParameters(pcm, for: request, failure)
+        try Self.setSoftwareParameters(
+            pcm, periodFrames: granted.periodFrames, bufferFrames: granted.bufferFrames, failure)
+        guard let status = alsaStatusAllocate() else { throw failure(-ENOMEM, "snd_pcm_status_malloc") }
+        statusBuffer = status
+        handle = pcm
+        configuration = PCMConfiguration(
+            device: request.device, rate: Int(granted.rate), channels: Int(granted.channels), format: granted.format,
+            periodFrames: Int(granted.periodFrames), bufferFrames: Int(granted.bufferFrames),
+            soundServer: alsaIsExternalPlugin(pcm), paced: !alsaIsNull(pcm))
+        closeOnFailure = false
+    }
+
+    /// An open's failure after `snd_pcm_open`: `code` is ALSA's negative errno.
+    private struct OpenFailure {
+        let device: String
+
+        func callAsFunction(
             _ code: Int32, _ operation: String, _ reason: AudioDeviceError.Reason = .other, _ detail: String? = nil
         ) -> AudioDeviceError {
             AudioDeviceError(
-                reason, errno: -code, operation: operation, device: name, detail: detail ?? alsaErrorText(code))
+                reason, errno: -code, operation: operation, device: device, detail: detail ?? alsaErrorText(code))
         }
-        let pcm = try ThreadPriority.whileOpening { () throws(AudioDeviceError) -> OpaquePointer in
+    }
+
+    /// What the device granted of what was asked.
+    private struct Granted {
+        let format: SampleFormat
+        let channels: UInt32
+        let rate: UInt32
+        let periodFrames: UInt
+        let bufferFrames: UInt
+    }
+
+    /// The device opened for playback, at the priority opening wants (`ThreadPriority.whileOpening`).
+    private static func openPlayback(_ name: String) throws(AudioDeviceError) -> OpaquePointer {
+        try ThreadPriority.whileOpening { () throws(AudioDeviceError) -> OpaquePointer in
             var opened: OpaquePointer?
             let openResult = alsaOpenPlayback(&opened, name: name)
             guard openResult == 0, let pcm = opened else {
@@ -29,32 +63,55 @@ public final class AlsaPCM: PCM {
             }
             return pcm
         }
-        var closeOnFailure = true
-        defer { if closeOnFailure { _ = alsaClose(pcm) } }
+    }
 
+    /// Access, format, channels, rate, period and buffer negotiated and applied.
+    private static func setHardwareParameters(
+        _ pcm: OpaquePointer, for request: PCMRequest, _ failure: OpenFailure
+    ) throws(AudioDeviceError) -> Granted {
         guard let hw = alsaHardwareParametersAllocate() else { throw failure(-ENOMEM, "snd_pcm_hw_params_malloc") }
         defer { alsaHardwareParametersFree(hw) }
-        var result = alsaHardwareParametersAny(pcm, hw)
+        let result = alsaHardwareParametersAny(pcm, hw)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_any") }
-        result = alsaSetInterleavedAccess(pcm, hw)
+        let format = try setAccessAndFormat(pcm, hw, asked: request.format, failure)
+        let (channels, rate) = try setChannelsAndRate(pcm, hw, for: request, failure)
+        try setPeriodAndBuffer(pcm, hw, for: request, rate: rate, failure)
+        let applied = alsaApplyHardwareParameters(pcm, hw)
+        guard applied >= 0 else { throw failure(applied, "snd_pcm_hw_params") }
+        return Granted(
+            format: format, channels: channels, rate: rate, periodFrames: alsaGetPeriodSize(hw),
+            bufferFrames: alsaGetBufferSize(hw))
+    }
+
+    /// Interleaved access, and the format asked for or else the first of gong's the device takes
+    /// (float, then 32-bit, then 16-bit integers).
+    private static func setAccessAndFormat(
+        _ pcm: OpaquePointer, _ hw: OpaquePointer, asked: SampleFormat?, _ failure: OpenFailure
+    ) throws(AudioDeviceError) -> SampleFormat {
+        var result = alsaSetInterleavedAccess(pcm, hw)
         guard result >= 0 else {
             throw failure(
                 result, "snd_pcm_hw_params_set_access", .formatUnsupported, "interleaved access not supported")
         }
-
-        let candidates = request.format.map { [$0] } ?? SampleFormat.allCases
+        let candidates = asked.map { [$0] } ?? SampleFormat.allCases
         guard let format = candidates.first(where: { alsaTestFormat(pcm, hw, $0.alsa) }) else {
             let supported = SampleFormat.allCases.filter { alsaTestFormat(pcm, hw, $0.alsa) }.map(\.rawValue)
             throw failure(
                 -EINVAL, "snd_pcm_hw_params_set_format", .formatUnsupported,
-                "format \(request.format?.rawValue ?? "float32/int32/int16") not supported; the device takes \(supported.isEmpty ? "none of gong's formats" : supported.joined(separator: ", "))"
+                "format \(asked?.rawValue ?? "float32/int32/int16") not supported; the device takes \(supported.isEmpty ? "none of gong's formats" : supported.joined(separator: ", "))"
             )
         }
         result = alsaSetFormat(pcm, hw, format.alsa)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_format", .formatUnsupported) }
+        return format
+    }
 
+    /// The channels (at most two) and the rate nearest those asked for.
+    private static func setChannelsAndRate(
+        _ pcm: OpaquePointer, _ hw: OpaquePointer, for request: PCMRequest, _ failure: OpenFailure
+    ) throws(AudioDeviceError) -> (channels: UInt32, rate: UInt32) {
         var channels = UInt32(request.channels)
-        result = alsaSetChannelsNear(pcm, hw, &channels)
+        var result = alsaSetChannelsNear(pcm, hw, &channels)
         guard result >= 0, channels <= 2 else {
             let range = alsaChannelRange(hw)
             throw failure(
@@ -69,27 +126,33 @@ public final class AlsaPCM: PCM {
                 "cannot play at \(request.rate) Hz: \(alsaErrorText(result))"
             )
         }
+        return (channels, rate)
+    }
 
-        // Three periods to the buffer, or as many as the device insists on, so that the latency
-        // asked for is the latency granted.
+    /// The period and buffer nearest those asked for: three periods to the buffer, or as many
+    /// as the device insists on, so that the latency asked for is the latency granted.
+    private static func setPeriodAndBuffer(
+        _ pcm: OpaquePointer, _ hw: OpaquePointer, for request: PCMRequest, rate: UInt32, _ failure: OpenFailure
+    ) throws(AudioDeviceError) {
         let periodsPerBuffer = max(BufferDefaults.fixed.periodsPerBuffer, alsaPeriodsMin(hw))
         var periodFrames = UInt(
             request.periodFrames(at: Int(rate), periodsPerBuffer: periodsPerBuffer, defaults: .fixed))
-        result = alsaSetPeriodSizeNear(pcm, hw, &periodFrames)
+        var result = alsaSetPeriodSizeNear(pcm, hw, &periodFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_period_size_near") }
         var bufferFrames = UInt(
             request.bufferFrames(
                 at: Int(rate), period: Int(periodFrames), periodsPerBuffer: periodsPerBuffer, defaults: .fixed))
         result = alsaSetBufferSizeNear(pcm, hw, &bufferFrames)
         guard result >= 0 else { throw failure(result, "snd_pcm_hw_params_set_buffer_size_near") }
-        result = alsaApplyHardwareParameters(pcm, hw)
-        guard result >= 0 else { throw failure(result, "snd_pcm_hw_params") }
-        periodFrames = alsaGetPeriodSize(hw)
-        bufferFrames = alsaGetBufferSize(hw)
+    }
 
+    /// Start and wake-up thresholds, and monotonic timestamps where the device has them.
+    private static func setSoftwareParameters(
+        _ pcm: OpaquePointer, periodFrames: UInt, bufferFrames: UInt, _ failure: OpenFailure
+    ) throws(AudioDeviceError) {
         guard let sw = alsaSoftwareParametersAllocate() else { throw failure(-ENOMEM, "snd_pcm_sw_params_malloc") }
         defer { alsaSoftwareParametersFree(sw) }
-        result = alsaSoftwareParametersCurrent(pcm, sw)
+        var result = alsaSoftwareParametersCurrent(pcm, sw)
         guard result >= 0 else { throw failure(result, "snd_pcm_sw_params_current") }
         // Start playing once the buffer is full, so the first frame meets a full cushion.
         result = alsaSetStartThreshold(pcm, sw, bufferFrames - bufferFrames % periodFrames)
@@ -100,15 +163,6 @@ public final class AlsaPCM: PCM {
         _ = alsaEnableMonotonicTimestamps(pcm, sw)
         result = alsaApplySoftwareParameters(pcm, sw)
         guard result >= 0 else { throw failure(result, "snd_pcm_sw_params") }
-
-        guard let status = alsaStatusAllocate() else { throw failure(-ENOMEM, "snd_pcm_status_malloc") }
-        statusBuffer = status
-        handle = pcm
-        configuration = PCMConfiguration(
-            device: name, rate: Int(rate), channels: Int(channels), format: format,
-            periodFrames: Int(periodFrames), bufferFrames: Int(bufferFrames),
-            soundServer: alsaIsExternalPlugin(pcm), paced: !alsaIsNull(pcm))
-        closeOnFailure = false
     }
 
     deinit {

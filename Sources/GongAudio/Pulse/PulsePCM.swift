@@ -88,15 +88,7 @@ public final class PulsePCM: PCM {
 
     /// - Parameter sink: the server's sink by name; nil for its default sink.
     public init(_ request: PCMRequest, sink: String?) throws(AudioDeviceError) {
-        let name = request.device
-        func failure(
-            _ code: Int32, _ operation: String, _ reason: AudioDeviceError.Reason, _ detail: String,
-            server: String? = nil
-        ) -> AudioDeviceError {
-            AudioDeviceError(
-                reason, errno: -code, operation: operation, device: name, system: .pulseAudio, detail: detail,
-                server: server)
-        }
+        let failure = OpenFailure(device: request.device)
         guard let loop = pulseMainLoopNew() else {
             throw failure(-ENOMEM, "pa_mainloop_new", .other, "out of memory")
         }
@@ -109,6 +101,55 @@ public final class PulsePCM: PCM {
             throw failure(-ENOMEM, "pa_context_new", .other, "out of memory")
         }
         context = client
+        try Self.connect(client, on: loop, failure)
+        try Self.findSink(sink, context: client, loop: loop, failure)
+        let format = request.format ?? .float32
+        let playback = try Self.newStream(request, format: format, context: client, failure)
+        stream = playback
+        let frameBytes = format.bytesPerSample * request.channels
+        let asked = Self.streamShape(request, frameBytes: frameBytes)
+        try Self.connectPlayback(playback, sink: sink, shape: asked, context: client, loop: loop, failure)
+        let reportAge = Self.reportAge(of: playback, context: client, loop: loop, rate: request.rate)
+        underflows = .allocate(capacity: 1)
+        underflows.initialize(to: 0)
+        rung = .allocate(capacity: 1)
+        rung.initialize(to: false)
+        pulseCountUnderflows(playback, into: underflows)
+        let granted = pulseGrantedShape(playback, asked: asked)
+        mainLoop = loop
+        self.context = client
+        self.stream = playback
+        self.frameBytes = frameBytes
+        periodBytes = max(frameBytes, granted.periodBytes / frameBytes * frameBytes)
+        napSlackFrames = min(Int64(periodBytes / frameBytes / 2), Int64(granted.rate) / 20)
+        reportAgeNanoseconds = reportAge
+        takeBackMargin = PulsePCM.takeBackMarginNanoseconds(reportAge: reportAge)
+        configuration = PCMConfiguration(
+            device: request.device, rate: granted.rate, channels: granted.channels, format: format,
+            periodFrames: periodBytes / frameBytes, bufferFrames: granted.bufferBytes / frameBytes,
+            soundServer: true, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds(reportAge: reportAge),
+            takesBack: true)
+        opened = true
+    }
+
+    /// An open's failure, told as ALSA's would be (`code` is a negative errno).
+    private struct OpenFailure {
+        let device: String
+
+        func callAsFunction(
+            _ code: Int32, _ operation: String, _ reason: AudioDeviceError.Reason, _ detail: String,
+            server: String? = nil
+        ) -> AudioDeviceError {
+            AudioDeviceError(
+                reason, errno: -code, operation: operation, device: device, system: .pulseAudio, detail: detail,
+                server: server)
+        }
+    }
+
+    /// The context connected to the server, within `openTimeoutMs`.
+    private static func connect(_ client: OpaquePointer, on loop: OpaquePointer, _ failure: OpenFailure)
+        throws(AudioDeviceError)
+    {
         guard pulseConnect(client, on: loop, timeoutMs: PulsePCM.openTimeoutMs) else {
             let error = pulseContextError(client)
             // A server that never answers leaves no error code: the library's text for 0 is "OK".
@@ -117,15 +158,24 @@ public final class PulsePCM: PCM {
                 error.code == 0 ? -ETIMEDOUT : -pulseErrnoValue(error.code), "pa_context_connect", .noServer, why,
                 server: pulseServerName(client))
         }
+    }
 
-        // PipeWire's PulseAudio server (0.3.65) plays a stream aimed at a sink it does not have
-        // on its default sink instead of refusing it: the sink is looked for first.
+    /// Refuses a sink the server does not have. PipeWire's PulseAudio server (0.3.65) plays a
+    /// stream aimed at a sink it does not have on its default sink instead of refusing it: the
+    /// sink is looked for first.
+    private static func findSink(
+        _ sink: String?, context client: OpaquePointer, loop: OpaquePointer, _ failure: OpenFailure
+    ) throws(AudioDeviceError) {
         if let sink, pulseHasSink(named: sink, context: client, loop: loop, timeoutMs: PulsePCM.openTimeoutMs) == false
         {
             throw failure(-ENOENT, "pa_context_get_sink_info_by_name", .noSuchDevice, "no such sink '\(sink)'")
         }
+    }
 
-        let format = request.format ?? .float32
+    /// A playback stream of the request's format, rate and channels, not yet connected.
+    private static func newStream(
+        _ request: PCMRequest, format: SampleFormat, context client: OpaquePointer, _ failure: OpenFailure
+    ) throws(AudioDeviceError) -> OpaquePointer {
         let created = pulseStreamNew(client, format: format, rate: request.rate, channels: request.channels)
         guard created.valid else {
             // pa_sample_spec_valid says no more than "invalid": the channels or the rate.
@@ -139,19 +189,28 @@ public final class PulsePCM: PCM {
             let error = pulseContextError(client)
             throw failure(-pulseErrnoValue(error.code), "pa_stream_new", .other, error.text)
         }
-        stream = playback
-        // The latency asked for (default `BufferDefaults.takingBack`) over four periods. (Two
-        // periods left the server a fraction of a millisecond between asking for a period and
-        // running dry.)
-        let frameBytes = format.bytesPerSample * request.channels
+        return playback
+    }
+
+    /// The buffer and period to ask the server for: the latency asked for (default
+    /// `BufferDefaults.takingBack`) over four periods. (Two periods left the server a fraction of
+    /// a millisecond between asking for a period and running dry.)
+    private static func streamShape(_ request: PCMRequest, frameBytes: Int) -> PulseStreamShape {
         let defaults = PulsePCM.bufferDefaults
         let period = request.periodFrames(
             at: request.rate, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
         let buffer = request.bufferFrames(
             at: request.rate, period: period, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
-        let asked = PulseStreamShape(
+        return PulseStreamShape(
             rate: request.rate, channels: request.channels, bufferBytes: buffer * frameBytes,
             periodBytes: period * frameBytes)
+    }
+
+    /// The stream connected to `sink` (or the default sink) with the buffer asked for.
+    private static func connectPlayback(
+        _ playback: OpaquePointer, sink: String?, shape asked: PulseStreamShape, context client: OpaquePointer,
+        loop: OpaquePointer, _ failure: OpenFailure
+    ) throws(AudioDeviceError) {
         guard pulseConnectPlayback(playback, sink: sink, shape: asked, loop: loop, timeoutMs: PulsePCM.openTimeoutMs)
         else {
             let error = pulseContextError(client)
@@ -169,35 +228,21 @@ public final class PulsePCM: PCM {
             let code = -pulseErrnoValue(error.code)
             throw failure(code, "pa_stream_connect_playback", AudioDeviceError.Reason(errno: -code), error.text)
         }
-        // Asked once, here, of the server: whether it is PipeWire's, whose reports are stale.
+    }
+
+    /// The oldest a report of this server may be (`PulseReportAge`), asked once, here, of the
+    /// server: whether it is PipeWire's, whose reports are stale, and then of its quantum.
+    private static func reportAge(
+        of playback: OpaquePointer, context client: OpaquePointer, loop: OpaquePointer, rate: Int
+    ) -> Int64? {
         let software = pulseServerSoftware(context: client, loop: loop, timeoutMs: PulsePCM.openTimeoutMs)
-        let reportAge = PulseReportAge.maximumNanoseconds(
+        return PulseReportAge.maximumNanoseconds(
             serverName: software,
             properties: PulseReportAge.isPipeWire(serverName: software)
                 ? pulseStreamProperties(
                     playback, keys: ["node.latency", "clock.quantum-limit"], context: client, loop: loop,
                     timeoutMs: PulsePCM.openTimeoutMs) : [:],
-            rate: request.rate)
-        underflows = .allocate(capacity: 1)
-        underflows.initialize(to: 0)
-        rung = .allocate(capacity: 1)
-        rung.initialize(to: false)
-        pulseCountUnderflows(playback, into: underflows)
-        let granted = pulseGrantedShape(playback, asked: asked)
-        mainLoop = loop
-        self.context = client
-        self.stream = playback
-        self.frameBytes = frameBytes
-        periodBytes = max(frameBytes, granted.periodBytes / frameBytes * frameBytes)
-        napSlackFrames = min(Int64(periodBytes / frameBytes / 2), Int64(granted.rate) / 20)
-        reportAgeNanoseconds = reportAge
-        takeBackMargin = PulsePCM.takeBackMarginNanoseconds(reportAge: reportAge)
-        configuration = PCMConfiguration(
-            device: name, rate: granted.rate, channels: granted.channels, format: format,
-            periodFrames: periodBytes / frameBytes, bufferFrames: granted.bufferBytes / frameBytes,
-            soundServer: true, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds(reportAge: reportAge),
-            takesBack: true)
-        opened = true
+            rate: rate)
     }
 
     deinit {

@@ -77,32 +77,70 @@ public final class SnapcastPCM: PCM {
     public static let bufferDefaults = BufferDefaults(latencyMs: 306, periodsPerBuffer: 6)
 
     public init(_ request: PCMRequest, address: SnapcastAddress) throws(AudioDeviceError) {
-        let name = request.device
-        func failure(_ reason: AudioDeviceError.Reason, _ errno: Int32, _ operation: String, _ detail: String)
+        let failure = OpenFailure(device: request.device, address: address)
+        let (status, stream) = try Self.idleStream(fedBy: address, failure)
+        // The stream's rate is the session's, as a JACK server's is.
+        let (rate, format) = try Self.rateAndFormat(of: stream, for: request, failure)
+        let defaults = Self.bufferDefaults
+        let period = request.periodFrames(at: rate, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
+        var buffer = request.bufferFrames(
+            at: rate, period: period, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
+        frameBytes = request.channels * format.bytesPerSample
+        let descriptor = try Self.openSource(of: address, frameBytes: frameBytes, buffer: &buffer, failure)
+        self.descriptor = descriptor
+        self.address = address
+        self.rate = Int64(rate)
+        streamID = stream.id
+        rooms = status.rooms.filter { $0.streamID == stream.id }
+        bufferFrames = Int64(buffer)
+        periodFrames = Int64(min(period, buffer))
+        if case .tcp = address.source { isSocket = true } else { isSocket = false }
+        leadInBytes = Int(Self.leadInSeconds * Double(rate)) * frameBytes
+        silence = .allocate(byteCount: max(1, period) * frameBytes, alignment: 16)
+        silence.initializeMemory(as: UInt8.self, repeating: 0)
+        configuration = PCMConfiguration(
+            device: request.device, rate: rate, channels: request.channels, format: format,
+            periodFrames: min(period, buffer), bufferFrames: buffer, soundServer: true,
+            reportJitterNanoseconds: 2_000_000,
+            heardAfterNanoseconds: Self.heardAfterNanoseconds(
+                stream: stream, address: address, isSocket: isSocket, rate: rate))
+    }
+
+    /// An open's failure, told of the device and the server whose control answered (or not).
+    private struct OpenFailure {
+        let device: String
+        let address: SnapcastAddress
+
+        func callAsFunction(_ reason: AudioDeviceError.Reason, _ errno: Int32, _ operation: String, _ detail: String)
             -> AudioDeviceError
         {
             AudioDeviceError(
-                reason, errno: errno, operation: operation, device: name, system: .snapcast, detail: detail,
+                reason, errno: errno, operation: operation, device: device, system: .snapcast, detail: detail,
                 server: "\(address.controlHost):\(address.controlPort)")
         }
-        var status: SnapcastStatus
-        var stream: SnapcastStatus.Stream
+    }
+
+    /// The server's status and the stream `address` feeds, once that stream is idle: a stream
+    /// still playing after `playingWaitMs` has another writer, and the device is busy.
+    private static func idleStream(fedBy address: SnapcastAddress, _ failure: OpenFailure)
+        throws(AudioDeviceError) -> (SnapcastStatus, SnapcastStatus.Stream)
+    {
         let giveUp = MonotonicTime.now().nanoseconds + Int64(Self.playingWaitMs) * 1_000_000
         while true {
+            let status: SnapcastStatus
             switch SnapcastStatus.ask(host: address.controlHost, port: address.controlPort) {
             case .success(let answer): status = answer
             case .failure(let error):
                 throw failure(.noServer, error.errno, error.operation, String(cString: strerror(error.errno)))
             }
-            guard let found = status.stream(fedBy: address) else {
+            guard let stream = status.stream(fedBy: address) else {
                 let sources = status.streams.map(\.uri).joined(separator: ", ")
                 throw failure(
                     .noSuchDevice, ENOENT, "Server.GetStatus",
                     "the snapserver has no source \(address.sourceDescription)"
                         + (sources.isEmpty ? "" : "; its sources: \(sources)"))
             }
-            stream = found
-            guard stream.status == "playing" else { break }
+            guard stream.status == "playing" else { return (status, stream) }
             guard MonotonicTime.now().nanoseconds < giveUp else {
                 throw failure(
                     .busy, EBUSY, "Server.GetStatus",
@@ -111,6 +149,13 @@ public final class SnapcastPCM: PCM {
             }
             usleep(100_000)
         }
+    }
+
+    /// The rate and sample format of the stream's `sampleformat` ("48000:16:2"), which gong must
+    /// write as it is: a format or channel count the request asked otherwise is refused.
+    private static func rateAndFormat(
+        of stream: SnapcastStatus.Stream, for request: PCMRequest, _ failure: OpenFailure
+    ) throws(AudioDeviceError) -> (Int, SampleFormat) {
         let parts = stream.sampleFormat.split(separator: ":").compactMap { Int($0) }
         let format: SampleFormat? =
             parts.count == 3 ? (parts[1] == 16 ? .int16 : parts[1] == 32 ? .int32 : nil) : nil
@@ -130,18 +175,18 @@ public final class SnapcastPCM: PCM {
                 .channelsUnsupported, EINVAL, "Server.GetStatus",
                 "the stream '\(stream.id)' takes \(parts[2]) channels (sampleformat \(stream.sampleFormat))")
         }
-        // The stream's rate is the session's, as a JACK server's is.
-        let rate = parts[0]
-        let defaults = Self.bufferDefaults
-        let period = request.periodFrames(at: rate, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
-        var buffer = request.bufferFrames(
-            at: rate, period: period, periodsPerBuffer: defaults.periodsPerBuffer, defaults: defaults)
-        frameBytes = request.channels * format.bytesPerSample
-        let descriptor: Int32
+        return (parts[0], format)
+    }
+
+    /// The source's FIFO or socket opened for writing, with `buffer` cut to what the pipe or the
+    /// socket's send buffer holds.
+    private static func openSource(
+        of address: SnapcastAddress, frameBytes: Int, buffer: inout Int, _ failure: OpenFailure
+    ) throws(AudioDeviceError) -> Int32 {
         switch address.source {
         case .fifo(let path):
             Self.ignoreBrokenPipes()
-            descriptor = Self.openFIFO(path)
+            let descriptor = Self.openFIFO(path)
             guard descriptor >= 0 else {
                 let code = errno
                 throw code == ENXIO
@@ -153,47 +198,40 @@ public final class SnapcastPCM: PCM {
             // The model's queue must fit in the pipe, or a full pipe would hold frames it does not count.
             let pipeBytes = Int(fcntl(descriptor, Self.getPipeSize))
             if pipeBytes > 0 { buffer = min(buffer, pipeBytes / frameBytes) }
+            return descriptor
         case .tcp(let host, let port):
             switch SnapcastSocket.connect(host: host, port: port, timeoutMs: 1000) {
             case .success(let socket):
-                descriptor = socket
                 // What the kernel holds unsent is audio the model does not see: no more than the
                 // buffer, so a server that stops reading fills it within the buffer's time and the
                 // write's EAGAIN tells the engine, as a full pipe does, rather than seconds of the
                 // session piling up unheard (Linux lets a send buffer grow to 4 MiB: 21 s of it).
                 var bytes = Int32(clamping: buffer * frameBytes)
                 _ = setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+                return socket
             case .failure(let error):
                 throw failure(
                     error.errno == ECONNREFUSED ? .noServer : AudioDeviceError.Reason(errno: error.errno), error.errno,
                     error.operation, "tcp://\(host):\(port): \(String(cString: strerror(error.errno)))")
             }
         }
-        self.descriptor = descriptor
-        self.address = address
-        self.rate = Int64(rate)
-        streamID = stream.id
-        rooms = status.rooms.filter { $0.streamID == stream.id }
-        bufferFrames = Int64(buffer)
-        periodFrames = Int64(min(period, buffer))
-        if case .tcp = address.source { isSocket = true } else { isSocket = false }
-        leadInBytes = Int(Self.leadInSeconds * Double(rate)) * frameBytes
-        silence = .allocate(byteCount: max(1, period) * frameBytes, alignment: 16)
-        silence.initializeMemory(as: UInt8.self, repeating: 0)
-        // A socket's model starts at gong's first write, which the waiting server reads at once
-        // and stamps as due a chunk before it read it (0.26 stamps a stream's first chunk with the
-        // moment of the read less the chunk's duration): the rooms hear it a chunk earlier than
-        // the model has it due (a chunk, every cue: bench/RESULTS.md, "Snapcast rooms"). A FIFO's
-        // level places the stream by the reads themselves, on those stamps already.
+    }
+
+    /// How long after its write a frame is heard, beyond what the model still holds: the server's
+    /// buffer and what its codec adds.
+    ///
+    /// A socket's model starts at gong's first write, which the waiting server reads at once
+    /// and stamps as due a chunk before it read it (0.26 stamps a stream's first chunk with the
+    /// moment of the read less the chunk's duration): the rooms hear it a chunk earlier than
+    /// the model has it due (a chunk, every cue: bench/RESULTS.md, "Snapcast rooms"). A FIFO's
+    /// level places the stream by the reads themselves, on those stamps already.
+    private static func heardAfterNanoseconds(
+        stream: SnapcastStatus.Stream, address: SnapcastAddress, isSocket: Bool, rate: Int
+    ) -> Int64 {
         let stampedEarlier = isSocket ? Int64(stream.chunkMs) * 1_000_000 : 0
-        configuration = PCMConfiguration(
-            device: name, rate: rate, channels: request.channels, format: format, periodFrames: min(period, buffer),
-            bufferFrames: buffer, soundServer: true,
-            reportJitterNanoseconds: 2_000_000,
-            heardAfterNanoseconds: max(0, Int64(address.bufferMs) * 1_000_000 - stampedEarlier)
-                + FrameTime.nanoseconds(
-                    ofFrames: Int64(SnapcastStatus.codecDelayFrames(codec: stream.codec)), rate: Int64(rate)
-                ))
+        return max(0, Int64(address.bufferMs) * 1_000_000 - stampedEarlier)
+            + FrameTime.nanoseconds(
+                ofFrames: Int64(SnapcastStatus.codecDelayFrames(codec: stream.codec)), rate: Int64(rate))
     }
 
     deinit {

@@ -82,51 +82,34 @@ public struct JitterBench: Sendable {
         let timing = SPSCRing<PeriodTiming>(minimumCapacity: max(1024, 10 * configuration.rate / 16))
         let engine = PlaybackEngine(
             renderer: plan.makeRenderer(masterGainDB: options.gainDB), device: device, reopen: open, timing: timing)
-        var analysis = JitterAnalysis(rate: configuration.rate, paced: configuration.paced)
+        var measured = Measured(analysis: JitterAnalysis(rate: configuration.rate, paced: configuration.paced))
         var conditions = MachineConditions.current(busyThreads: busyThreads)
-        var priority: GrantedPriority?
-        var priorityRefused: String?
-        var eventsDropped = 0
         let load = BusyLoad(threads: busyThreads)
         defer { load.stop() }
         let timer = TimerLatency(priority: ThreadPriority.suited(to: configuration))
         let started = MonotonicTime.now()
         engine.start()
+        let stoppedEarly = Self.playToTheEnd(
+            engine, timing: timing, into: &measured, interruption: interruption, started: started,
+            plannedSeconds: Double(plan.totalFrames) / Double(configuration.rate), progress: progress)
+        engine.join()
+        measured.drain(timing, engine)
+        let elapsed = MonotonicTime.now().seconds - started.seconds
+        let timerLatency = timer.stop()
+        load.stop()
+        conditions.loadAverageAfter = MachineConditions.loadAverage()
+        return measured.report(
+            conditions: conditions, device: configuration, seconds: elapsed, stoppedEarly: stoppedEarly,
+            periodRecordsLost: engine.timingRecordsLost, timerLatency: timerLatency)
+    }
 
-        func drain() {
-            while let period = timing.tryPop() {
-                analysis.add(period)
-                if priority == nil { priority = GrantedPriority.of(thread: engine.audioThreadID) }
-            }
-            while let event = engine.events.tryPop() {
-                switch event {
-                case .render(let event, let audible):
-                    if case .cueStarted = event.kind {
-                        analysis.addCue(sessionFrame: event.sessionFrame, audible: audible.nanoseconds)
-                    }
-                case .underrun(let lostFrames, _, let at):
-                    analysis.addUnderrun(lostFrames: lostFrames, at: at.audible.nanoseconds)
-                case .clockStopped(_, _, let at):
-                    // The server's xrun: no frame lost, but no cue is judged across it.
-                    analysis.addUnderrun(lostFrames: 0, at: at.audible.nanoseconds)
-                case .deviceLost(_, let at):
-                    analysis.addDeviceLoss(at: at.audible.nanoseconds)
-                    // The device-loss policy for a headless session (`SessionMachine`): closed
-                    // and opened again from here, and the measurement carries on by itself
-                    // once it is back (never paused, so nothing to resume).
-                    engine.closeLostDevice()
-                    engine.reopenLostDevice()
-                case .priorityRefused(let asked, let code):
-                    priorityRefused =
-                        "\(asked == .realtime ? "SCHED_FIFO \(ThreadPriority.realtimeLevel)" : "nice \(ThreadPriority.raisedNice)") refused: \(String(cString: strerror(code)))"
-                case .eventsDropped(let count):
-                    eventsDropped += Int(count)
-                case .started, .suspendRecovered, .deviceBack, .finished:
-                    break
-                }
-            }
-        }
-        let planned = Double(plan.totalFrames) / Double(configuration.rate)
+    /// Drains the engine's periods and events ten times a second, and tells `progress`, until the
+    /// session has played (or been cut short by `interruption`: then true).
+    private static func playToTheEnd<Device: PCM>(
+        _ engine: PlaybackEngine<Device>, timing: SPSCRing<PeriodTiming>, into measured: inout Measured,
+        interruption: BenchInterruption, started: MonotonicTime, plannedSeconds: Double,
+        progress: (Progress) -> Void
+    ) -> Bool {
         var stoppedEarly = false
         while engine.isRunning {
             if interruption.isRequested && !stoppedEarly {
@@ -136,35 +119,81 @@ public struct JitterBench: Sendable {
             var watch = pollfd(fd: engine.eventsReadyDescriptor, events: Int16(POLLIN), revents: 0)
             _ = poll(&watch, 1, 100)
             engine.clearEventsReady()
-            drain()
+            measured.drain(timing, engine)
             progress(
                 Progress(
-                    elapsedSeconds: MonotonicTime.now().seconds - started.seconds, plannedSeconds: planned,
-                    periods: analysis.periods.count, underruns: analysis.underruns))
+                    elapsedSeconds: MonotonicTime.now().seconds - started.seconds, plannedSeconds: plannedSeconds,
+                    periods: measured.analysis.periods.count, underruns: measured.analysis.underruns))
         }
-        engine.join()
-        drain()
-        let elapsed = MonotonicTime.now().seconds - started.seconds
-        let timerLatency = timer.stop()
-        load.stop()
-        conditions.loadAverageAfter = MachineConditions.loadAverage()
-        let fit = analysis.clockFit
-        let periodSeconds = Double(configuration.periodFrames) / Double(configuration.rate)
-        let render = analysis.renderTime
-        return JitterReport(
-            conditions: conditions,
-            device: JitterReport.DeviceGranted(configuration),
-            priority: priority, priorityRefused: priorityRefused,
-            seconds: elapsed, stoppedEarly: stoppedEarly, periods: analysis.periods.count,
-            periodRecordsLost: engine.timingRecordsLost, eventsDropped: eventsDropped,
-            wakeLatency: analysis.wakeLatency, timerLatency: timerLatency, renderTime: render,
-            renderP99ShareOfPeriod: render.p99.map { $0 / 1e6 / periodSeconds },
-            deviceClock: JitterReport.DeviceClock(
-                reports: fit?.reports ?? 0, settlingReports: fit?.settlingReports ?? 0, driftPPM: fit?.driftPPM,
-                jitter: fit?.jitter ?? Distribution(count: 0)),
-            cuesPlayed: analysis.cuesPlayed, cueError: analysis.cueError,
-            underruns: analysis.underruns, underrunsPerHour: Double(analysis.underruns) / (elapsed / 3600),
-            framesLost: analysis.framesLost, deviceLosses: analysis.deviceLosses,
-            series: JitterReport.Series(analysis, fit: fit))
+        return stoppedEarly
+    }
+
+    /// What the run has measured so far, from the engine's period records and events.
+    private struct Measured {
+        var analysis: JitterAnalysis
+        var priority: GrantedPriority?
+        var priorityRefused: String?
+        var eventsDropped = 0
+
+        /// Takes in every period record and event the engine has posted.
+        mutating func drain<Device: PCM>(_ timing: SPSCRing<PeriodTiming>, _ engine: PlaybackEngine<Device>) {
+            while let period = timing.tryPop() {
+                analysis.add(period)
+                if priority == nil { priority = GrantedPriority.of(thread: engine.audioThreadID) }
+            }
+            while let event = engine.events.tryPop() { take(event, engine) }
+        }
+
+        private mutating func take<Device: PCM>(_ event: EngineEvent, _ engine: PlaybackEngine<Device>) {
+            switch event {
+            case .render(let event, let audible):
+                if case .cueStarted = event.kind {
+                    analysis.addCue(sessionFrame: event.sessionFrame, audible: audible.nanoseconds)
+                }
+            case .underrun(let lostFrames, _, let at):
+                analysis.addUnderrun(lostFrames: lostFrames, at: at.audible.nanoseconds)
+            case .clockStopped(_, _, let at):
+                // The server's xrun: no frame lost, but no cue is judged across it.
+                analysis.addUnderrun(lostFrames: 0, at: at.audible.nanoseconds)
+            case .deviceLost(_, let at):
+                analysis.addDeviceLoss(at: at.audible.nanoseconds)
+                // The device-loss policy for a headless session (`SessionMachine`): closed
+                // and opened again from here, and the measurement carries on by itself
+                // once it is back (never paused, so nothing to resume).
+                engine.closeLostDevice()
+                engine.reopenLostDevice()
+            case .priorityRefused(let asked, let code):
+                priorityRefused =
+                    "\(asked == .realtime ? "SCHED_FIFO \(ThreadPriority.realtimeLevel)" : "nice \(ThreadPriority.raisedNice)") refused: \(String(cString: strerror(code)))"
+            case .eventsDropped(let count):
+                eventsDropped += Int(count)
+            case .started, .suspendRecovered, .deviceBack, .finished:
+                break
+            }
+        }
+
+        func report(
+            conditions: MachineConditions, device configuration: PCMConfiguration, seconds elapsed: Double,
+            stoppedEarly: Bool, periodRecordsLost: Int, timerLatency: Distribution
+        ) -> JitterReport {
+            let fit = analysis.clockFit
+            let periodSeconds = Double(configuration.periodFrames) / Double(configuration.rate)
+            let render = analysis.renderTime
+            return JitterReport(
+                conditions: conditions,
+                device: JitterReport.DeviceGranted(configuration),
+                priority: priority, priorityRefused: priorityRefused,
+                seconds: elapsed, stoppedEarly: stoppedEarly, periods: analysis.periods.count,
+                periodRecordsLost: periodRecordsLost, eventsDropped: eventsDropped,
+                wakeLatency: analysis.wakeLatency, timerLatency: timerLatency, renderTime: render,
+                renderP99ShareOfPeriod: render.p99.map { $0 / 1e6 / periodSeconds },
+                deviceClock: JitterReport.DeviceClock(
+                    reports: fit?.reports ?? 0, settlingReports: fit?.settlingReports ?? 0, driftPPM: fit?.driftPPM,
+                    jitter: fit?.jitter ?? Distribution(count: 0)),
+                cuesPlayed: analysis.cuesPlayed, cueError: analysis.cueError,
+                underruns: analysis.underruns, underrunsPerHour: Double(analysis.underruns) / (elapsed / 3600),
+                framesLost: analysis.framesLost, deviceLosses: analysis.deviceLosses,
+                series: JitterReport.Series(analysis, fit: fit))
+        }
     }
 }

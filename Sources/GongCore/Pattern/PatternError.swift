@@ -29,12 +29,12 @@ public struct PatternError: Error, Equatable, Sendable, CustomStringConvertible 
     public var problem: String
     /// What would have been accepted.
     public var allowed: String?
-    /// What would have been accepted when it is a way of giving the overrides themselves, as
-    /// data: `allowed` then says it without naming how they are given, and whoever offered them
-    /// (a command line) may say it in its own words.
+    /// What would have been accepted when saying it names how values are given or looked up, as
+    /// data: `allowed` then says it without naming a flag or a command, and whoever offered the
+    /// values (a command line) may say it in its own words.
     public var remedy: Remedy?
 
-    /// Ways of giving the overrides that would be accepted where others were not.
+    /// What would be accepted where saying it fully names how it is given or found.
     public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         /// An open sit with no number of cycles and no duration beside it.
         case openAlone
@@ -42,12 +42,15 @@ public struct PatternError: Error, Equatable, Sendable, CustomStringConvertible 
         case bedWithGain
         /// A number of cycles or a duration.
         case cyclesOrDuration
+        /// A sound of the bank by name (whoever can list the bank may say how).
+        case soundOfTheBank
 
         public var description: String {
             switch self {
             case .openAlone: "an open sit alone: it lasts until it is stopped"
             case .bedWithGain: "a bed (brown-noise, or a file) with its gain"
             case .cyclesOrDuration: "a number of cycles or a duration"
+            case .soundOfTheBank: "a sound of the bank such as bowl"
             }
         }
     }

@@ -34,7 +34,7 @@ public enum BellRequest: Sendable, Equatable {
             }
         let known = names.joined(separator: ", ")
         guard let name = object["command"]?.string, names.contains(name) else {
-            return (id, .failure(.init(code: .unknownCommand, message: "gong bells takes one of \(known)")))
+            return (id, .failure(.init(code: .unknownCommand, message: "the bells take one of \(known)")))
         }
         switch name {
         case "status": return (id, .success(.status))

@@ -48,11 +48,9 @@ public struct BellRules: Sendable, Equatable {
 
     public init() {}
 
-    /// A key of `[bells]`, and the flag that sets it.
+    /// A key of `[bells]` (the command line's flags are named after them).
     public enum Key: String, Sendable, CaseIterable {
         case every, at, random, active, days, quiet, max, seed, sound, gain, then
-
-        public var flag: String { "--" + rawValue }
     }
 
     /// The shortest gap between bells: a bell rings out for seconds, and a minute apart is already
@@ -114,7 +112,7 @@ public struct BellRules: Sendable, Equatable {
             seed = value
         case .sound:
             guard !text.trimmed.isEmpty else {
-                throw BellRuleProblem("not a sound name", "a sound of the bank such as bowl (gong sounds)")
+                throw BellRuleProblem("not a sound name", remedy: .soundOfTheBank)
             }
             sound = text.trimmed
         case .gain:
@@ -186,17 +184,20 @@ public struct BellRules: Sendable, Equatable {
             } catch {
                 throw PatternError(
                     location: location, key: "bells.\(name)", value: written, problem: error.problem,
-                    allowed: error.allowed)
+                    allowed: error.allowed, remedy: error.remedy)
             }
             keys.insert(key)
         }
         return (rules, keys)
     }
 
+    /// The keys that set a timing, one of which the rules need.
+    public static let timingKeys: [Key] = [.every, .at, .random]
+
     /// Checks what no single key can: that there is a timing at all.
     public func checked() throws(BellRuleProblem) -> BellRules {
         guard timing != nil else {
-            throw BellRuleProblem("no timing for the bells", "--every 45m, --at 08:00,12:30 or --random 20m-60m")
+            throw BellRuleProblem("no timing for the bells", "one of every, at and random", missing: Self.timingKeys)
         }
         return self
     }
@@ -306,15 +307,26 @@ public struct BellPractice: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// What is wrong with one bell rule's value, and what would be accepted; whoever read the value
-/// places it (a file and line, or a flag).
+/// What is wrong with one bell rule's value, or with the rules as a whole, and what would be
+/// accepted; whoever read the value places it (a file and line, or a flag), and says `missing`
+/// and `remedy` in its own words (as keys, or as flags).
 public struct BellRuleProblem: Error, Sendable, Equatable {
     public var problem: String
     public var allowed: String
+    /// Keys one of which the rules need and do not have: none when a value is wrong.
+    public var missing: [BellRules.Key]
+    /// What would be accepted, as data, when `allowed` could only say it fully by naming a command.
+    public var remedy: PatternError.Remedy?
 
-    public init(_ problem: String, _ allowed: String) {
+    public init(_ problem: String, _ allowed: String, missing: [BellRules.Key] = []) {
         self.problem = problem
         self.allowed = allowed
+        self.missing = missing
+    }
+
+    public init(_ problem: String, remedy: PatternError.Remedy) {
+        self.init(problem, remedy.description)
+        self.remedy = remedy
     }
 }
 

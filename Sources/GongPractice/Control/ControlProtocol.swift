@@ -96,8 +96,8 @@ public enum ControlProtocol {
             )
         }
         var request = Request(id: id, command: command)
-        // A length is what `gong bells` takes with pause (BellControl); a session pauses until it
-        // is resumed, and a length it would ignore is refused rather than dropped.
+        // A length is what the bells take with pause (BellControl); a session pauses until it is
+        // resumed, and a length it would ignore is refused rather than dropped.
         if command == .pause,
             let object = AnyJSON(parsing: data)?.object,
             let length = ["seconds", "until", "today"].first(where: { object[$0] != nil })
@@ -108,7 +108,7 @@ public enum ControlProtocol {
                     Failure(
                         code: .badArgument,
                         message:
-                            "a session pauses until it is resumed: \"\(length)\" is for gong bells; send pause without it"
+                            "a session pauses until it is resumed: \"\(length)\" is for the bells; send pause without it"
                     ))
             )
         }

@@ -126,7 +126,9 @@ struct BellsCommand: ParsableCommand {
         for case (let key, let text?) in given {
             do { try rules.set(key, text) } catch {
                 throw .pattern(
-                    PatternError(location: "\(key.flag) \(text)", problem: error.problem, allowed: error.allowed))
+                    PatternError(
+                        location: "\(flag(for: key)) \(text)", problem: error.problem, allowed: error.allowed,
+                        remedy: error.remedy))
             }
             keys.insert(key)
         }
@@ -147,7 +149,7 @@ struct BellsCommand: ParsableCommand {
         do {
             rules = try config.bells.value.overridden(by: flags.rules, keys: flags.keys).checked()
         } catch {
-            throw UsageError("bells: \(error.problem); use \(error.allowed), or [bells] in config.toml")
+            throw UsageError("bells: \(error.problem); use \(remedy(for: error)), or [bells] in config.toml")
         }
         let seed = rules.seed ?? UInt64.random(in: 0...UInt64(UInt32.max))
         guard let plan = BellPlan(rules: rules, zone: .current, seed: seed) else { return }
