@@ -180,7 +180,7 @@ dist: static-lib
 dist-check: dist
 	scripts/dist-check.sh
 
-# Regenerate the sound bank from its recipe (needs python3 with numpy, and sox).
+# Regenerate the sound bank from its recipe (needs python3 with numpy, and flac).
 sounds:
 	python3 Sounds/make_sounds.py
 

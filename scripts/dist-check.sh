@@ -9,8 +9,9 @@
 #      frame for frame the build tree's render; gong run box on ALSA's null device; gong devices;
 #      gong sounds, from the bank installed beside it; man -l on the pages; the bash completion
 #      asked for `gong ru<TAB>`; the Python example driving the installed libgong.so.
-#   4. The .deb: dpkg -i, gong from /usr/bin, then dpkg -r and --purge: every file and directory
-#      it added is gone. lintian's verdict is printed here, for the log.
+#   4. The .deb: no more than 10 MB, its gong and libgong.so no more than 20 and 16 MB (checked
+#      first, without root); dpkg -i, gong from /usr/bin, then dpkg -r and --purge: every file
+#      and directory it added is gone. lintian's verdict is printed here, for the log.
 # Needs root (the mount namespace, dpkg); CI is root, and make test fails without it. By hand,
 # not root, it says it skipped.
 set -euo pipefail
@@ -36,6 +37,20 @@ for binary in "$BUILT_GONG" "$built/libGongABI.so"; do
   [ -z "$icu" ] || fail "$binary carries ICU's data ($icu): something it links imports Foundation; import FoundationEssentials"
 done
 say "nm: no icudt symbol in gong or libgong.so ($(du -k "$BUILT_GONG" | cut -f1) and $(du -k "$built/libGongABI.so" | cut -f1) KiB unstripped)"
+
+# What issue 34 ("Lean") holds the release to, in decimal megabytes: the .deb at most 10 MB, and
+# in it gong at most 20 MB and libgong.so 16 MB (stripped). Read from the files, so it runs with
+# or without root.
+[ -f "$deb" ] || fail "no $deb: run make dist"
+deb_bytes=$(stat -c %s "$deb")
+[ "$deb_bytes" -le 10000000 ] || fail "$(basename "$deb") is $deb_bytes bytes, more than 10 MB"
+packed() { dpkg-deb -c "$deb" | awk -v path="$1" '$6 == path { print $3 }'; }
+gong_bytes=$(packed ./usr/bin/gong)
+lib_bytes=$(packed "./usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libgong.so")
+[ -n "$gong_bytes" ] && [ -n "$lib_bytes" ] || fail "$(basename "$deb") holds no /usr/bin/gong or libgong.so"
+[ "$gong_bytes" -le 20000000 ] || fail "gong in the .deb is $gong_bytes bytes, more than 20 MB"
+[ "$lib_bytes" -le 16000000 ] || fail "libgong.so in the .deb is $lib_bytes bytes, more than 16 MB"
+say "sizes within issue 34's bounds: the .deb $deb_bytes bytes (≤ 10 MB), gong $gong_bytes (≤ 20 MB), libgong.so $lib_bytes (≤ 16 MB)"
 
 # Not root: under make test (GONG_MAKE_TEST) and on CI that is an error; elsewhere (make
 # dist-check by hand) the check is skipped, said.
