@@ -30,8 +30,11 @@ final class Handle: Sendable {
         sessionReference = .passUnretained(session)
         channels = session.output.channels
         let events = session.events()
-        // Holds the stream and the mailbox, never the session: freeing the handle halts it.
-        Task { [mailbox] in
+        // Holds the stream and the mailbox, never the session: freeing the handle halts it. Off
+        // the cooperative pool, which a host's threads may be holding (QueueExecutor).
+        let executor = QueueExecutor(label: "gong events")
+        Task(executorPreference: executor) { [mailbox] in
+            withExtendedLifetime(executor) {}
             for await event in events { mailbox.put(event.jsonLine()) }
             mailbox.end()
         }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GongCore
 import GongKit
@@ -136,6 +137,36 @@ import Testing
     /// Between state changes a playing session's snapshot moves on with it; a paused one is not
     /// rewritten, however long it stays paused (each rewrite is a synced file and a commit). The
     /// session is pulled by the test, which says when each frame is heard (now), as a host does.
+    /// The recorder takes a session's end in even while every thread of Swift's cooperative pool
+    /// is held by someone else (a host's synchronous call, other tests): its tasks run on a
+    /// queue of their own. On the pool, a loaded clean run's recorder waited out 60 s for nothing.
+    /// Here the test's own thread and as many tasks as the pool has threads besides are blocked,
+    /// synchronously, while a pulled session plays to its end and is waited for.
+    @Test func aSessionsEndIsTakenInWhileTheCooperativePoolIsHeld() throws {
+        let scratch = Scratch()
+        let session = try GongSessionPullTests.pulled(GongSessionTests.box16)
+        let recorder = SessionRecorder(
+            of: session, keeping: .init(history: nil, snapshots: scratch.store), device: "pull"
+        ) { failure in Issue.record("\(failure)") }
+        let others = ProcessInfo.processInfo.activeProcessorCount - 1
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        for _ in 0..<others {
+            Task.detached {
+                holding.signal()
+                release.wait()
+            }
+        }
+        defer { for _ in 0..<others { release.signal() } }
+        for _ in 0..<others { #expect(holding.wait(timeout: .now() + 60) == .success, "a holder never started") }
+        let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4800 * 2)
+        defer { buffer.deallocate() }
+        session.start()
+        while session.render(into: buffer, frames: 4800) != .over {}
+        #expect(recorder.waitForEnd(timeoutSeconds: 20), "the end was not taken in with the pool held")
+        #expect(recorder.record.ending == .completed)
+    }
+
     @Test func aPausedSessionIsNotRewrittenUntilItMovesAgain() async throws {
         let scratch = Scratch()
         let session = try GongSessionPullTests.pulled(GongSessionTests.long)

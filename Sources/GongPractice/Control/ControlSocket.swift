@@ -306,7 +306,10 @@ public final class ControlServer: Sendable {
         case .success(let request) where request.command == .subscribe:
             if connection.subscription == nil {
                 let events = session.events()
-                connection.subscription = Task { [self] in
+                // Off the cooperative pool, which the process's other work may be holding.
+                let executor = QueueExecutor(label: "gong control subscription")
+                connection.subscription = Task(executorPreference: executor) { [self] in
+                    withExtendedLifetime(executor) {}
                     for await event in events { deliver(event.jsonLine(), to: id) }
                     deliver(nil, to: id)
                 }

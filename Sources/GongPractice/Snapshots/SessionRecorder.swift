@@ -124,12 +124,17 @@ public final class SessionRecorder: Sendable {
             processID: getpid(), resumedFrom: resuming?.recordID)
         state = Locked(State(record: record))
         let events = session.events()
-        Task.detached { [weak session, self] in
+        // Not on the cooperative pool: a caller that blocks its threads must not keep the end
+        // from being taken in (QueueExecutor says why). The tasks hold the executor.
+        let executor = QueueExecutor(label: "gong session recorder events")
+        Task.detached(executorPreference: executor) { [weak session, self] in
+            withExtendedLifetime(executor) {}
             for await event in events {
                 self.take(event, status: session?.status)
             }
         }
-        Task.detached { [weak session, self] in
+        Task.detached(executorPreference: executor) { [weak session, self] in
+            withExtendedLifetime(executor) {}
             while true {
                 try? await Task.sleep(for: .seconds(progressSeconds))
                 guard let status = session?.status, self.progress(status) else { return }
