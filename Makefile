@@ -84,6 +84,11 @@ WITH_TEST_SERVERS = export GONG_TEST_RUN=make-test-$$$$ GONG_MAKE_TEST=1; \
     scripts/check-leftovers.sh || status=1; exit $$status' EXIT; \
   trap 'exit 130' INT TERM HUP; \
   scripts/test-pulse.sh && scripts/test-pipewire.sh >/dev/null && scripts/test-jack.sh >/dev/null &&
+# The test binary `swift build --build-tests` made, run as `swift test --skip-build` would run it
+# but without SwiftPM between it and the log: on a busy machine `swift test` passed on the exit
+# status but lost the end of what the tests printed (the failures among it, and the summary;
+# traced: the test process printed it all and exited normally). NO_COLOR: a log, not a terminal.
+RUN_TESTS = NO_COLOR=1 .build/debug/gongPackageTests.xctest --testing-library swift-testing
 test: lint
 	@scripts/install-deps.sh test
 	@$(WITH_TEST_SERVERS) \
@@ -103,10 +108,10 @@ test: lint
 test-suites: build-commit
 	$(SWIFT) build --build-tests
 	scripts/check-doc-commands.py --gong .build/debug/gong
-	$(SWIFT) test --skip-build --skip '$(REALTIME_TESTS)|$(LONG_TESTS)'
+	$(RUN_TESTS) --skip '$(REALTIME_TESTS)|$(LONG_TESTS)'
 	@setsid -w chrt --idle 0 $(SUBMAKE) --no-print-directory test-builds >.build/test-builds.log 2>&1 & builds=$$!; \
 	  trap 'kill -TERM -- -$$builds 2>/dev/null; exit 130' INT TERM HUP; \
-	  $(SWIFT) test --skip-build --no-parallel --filter '$(REALTIME_TESTS)' --skip '$(LONG_TESTS)'; status=$$?; \
+	  $(RUN_TESTS) --no-parallel --filter '$(REALTIME_TESTS)' --skip '$(LONG_TESTS)'; status=$$?; \
 	  wait $$builds || { status=1; cat .build/test-builds.log; echo "make test: a build beside the real-time tests failed" >&2; }; \
 	  exit $$status
 	scripts/test-examples.sh
@@ -136,13 +141,13 @@ test-long:
 
 test-long-suites: build-commit
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --no-parallel --filter '$(LONG_TESTS)'
+	$(RUN_TESTS) --no-parallel --filter '$(LONG_TESTS)'
 
 test-snapcast: build-commit
 	@scripts/install-deps.sh test
 	$(SWIFT) build --build-tests
 	@export GONG_TEST_RUN=make-test-snapcast-$$$$; trap 'status=$$?; scripts/check-leftovers.sh || status=1; exit $$status' EXIT; \
-	  $(SWIFT) test --skip-build --no-parallel --filter '$(SNAPCAST_TESTS)|LongRoundSnapcastTests'
+	  $(RUN_TESTS) --no-parallel --filter '$(SNAPCAST_TESTS)|LongRoundSnapcastTests'
 
 # The layout .swift-format describes (120 columns), checked by `make test`; `make format`
 # rewrites the tree to it. swift-format ships with the toolchain.
