@@ -197,7 +197,13 @@ struct BellsCommand: ParsableCommand {
         // `gong ctl ring` asked for while a bell rings: rung after it.
         var ringAsked = false
         func serveControl() {
-            control.serveOne { line in answer(line, keeper: &keeper, tally: tally, ringNow: &ringAsked) }
+            control.serveOne { line in
+                let (reply, subscribes, change) = answer(
+                    line, keeper: &keeper, tally: tally, ringNow: &ringAsked, history: history)
+                // Said to the other subscribers after the reply is written to the asker.
+                if let change { control.publish(change) }
+                return (reply, subscribes)
+            }
         }
         func handle(_ decision: BellDecision) {
             var heard: BellRinger.Heard?
@@ -213,6 +219,7 @@ struct BellsCommand: ParsableCommand {
             }
             tally.count(decision, failed: heard?.failure != nil)
             report(decision, heard: heard)
+            control.publish(Self.bellLine(decision, heard: heard))
             let record: BellRecord =
                 switch decision.outcome {
                 case .ring:
@@ -337,17 +344,24 @@ struct BellsCommand: ParsableCommand {
         return line.isEmpty ? "exit \(process.terminationStatus)" : line
     }
 
-    /// Carries out one control line on the keeper; the reply line.
-    private func answer(_ line: String, keeper: inout BellKeeper, tally: BellTally, ringNow: inout Bool) -> String {
+    /// Carries out one control line on the keeper: the reply line, whether the connection
+    /// subscribes, and the change to tell subscribers (a pause, a resume, a bell asked for).
+    private func answer(
+        _ line: String, keeper: inout BellKeeper, tally: BellTally, ringNow: inout Bool, history: SessionHistory?
+    ) -> (reply: String, subscribes: Bool, change: String?) {
         let (id, parsed) = BellRequest.parse(line)
         let request: BellRequest
         switch parsed {
-        case .failure(let failure): return BellControlSocket.reply(id: id, failure: failure)
+        case .failure(let failure): return (BellControlSocket.reply(id: id, failure: failure), false, nil)
         case .success(let taken): request = taken
         }
         let now = BellAlarm.clocks().wall / 1_000_000_000
         switch request {
-        case .status: break
+        case .status, .subscribe: break
+        case .plan(let day):
+            let fields = Self.planFields(
+                day: day ?? keeper.plan.localDay(of: now), keeper: keeper, now: now, history: history)
+            return (BellControlSocket.reply(id: id, bells: fields), false, nil)
         case .pause(let pause):
             keeper.pause(until: pause.end(now: now, plan: keeper.plan))
             say(
@@ -374,28 +388,96 @@ struct BellsCommand: ParsableCommand {
         // What the bells have cost so far: this process, waiting, and the processes that rang.
         fields["cpuMs"] = .number(Self.cpuMilliseconds(RUSAGE_SELF))
         fields["ringingCpuMs"] = .number(Self.cpuMilliseconds(RUSAGE_CHILDREN))
-        return BellControlSocket.reply(id: id, bells: fields)
+        var change: String?
+        if request != .status && request != .subscribe {
+            var event = fields
+            event["schema"] = AnyJSON(SessionEvent.schemaVersion)
+            event["type"] = "bellsChanged"
+            event["request"] = .string(Self.requestName(request))
+            change = AnyJSON.object(event).text()
+        }
+        let subscribes = request == .subscribe
+        return (BellControlSocket.reply(id: id, bells: fields), subscribes, change)
+    }
+
+    private static func requestName(_ request: BellRequest) -> String {
+        switch request {
+        case .status: "status"
+        case .pause: "pause"
+        case .resume: "resume"
+        case .ring: "ring"
+        case .next: "next"
+        case .plan: "plan"
+        case .subscribe: "subscribe"
+        }
+    }
+
+    /// A day's planned bells, each with what became of it as the history keeps it (rung,
+    /// skipped and why, failed), or for one still to come whether it will ring; bells asked for
+    /// (`ring`) that day are listed too.
+    static func planFields(day: Int, keeper: BellKeeper, now: Int64, history: SessionHistory?) -> [String: AnyJSON] {
+        let date = String(CivilDate.text(day: day, wallSecond: 0).prefix(10))
+        let records = (try? history?.bells(onDay: date)) ?? []
+        var bells: [(due: Int64, entry: [String: AnyJSON])] = []
+        for bell in keeper.plan.bells(onDay: day) {
+            var entry: [String: AnyJSON] = [
+                "number": AnyJSON(bell.number), "due": AnyJSON(bell.instant),
+                "time": .string(String(bell.description.suffix(5)))
+            ]
+            if let record = records.first(where: { $0.number == bell.number && $0.due == bell.instant }) {
+                entry["outcome"] = .string(record.outcome)
+                entry["reason"] = record.reason.map(AnyJSON.string)
+                entry["offMs"] = record.offMs.map(AnyJSON.number)
+            } else if bell.instant > now {
+                entry["outcome"] = "planned"
+                if let until = keeper.pausedUntil, bell.instant < until {
+                    entry["reason"] = "paused"
+                } else if keeper.passingOverNext, keeper.nextBell == bell {
+                    entry["reason"] = "passed"
+                }
+            } else {
+                entry["outcome"] = "unrecorded"
+            }
+            bells.append((bell.instant, entry))
+        }
+        for record in records where record.number == 0 {
+            var entry: [String: AnyJSON] = [
+                "number": 0, "due": AnyJSON(record.due), "time": .string(record.time),
+                "outcome": .string(record.outcome)
+            ]
+            entry["reason"] = record.reason.map(AnyJSON.string)
+            entry["offMs"] = record.offMs.map(AnyJSON.number)
+            bells.append((record.due, entry))
+        }
+        bells.sort { $0.due < $1.due }
+        return ["day": .string(date), "plan": .array(bells.map { .object($0.entry) })]
+    }
+
+    /// A bell as one JSON line: what --json prints and subscribers are told.
+    static func bellLine(_ decision: BellDecision, heard: BellRinger.Heard?) -> String {
+        let bell = decision.bell
+        var fields: [String: AnyJSON] = [
+            "schema": AnyJSON(SessionEvent.schemaVersion), "type": "bell", "bell": .string(bell.description),
+            "due": AnyJSON(bell.instant), "number": AnyJSON(bell.number)
+        ]
+        switch decision.outcome {
+        case .ring:
+            fields["outcome"] = heard?.failure == nil ? "rung" : "failed"
+            fields["openMs"] = heard?.openMs.map(AnyJSON.number)
+            fields["offMs"] = heard?.offMs.map(AnyJSON.number)
+            fields["failure"] = heard?.failure.map(AnyJSON.string)
+        case .skipped(let why):
+            fields["outcome"] = "skipped"
+            fields["reason"] = .string(why.rawValue)
+        }
+        return AnyJSON.object(fields).text()
     }
 
     /// One line a bell: for a person (and journald) or, with --json, for tools.
     private func report(_ decision: BellDecision, heard: BellRinger.Heard?) {
         let bell = decision.bell
         if json {
-            var fields: [String: AnyJSON] = [
-                "schema": AnyJSON(SessionEvent.schemaVersion), "type": "bell", "bell": .string(bell.description),
-                "due": AnyJSON(bell.instant), "number": AnyJSON(bell.number)
-            ]
-            switch decision.outcome {
-            case .ring:
-                fields["outcome"] = heard?.failure == nil ? "rung" : "failed"
-                fields["openMs"] = heard?.openMs.map(AnyJSON.number)
-                fields["offMs"] = heard?.offMs.map(AnyJSON.number)
-                fields["failure"] = heard?.failure.map(AnyJSON.string)
-            case .skipped(let why):
-                fields["outcome"] = "skipped"
-                fields["reason"] = .string(why.rawValue)
-            }
-            print(AnyJSON.object(fields).text())
+            print(Self.bellLine(decision, heard: heard))
         } else {
             let name = bell.number == 0 ? "bell (gong ctl ring)" : "bell \(bell.number)"
             switch decision.outcome {
