@@ -315,7 +315,9 @@ public final class RemoteHub: @unchecked Sendable {
             probing.remove(pid)
             if reply.contains(#""bells":"#) {
                 subscribeToBells(pid: pid, path: path)
-            } else if reply.contains(#""status":"#) {
+            } else if let status = Self.field("status", of: reply), Self.field("state", of: status) != #""completed""# {
+                // A session whose events have ended still answers on its socket until its
+                // process exits: it is not taken up again, nor told to the phones as running.
                 subscribe(pid: pid, path: path)
             }
         }
@@ -359,14 +361,16 @@ public final class RemoteHub: @unchecked Sendable {
             })
     }
 
-    /// Every phone gets the session's status as it is now.
+    /// Every phone gets the session's status as it is now. A session answers `status` on its
+    /// socket after its events have ended (until its process exits), so a reply that comes
+    /// after the subscription closed is dropped: `ended` is the last the phones hear of it.
     private func pushStatus(pid: Int32) {
         guard let link = sessions[pid] else { return }
         ControlLink.request(
             #"{"command":"status"}"#, to: link.path, loop: loop, seconds: configuration.limits.controlSeconds
         ) {
             [self] reply in
-            guard let reply, let status = Self.field("status", of: reply) else { return }
+            guard sessions[pid] != nil, let reply, let status = Self.field("status", of: reply) else { return }
             broadcast(#"{"type":"session","pid":\#(pid),"status":\#(status),"serverMs":\#(Self.nowMs())}"#)
         }
     }
@@ -380,8 +384,11 @@ public final class RemoteHub: @unchecked Sendable {
             ControlLink.request(
                 #"{"command":"status"}"#, to: sessions[pid]!.path, loop: loop,
                 seconds: configuration.limits.controlSeconds
-            ) { answer in
-                if let answer, let status = Self.field("status", of: answer) { statuses[pid] = status }
+            ) { [self] answer in
+                // Not a session that ended while it answered (see `pushStatus`).
+                if sessions[pid] != nil, let answer, let status = Self.field("status", of: answer) {
+                    statuses[pid] = status
+                }
                 waiting -= 1
                 if waiting == 0 {
                     let list = statuses.keys.sorted().map { #"{"pid":\#($0),"status":\#(statuses[$0]!)}"# }
