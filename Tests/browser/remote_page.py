@@ -4,7 +4,7 @@ chromium-driver, headless at a phone's size (390x844, touch). Nothing is downloa
 
 Two phones pair with codes from `gong remote pair`; the first starts a sit and sees its countdown
 move; the second pauses it and the first must show it paused within 200 ms; the page marks each
-cue at the moment it is heard; the first stops it. Screenshots of each screen, light and dark,
+cue at the moment it is heard; the first stops it, and sees it end. Screenshots of each screen, light and dark,
 go to --out. Run by GongRemoteTests' RemoteBrowserTests against a server it started; prints one
 line of figures and exits 0 when every check held, 1 (after saying which) when one did not.
 """
@@ -164,6 +164,7 @@ try:
     wait(b, stopping, 5, "phone B sees it stop")
     shoot(a, "6-stopping")
     wait(a, "return !document.getElementById('sitNone').hidden", 60, "the sit ends")
+    shoot(a, "7-ended")
 
     print(json.dumps({"pauseSeenMs": pause_ms, "clockOffsetMs": offset, "cueMarkOffsetsMs": offsets,
                       "cueEventsAfterTheirSoundMs": late,
