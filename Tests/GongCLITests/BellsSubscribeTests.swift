@@ -68,5 +68,7 @@ import Testing
         let bad = try ask(#"{"command":"plan","day":"2026-13-01"}"#, socket: bells.socket)
         #expect(bad["ok"] as? Bool == false)
         #expect((bad["error"] as? [String: Any])?["code"] as? String == "badArgument")
+        let other = try ask(#"{"command":"plan","day":"2026-01-15"}"#, socket: bells.socket)
+        #expect((other["bells"] as? [String: Any])?["day"] as? String == "2026-01-15", "the day asked for: \(other)")
     }
 }

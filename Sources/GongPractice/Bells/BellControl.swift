@@ -51,7 +51,8 @@ public enum BellRequest: Sendable, Equatable {
         case "next": return (id, .success(.next))
         case "subscribe": return (id, .success(.subscribe))
         case "plan":
-            guard let text = object["day"] as? String else { return (id, .success(.plan(day: nil))) }
+            guard let given = object["day"] else { return (id, .success(.plan(day: nil))) }
+            let text = given.string ?? "(not a string)"
             let parts = text.split(separator: "-").compactMap { Int($0) }
             guard parts.count == 3, let day = CivilDate.day(year: parts[0], month: parts[1], day: parts[2]),
                 CivilDate.from(day: day) == (parts[0], parts[1], parts[2])
