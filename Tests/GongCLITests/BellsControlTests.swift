@@ -135,6 +135,15 @@ final class RunningBells {
             }
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: tasks).count == 1)
+        // The answer to `status` goes out before the process is back in its wait, and on a busy
+        // machine it may get there after this test has read its count: going to sleep is itself a
+        // switch. So counting starts once it sleeps in poll (the kernel's wait channel says so).
+        func asleepInItsWait() -> Bool {
+            ((try? String(contentsOfFile: "/proc/\(bells.pid)/wchan", encoding: .utf8)) ?? "").contains("poll")
+        }
+        let settleDeadline = Date().addingTimeInterval(10)
+        while !asleepInItsWait() && Date() < settleDeadline { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(asleepInItsWait(), "gong bells is not asleep in its wait 10 s after ringing")
         let before = try switches()
         try await Task.sleep(for: .seconds(3))
         let after = try switches()

@@ -176,9 +176,9 @@ enum JackServer {
         let finished = try #require(events.finished, "\(output)")
         #expect(finished["cycles"] as? Int == 6 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
         let lost = events.all("xrun").compactMap { $0["lostFrames"] as? Int }
-        let stopFrames = Int(stoppedFor * 48000)
+        let stopFrames = (atLeast: Int(stoppedFor.atLeast * 48000), atMost: Int(stoppedFor.atMost * 48000))
         #expect(
-            lost.contains { (stopFrames * 8 / 10...stopFrames + 48000).contains($0) },
+            lost.contains { (stopFrames.atLeast * 8 / 10...stopFrames.atMost + 48000).contains($0) },
             "a \(stoppedFor) s stop: xruns lost \(lost) frames: \(output)")
         #expect(finished["xruns"] as? Int == lost.count && (finished["lostFrames"] as? Int ?? 0) > 0, "\(finished)")
         let heard = recording.placedOnsets()
@@ -269,7 +269,7 @@ enum JackServer {
     /// frame. gong tells it as an xrun of no frames with the time the clock stood still, moves
     /// nothing on, and judges no cue off its frame because of it: on the server's frame clock
     /// every interval is still exactly 3 s, and the cues gong says were heard either side of the
-    /// stop are 3 s plus the stop apart, within a millisecond. Its verdict is `audioLost`: the
+    /// stop are 3 s plus the stop apart, within 3 ms. Its verdict is `audioLost`: the
     /// server lost time, and a listener heard the cue after it that much later.
     @Test func aServerWhoseClockStopsIsToldAndNoCueIsJudgedAcrossIt() throws {
         try JackServer.require()
@@ -279,13 +279,14 @@ enum JackServer {
         let finished = try #require(events.finished, "\(output)")
         #expect(finished["cycles"] as? Int == 6 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
         // The driver wakes as late as it was stopped, less what was left of the period it slept
-        // in (5.3 ms); a busy machine may wake it later still.
+        // in (5.3 ms); a busy machine may wake it later still. With two busy loops the told stop
+        // was 5 to 13 ms under the stop measured here (5 runs and CI's): three periods' slack.
         let stops = events.all("xrun").filter { $0["lostFrames"] as? Int == 0 }.compactMap {
             $0["clockStoppedMs"] as? Double
         }
         let stoppedMs = stops.max() ?? 0
         #expect(
-            stoppedMs > stoppedFor * 1000 - 10 && stoppedMs < stoppedFor * 1000 + 50,
+            stoppedMs > stoppedFor.atLeast * 1000 - 16 && stoppedMs < stoppedFor.atMost * 1000 + 50,
             "jackd stopped \(stoppedFor) s; the clock stops told: \(stops) ms: \(output)")
         #expect(finished["heard"] as? String == "audioLost", "\(finished)")
         #expect(
@@ -300,12 +301,14 @@ enum JackServer {
         )
         // The server's clock may also stop by itself, idle too, besides the stop made here: gong
         // tells it too, but where it fell cannot be told apart from this stop's neighbourhood
-        // here, so it is slack, not expected.
+        // here, so it is slack, not expected. The told stop is measured over the 16 cycles after
+        // it, the cue after it placed by the device clock a second on: both from the callback's
+        // wake-ups, which agreed within 0.02 ms in 4 runs with two busy loops and 2 ms in a fifth.
         let audible = events.all("cue").compactMap { $0["audible"] as? Double }
         let audibleAcross = audible.count == 6 ? audible[2] - audible[1] : 0
         let others = (stops.reduce(0, +) - stoppedMs) / 1000
         #expect(
-            abs(audibleAcross - 3 - stoppedMs / 1000) < 0.001 + others,
+            abs(audibleAcross - 3 - stoppedMs / 1000) < 0.003 + others,
             "cues heard \(audibleAcross) s apart across a stop of \(stoppedMs) ms (others told: \(stops)): \(audible)")
         print(
             "JACK's server stopped \(stoppedFor) s: clock stops told \(stops) ms,"
@@ -317,10 +320,10 @@ enum JackServer {
     /// says the second was heard (1.4 s: well clear of the woodblock before and the cue after,
     /// however long gong took to start), `target` (gong itself when nil) is stopped with SIGSTOP
     /// for `microseconds`. Returns gong's JSON lines once it has ended (exit 0 expected), the
-    /// tap's recording, and how long the longest stop lasted in seconds.
+    /// tap's recording, and how long the longest stop lasted in seconds (at least and at most).
     static func playSixCuesStopping(
         _ target: pid_t?, forMicroseconds microseconds: UInt32, secondsAfterTheSecondCue times: [Double] = [1.4]
-    ) throws -> (output: String, recording: TapRecording, stoppedFor: Double) {
+    ) throws -> (output: String, recording: TapRecording, stoppedFor: (atLeast: Double, atMost: Double)) {
         let scratch = try ScratchDirectory()
         let pattern = try LivePulseTests.pattern(in: scratch, duration: "18s")
         let tap = try JackTap(seconds: 30)
@@ -337,15 +340,22 @@ enum JackServer {
         }
         let heardAt = try #require(secondCueHeard, "gong reported no second cue: \(output)")
         let stopped = target ?? process.processIdentifier
-        var stoppedFor = 0.0
+        var stoppedFor = (atLeast: 0.0, atMost: 0.0)
         for after in times {
             let wait = heardAt + after - MonotonicTime.now().seconds
             if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
-            let stoppedAt = MonotonicTime.now()
+            // A busy machine may hold this thread back between reading the clock and the signal:
+            // the stop lasted at least from the SIGSTOP sent to the SIGCONT about to be, and at
+            // most from before the one to after the other.
+            let beforeStop = MonotonicTime.now()
             kill(stopped, SIGSTOP)
+            let stoppedAt = MonotonicTime.now()
             usleep(microseconds)
+            let continuedAt = MonotonicTime.now()
             kill(stopped, SIGCONT)
-            stoppedFor = max(stoppedFor, MonotonicTime.now().seconds - stoppedAt.seconds)
+            let afterContinue = MonotonicTime.now()
+            stoppedFor.atLeast = max(stoppedFor.atLeast, continuedAt.seconds - stoppedAt.seconds)
+            stoppedFor.atMost = max(stoppedFor.atMost, afterContinue.seconds - beforeStop.seconds)
         }
         output += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
@@ -573,10 +583,15 @@ enum JackServer {
     }
 
     /// PipeWire's JACK (`pw-jack`, its libjack in place of jack2's) on the PipeWire test rig: gong
-    /// plays as a JACK client of PipeWire's graph, on the null sink's ports, and 30 s recorded
-    /// from its monitor hear every interval exact to the frame. PipeWire 0.3.65 may shift a sound
-    /// by a quantum untold (`SoundServer.isServersOwnSlip`, seen on its other routes): accepted
-    /// once, and only if gong does not claim the frame then.
+    /// plays as a JACK client of PipeWire's graph, on the null sink's ports, for 30 s, and on the
+    /// graph's own clock (`PipeWireTap`) every interval is exact to the frame.
+    ///
+    /// The graph's clock is the verdict, not parec's recording: parec is a follower of
+    /// pipewire-pulse that splices what it gets, and on a busy machine it dropped a quantum of
+    /// the monitor (intervals 143 744) four times in one run while the graph's clock and gong ran
+    /// on exactly (and PipeWire 0.3.65 may shift what it records by a quantum untold,
+    /// `SoundServer.isServersOwnSlip`). parec still hears every woodblock, and each interval it
+    /// records off the schedule is off by whole quanta: its splice, not gong's timing.
     @Test func pipeWiresJackPlaysItExactlyToo() throws {
         try SoundServer.pipeWire.require()
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/pw-jack") else {
@@ -593,30 +608,39 @@ enum JackServer {
         let scratch = try ScratchDirectory()
         let pattern = try LivePulseTests.pattern(in: scratch, duration: "30s")
         let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"), server: .pipeWire)
+        let tap = try PipeWireTap(sink: "gong_test", environment: SoundServer.pipeWire.environment, seconds: 60)
         let result = try runGong(
             ["run", pattern, "--device", "jack", "--channels", "1", "--json"],
             environment: SoundServer.pipeWire.environment.merging(["XDG_RUNTIME_DIR": runtime]) { $1 },
             launcher: "/usr/bin/pw-jack")
         let recording = recorder.stop()
+        let onGraphsClock = tap.finish()
         #expect(result.status == 0, "\(result.stderr)")
         let events = GongEvents(result.stdout)
         let finished = try #require(events.finished, "\(result.stdout)")
         // PipeWire's JACK runs cycles without gong now and then, idle too: gong counts each to
-        // the frame and says `audioLost`, and every recorded interval is still the schedule (or,
-        // where the graph skipped the cycles for the recorder too, the schedule less exactly what
-        // gong told it lost), never claimed as on its frame.
+        // the frame, moves its session on by them and says `audioLost`.
         let xruns = finished["xruns"] as? Int ?? -1
         #expect(finished["cycles"] as? Int == 10 && xruns == events.losses.count, "\(finished)")
-        let heard = onsets(in: recording)
-        #expect(heard.count == 10, "10 woodblocks heard, not \(heard.count)")
-        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
-        let slips = LivePulseTests.unexplained(intervals, events: events, cues: 10)
+        #expect(finished["heard"] as? String == (xruns > 0 ? "audioLost" : "onFrame"), "\(finished)")
+        // On the graph's clock every interval is the schedule; only one the tap cannot place (an
+        // onset right after a cycle the tap itself missed) is left out.
+        let exact = onGraphsClock.intervals()
+        let placed = exact.compactMap { $0 }
         #expect(
-            intervals.count == 9 && slips.count <= 1
-                && slips.allSatisfy { SoundServer.pipeWire.isServersOwnSlip(frames: $0 - 144_000) },
-            "intervals \(intervals), gong lost \(events.losses); gong's account: \(finished)")
-        if !slips.isEmpty || xruns > 0 { #expect(finished["heard"] as? String != "onFrame", "\(finished)") }
-        print("pw-jack: heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
+            exact.count == 9 && placed.count >= 7 && placed.allSatisfy { $0 == 144_000 },
+            "on the graph's clock: \(TapRecording.describe(exact)) (tap missed \(onGraphsClock.missedFrames) frames), gong lost \(events.losses); \(finished)"
+        )
+        let heard = onsets(in: recording)
+        #expect(heard.count == 10, "parec heard \(heard.count) woodblocks, not 10")
+        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        let dropped = LivePulseTests.unexplained(intervals, events: events, cues: 10)
+        #expect(
+            dropped.allSatisfy { ($0 - 144_000) % 256 == 0 },
+            "parec's intervals \(intervals), gong lost \(events.losses); gong's account: \(finished)")
+        print(
+            "pw-jack: on the graph's clock \(TapRecording.describe(exact)), parec's \(Set(intervals).sorted()), gong's account \(finished)"
+        )
     }
 
     /// The JACK server itself goes away mid-session and comes back: the session pauses, gong
