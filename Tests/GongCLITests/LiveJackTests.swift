@@ -586,12 +586,9 @@ enum JackServer {
     /// plays as a JACK client of PipeWire's graph, on the null sink's ports, for 30 s, and on the
     /// graph's own clock (`PipeWireTap`) every interval is exact to the frame.
     ///
-    /// The graph's clock is the verdict, not parec's recording: parec is a follower of
-    /// pipewire-pulse that splices what it gets, and on a busy machine it dropped a quantum of
-    /// the monitor (intervals 143 744) four times in one run while the graph's clock and gong ran
-    /// on exactly (and PipeWire 0.3.65 may shift what it records by a quantum untold,
-    /// `SoundServer.isServersOwnSlip`). parec still hears every woodblock, and each interval it
-    /// records off the schedule is off by whole quanta: its splice, not gong's timing.
+    /// Not judged by parec: a follower of pipewire-pulse that splices what it gets, on a busy
+    /// machine it dropped a quantum of the monitor (intervals 143 744) four times in one run, and
+    /// once heard an onset where there was none, while the graph's clock and gong ran on exactly.
     @Test func pipeWiresJackPlaysItExactlyToo() throws {
         try SoundServer.pipeWire.require()
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/pw-jack") else {
@@ -607,13 +604,11 @@ enum JackServer {
         let runtime = String(address.dropFirst("unix:".count).dropLast("/pulse/native".count))
         let scratch = try ScratchDirectory()
         let pattern = try LivePulseTests.pattern(in: scratch, duration: "30s")
-        let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"), server: .pipeWire)
         let tap = try PipeWireTap(sink: "gong_test", environment: SoundServer.pipeWire.environment, seconds: 60)
         let result = try runGong(
             ["run", pattern, "--device", "jack", "--channels", "1", "--json"],
             environment: SoundServer.pipeWire.environment.merging(["XDG_RUNTIME_DIR": runtime]) { $1 },
             launcher: "/usr/bin/pw-jack")
-        let recording = recorder.stop()
         let onGraphsClock = tap.finish()
         #expect(result.status == 0, "\(result.stderr)")
         let events = GongEvents(result.stdout)
@@ -631,16 +626,7 @@ enum JackServer {
             exact.count == 9 && placed.count >= 7 && placed.allSatisfy { $0 == 144_000 },
             "on the graph's clock: \(TapRecording.describe(exact)) (tap missed \(onGraphsClock.missedFrames) frames), gong lost \(events.losses); \(finished)"
         )
-        let heard = onsets(in: recording)
-        #expect(heard.count == 10, "parec heard \(heard.count) woodblocks, not 10")
-        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
-        let dropped = LivePulseTests.unexplained(intervals, events: events, cues: 10)
-        #expect(
-            dropped.allSatisfy { ($0 - 144_000) % 256 == 0 },
-            "parec's intervals \(intervals), gong lost \(events.losses); gong's account: \(finished)")
-        print(
-            "pw-jack: on the graph's clock \(TapRecording.describe(exact)), parec's \(Set(intervals).sorted()), gong's account \(finished)"
-        )
+        print("pw-jack: on the graph's clock \(TapRecording.describe(exact)), gong's account \(finished)")
     }
 
     /// The JACK server itself goes away mid-session and comes back: the session pauses, gong

@@ -111,23 +111,8 @@ public struct Timeline: Sendable {
                 if let bell = phase.bell, case .exact(let start) = begins,
                     case .exact(let ends) = try clock.time(cycle: cycle, phase: index + 1)
                 {
-                    if let longest = bell.randomUpTo {
-                        // Each ring's time is the exact sum of the gaps drawn so far, rounded once.
-                        var at = start
-                        while let gap = draw.gap(from: bell.every, upTo: longest), let next = at.adding(gap),
-                            next < ends
-                        {
-                            events.append(TimelineEvent(frame: next.frame(atRate: sampleRate), kind: trigger(bell.cue)))
-                            at = next
-                        }
-                    } else {
-                        var ring = 1 as Int64
-                        while let offset = bell.every.multiplied(by: Rational(ring)), let at = start.adding(offset),
-                            at < ends
-                        {
-                            events.append(TimelineEvent(frame: at.frame(atRate: sampleRate), kind: trigger(bell.cue)))
-                            ring += 1
-                        }
+                    for at in Self.rings(of: bell, from: start, to: ends, draw: &draw) {
+                        events.append(TimelineEvent(frame: at.frame(atRate: sampleRate), kind: trigger(bell.cue)))
                     }
                 }
             }
@@ -148,6 +133,29 @@ public struct Timeline: Sendable {
             guard case .phaseBegan = event.kind else { return nil }
             return event.frame
         }
+    }
+
+    /// When a phase's bell rings between the phase's start and its end, exactly: every so often, or
+    /// at gaps drawn from `draw`, each ring's time the exact sum of the gaps so far (rounded once,
+    /// by the caller).
+    private static func rings(of bell: IntervalBell, from start: Rational, to ends: Rational, draw: inout BellDraw)
+        -> [Rational]
+    {
+        var rings: [Rational] = []
+        if let longest = bell.randomUpTo {
+            var at = start
+            while let gap = draw.gap(from: bell.every, upTo: longest), let next = at.adding(gap), next < ends {
+                rings.append(next)
+                at = next
+            }
+        } else {
+            var ring = 1 as Int64
+            while let offset = bell.every.multiplied(by: Rational(ring)), let at = start.adding(offset), at < ends {
+                rings.append(at)
+                ring += 1
+            }
+        }
+        return rings
     }
 
     /// Where the phase playing at `frame` begins and ends, in this schedule's frames: the whole

@@ -281,23 +281,7 @@ final class LiveSession<Engine: SessionEngine> {
         case .started, .priorityRefused, .finished, .eventsDropped: break
         }
         switch event {
-        case .started(let audible):
-            // A device reopened after a loss starts its own clock; the session's first frame
-            // was heard long before.
-            guard !deviceClockKnown else { return [] }
-            deviceClockKnown = true
-            if anchor == nil { anchor = (0, audible) }
-            if let frame = unplacedCueFrame, previousCue == nil {
-                timing.cuePlaced()
-                previousCue = (
-                    frame,
-                    MonotonicTime(
-                        nanoseconds: audible.nanoseconds
-                            + FrameTime.nanoseconds(ofFrames: frame, rate: Int64(configuration.rate)))
-                )
-            }
-            unplacedCueFrame = nil
-            return [SessionEvent(.firstFrameAudible, frame: 0, audible: audible.seconds)]
+        case .started(let audible): return deviceStarted(audible: audible)
         case .render(let renderEvent, let audible):
             if audible.nanoseconds > 0 { anchor = (renderEvent.sessionFrame, audible) }
             return handle(renderEvent, audible: audible)
@@ -323,21 +307,7 @@ final class LiveSession<Engine: SessionEngine> {
             return events + [
                 SessionEvent(.suspendRecovered(paused: !wasPaused && machine.state.kind == .paused), at: at)
             ]
-        case .deviceLost(let code, let at):
-            clockRunning = false
-            breakTimingChain()
-            // The engine's -EAGAIN is its own verdict, not a device's word: nothing was taken
-            // for the policy's stall limit (the same whatever the device). strerror would say
-            // "Resource temporarily unavailable".
-            let reason =
-                code == -EAGAIN
-                ? "stalled: it took no audio for \(SessionMachine.DeviceLoss.stallSeconds) s"
-                : String(cString: strerror(-code))
-            let message = "\(configuration.device): \(reason)"
-            return feed(.fail(SessionFailure(.deviceLost, message)), from: .audio) + [
-                SessionEvent(
-                    .deviceLost(message: message, reason: AudioDeviceError.Reason(errno: -code), errno: -code), at: at)
-            ]
+        case .deviceLost(let code, let at): return deviceLost(code: code, at: at)
         case .deviceBack(_, let at):
             let events = feed(.deviceReturned(resume: !interactive), from: .audio)
             // The machine decides: a ring-out resumes whoever listens, a pause stays a pause.
@@ -351,22 +321,63 @@ final class LiveSession<Engine: SessionEngine> {
         case .priorityRefused(let priority, let code):
             let asked: SessionEvent.Priority = priority == .realtime ? .realtime : .raised
             return [SessionEvent(.priorityRefused(priority: asked, message: String(cString: strerror(code))))]
-        case .finished:
-            // The audio thread has ended: the device played its last frame, or a stop ended the
-            // wait for a lost device. The renderer's own `finished` has normally completed the
-            // session already; if it has not (a stop while the device was gone, or its event lost
-            // to a full ring), the session ends here. Anywhere else the audio ended before the
-            // session could: it fails, and says so, rather than waiting forever.
-            if case .completed = machine.state { return [] }
-            if SessionMachine.accepts(.finished, in: machine.state.kind) {
-                return feed(.finished(playedFrames: latestSessionFrame - skippedFrames), from: .audio)
-            }
-            let message = "the audio stopped while the session was \(machine.state.kind.rawValue)"
-            return [SessionEvent(.internalError(input: .finished, state: machine.state.kind))]
-                + feed(.fail(SessionFailure(.fatal, message)), from: .audio) + [SessionEvent(.failed(message: message))]
+        case .finished: return audioFinished()
         case .eventsDropped(let count):
             return [SessionEvent(.eventsLost(count: Int(count)))]
         }
+    }
+
+    /// The device started: the first time, the session's first frame is heard at `audible`.
+    private func deviceStarted(audible: MonotonicTime) -> [SessionEvent] {
+        // A device reopened after a loss starts its own clock; the session's first frame
+        // was heard long before.
+        guard !deviceClockKnown else { return [] }
+        deviceClockKnown = true
+        if anchor == nil { anchor = (0, audible) }
+        if let frame = unplacedCueFrame, previousCue == nil {
+            timing.cuePlaced()
+            previousCue = (
+                frame,
+                MonotonicTime(
+                    nanoseconds: audible.nanoseconds
+                        + FrameTime.nanoseconds(ofFrames: frame, rate: Int64(configuration.rate)))
+            )
+        }
+        unplacedCueFrame = nil
+        return [SessionEvent(.firstFrameAudible, frame: 0, audible: audible.seconds)]
+    }
+
+    /// The device went away (`code`, a negative errno): the session waits for it.
+    private func deviceLost(code: Int32, at: SessionMoment) -> [SessionEvent] {
+        clockRunning = false
+        breakTimingChain()
+        // The engine's -EAGAIN is its own verdict, not a device's word: nothing was taken
+        // for the policy's stall limit (the same whatever the device). strerror would say
+        // "Resource temporarily unavailable".
+        let reason =
+            code == -EAGAIN
+            ? "stalled: it took no audio for \(SessionMachine.DeviceLoss.stallSeconds) s"
+            : String(cString: strerror(-code))
+        let message = "\(configuration.device): \(reason)"
+        return feed(.fail(SessionFailure(.deviceLost, message)), from: .audio) + [
+            SessionEvent(
+                .deviceLost(message: message, reason: AudioDeviceError.Reason(errno: -code), errno: -code), at: at)
+        ]
+    }
+
+    private func audioFinished() -> [SessionEvent] {
+        // The audio thread has ended: the device played its last frame, or a stop ended the
+        // wait for a lost device. The renderer's own `finished` has normally completed the
+        // session already; if it has not (a stop while the device was gone, or its event lost
+        // to a full ring), the session ends here. Anywhere else the audio ended before the
+        // session could: it fails, and says so, rather than waiting forever.
+        if case .completed = machine.state { return [] }
+        if SessionMachine.accepts(.finished, in: machine.state.kind) {
+            return feed(.finished(playedFrames: latestSessionFrame - skippedFrames), from: .audio)
+        }
+        let message = "the audio stopped while the session was \(machine.state.kind.rawValue)"
+        return [SessionEvent(.internalError(input: .finished, state: machine.state.kind))]
+            + feed(.fail(SessionFailure(.fatal, message)), from: .audio) + [SessionEvent(.failed(message: message))]
     }
 
     private func handle(_ event: RenderEvent, audible: MonotonicTime) -> [SessionEvent] {

@@ -29,6 +29,19 @@ public enum BellRequest: Sendable, Equatable {
 
     public static let names = ["status", "pause", "resume", "ring", "next", "plan", "subscribe"]
 
+    /// The request's `command`, as it is sent.
+    public var name: String {
+        switch self {
+        case .status: "status"
+        case .pause: "pause"
+        case .resume: "resume"
+        case .ring: "ring"
+        case .next: "next"
+        case .plan: "plan"
+        case .subscribe: "subscribe"
+        }
+    }
+
     /// A line taken apart: the request and the id to echo, or why it cannot be carried out.
     public static func parse(_ line: String) -> (id: JSONValue?, result: Result<BellRequest, ControlProtocol.Failure>) {
         guard let object = AnyJSON(parsing: Array(line.utf8))?.object else {

@@ -155,7 +155,7 @@ struct BellsCommand: ParsableCommand {
         let cue = Cue(rules.sound ?? "bowl", gainDB: rules.gainDB)
         let soundPath: String
         do { soundPath = try bank.resolve(cue.sound, usedBy: "bells") } catch { throw GongError.sound(error) }
-        var keeper = BellKeeper(
+        let keeper = BellKeeper(
             plan: plan, start: BellAlarm.clocks(), leadNanoseconds: Self.leadNanoseconds,
             lateToleranceNanoseconds: -Self.readyNanoseconds)
         guard let first = keeper.nextBell else {
@@ -179,79 +179,16 @@ struct BellsCommand: ParsableCommand {
         say(
             "bells: next at \(first) (\(LocalZone.current.identifier)), seed \(seed); gong ctl at \(control.path); Ctrl-C stops"
         )
-        var tally = BellTally()
         // Bells are kept in the history; one that cannot be opened is said once, and the bells ring on.
         let history: SessionHistory?
         do { history = try openHistory() } catch {
             printError("\(error.description); the bells ring on unrecorded")
             history = nil
         }
-        // A stop asked for while a bell rings is passed on to its process, and ends the bells after it.
-        var stopping = false
-        func isStop(_ event: SignalEvent) -> Bool {
-            switch event {
-            case .interrupt, .terminate: true
-            default: false
-            }
-        }
-        // `gong ctl ring` asked for while a bell rings: rung after it.
-        var ringAsked = false
-        func serveControl() {
-            control.serveOne { line in
-                let (reply, subscribes, change) = answer(
-                    line, keeper: &keeper, tally: tally, ringNow: &ringAsked, history: history)
-                // Said to the other subscribers after the reply is written to the asker.
-                if let change { control.publish(change) }
-                return (reply, subscribes)
-            }
-        }
-        func handle(_ decision: BellDecision) {
-            var heard: BellRinger.Heard?
-            if decision.outcome == .ring {
-                let watch = BellRinger.Watch(
-                    signals: signals.wakeFileDescriptor,
-                    forward: {
-                        guard signals.take().contains(where: isStop) else { return nil }
-                        stopping = true
-                        return SIGTERM
-                    }, control: control.descriptor, serve: serveControl)
-                heard = ringer.ring(decision.bell, watch: watch)
-            }
-            tally.count(decision, failed: heard?.failure != nil)
-            report(decision, heard: heard)
-            control.publish(Self.bellLine(decision, heard: heard))
-            let record: BellRecord =
-                switch decision.outcome {
-                case .ring:
-                    BellRecord(
-                        decision.bell, outcome: heard?.failure == nil ? "rung" : "failed", reason: heard?.failure,
-                        offMs: heard?.offMs)
-                case .skipped(let why): BellRecord(decision.bell, outcome: "skipped", reason: why.rawValue)
-                }
-            do { try history?.save(bell: record) } catch {
-                printError("\(error.description); this bell is not recorded")
-            }
-        }
-        while !stopping {
-            for decision in keeper.wake(at: BellAlarm.clocks()) where !stopping { handle(decision) }
-            while ringAsked && !stopping {
-                ringAsked = false
-                // On a whole second, after time to open the device and warm up.
-                let bell = plan.unplannedBell(at: BellAlarm.clocks().wall / 1_000_000_000 + 2)
-                handle(BellDecision(bell: bell, outcome: .ring))
-            }
-            if stopping { break }
-            guard let wakeAt = keeper.wakeAt else { return }
-            switch alarm.wait(untilWall: wakeAt, watching: [signals.wakeFileDescriptor, control.descriptor]) {
-            case .readable(control.descriptor):
-                serveControl()
-            case .readable:
-                stopping = signals.take().contains(where: isStop)
-            case .due, .clockSet:
-                break
-            }
-        }
-        say("bells: stopped")
+        let run = BellsRun(
+            command: self, loop: BellsLoop(keeper: keeper), alarm: alarm, signals: signals, control: control,
+            ringer: ringer, history: history)
+        if run.run() { say("bells: stopped") }
     }
 
     /// The practice's pattern, found as `gong run` finds one, with its count of cycles and its
@@ -344,116 +281,7 @@ struct BellsCommand: ParsableCommand {
         return line.isEmpty ? "exit \(process.terminationStatus)" : line
     }
 
-    /// Carries out one control line on the keeper: the reply line, whether the connection
-    /// subscribes, and the change to tell subscribers (a pause, a resume, a bell asked for).
-    private func answer(
-        _ line: String, keeper: inout BellKeeper, tally: BellTally, ringNow: inout Bool, history: SessionHistory?
-    ) -> (reply: String, subscribes: Bool, change: String?) {
-        let (id, parsed) = BellRequest.parse(line)
-        let request: BellRequest
-        switch parsed {
-        case .failure(let failure): return (BellControlSocket.reply(id: id, failure: failure), false, nil)
-        case .success(let taken): request = taken
-        }
-        let now = BellAlarm.clocks().wall / 1_000_000_000
-        switch request {
-        case .status, .subscribe: break
-        case .plan(let day):
-            let fields = Self.planFields(
-                day: day ?? keeper.plan.localDay(of: now), keeper: keeper, now: now, history: history)
-            return (BellControlSocket.reply(id: id, bells: fields), false, nil)
-        case .pause(let pause):
-            keeper.pause(until: pause.end(now: now, plan: keeper.plan))
-            say(
-                "bells: paused"
-                    + (keeper.pausedUntil.map { $0 == .max ? "" : " until \(keeper.plan.wallText($0))" } ?? ""))
-        case .resume:
-            keeper.resume()
-            say("bells: resumed")
-        case .ring: ringNow = true
-        case .next: keeper.passOverNext()
-        }
-        var fields: [String: AnyJSON] = [
-            "rungToday": AnyJSON(tally.day == keeper.plan.localDay(of: now) ? tally.rung : 0),
-            "skippedToday": AnyJSON(tally.day == keeper.plan.localDay(of: now) ? tally.skipped : 0)
-        ]
-        if let next = keeper.nextBell {
-            fields["next"] = .string(next.description)
-            fields["nextDue"] = AnyJSON(next.instant)
-            if keeper.passingOverNext { fields["passingOver"] = true }
-        }
-        if let until = keeper.pausedUntil {
-            fields["pausedUntil"] = .string(until == .max ? "resume" : keeper.plan.wallText(until))
-        }
-        // What the bells have cost so far: this process, waiting, and the processes that rang.
-        fields["cpuMs"] = .number(Self.cpuMilliseconds(RUSAGE_SELF))
-        fields["ringingCpuMs"] = .number(Self.cpuMilliseconds(RUSAGE_CHILDREN))
-        var change: String?
-        if request != .status && request != .subscribe {
-            var event = fields
-            event["schema"] = AnyJSON(SessionEvent.schemaVersion)
-            event["type"] = "bellsChanged"
-            event["request"] = .string(Self.requestName(request))
-            change = AnyJSON.object(event).text()
-        }
-        let subscribes = request == .subscribe
-        return (BellControlSocket.reply(id: id, bells: fields), subscribes, change)
-    }
-
-    private static func requestName(_ request: BellRequest) -> String {
-        switch request {
-        case .status: "status"
-        case .pause: "pause"
-        case .resume: "resume"
-        case .ring: "ring"
-        case .next: "next"
-        case .plan: "plan"
-        case .subscribe: "subscribe"
-        }
-    }
-
-    /// A day's planned bells, each with what became of it as the history keeps it (rung,
-    /// skipped and why, failed), or for one still to come whether it will ring; bells asked for
-    /// (`ring`) that day are listed too.
-    static func planFields(day: Int, keeper: BellKeeper, now: Int64, history: SessionHistory?) -> [String: AnyJSON] {
-        let date = String(CivilDate.text(day: day, wallSecond: 0).prefix(10))
-        let records = (try? history?.bells(onDay: date)) ?? []
-        var bells: [(due: Int64, entry: [String: AnyJSON])] = []
-        for bell in keeper.plan.bells(onDay: day) {
-            var entry: [String: AnyJSON] = [
-                "number": AnyJSON(bell.number), "due": AnyJSON(bell.instant),
-                "time": .string(String(bell.description.suffix(5)))
-            ]
-            if let record = records.first(where: { $0.number == bell.number && $0.due == bell.instant }) {
-                entry["outcome"] = .string(record.outcome)
-                entry["reason"] = record.reason.map(AnyJSON.string)
-                entry["offMs"] = record.offMs.map(AnyJSON.number)
-            } else if bell.instant > now {
-                entry["outcome"] = "planned"
-                if let until = keeper.pausedUntil, bell.instant < until {
-                    entry["reason"] = "paused"
-                } else if keeper.passingOverNext, keeper.nextBell == bell {
-                    entry["reason"] = "passed"
-                }
-            } else {
-                entry["outcome"] = "unrecorded"
-            }
-            bells.append((bell.instant, entry))
-        }
-        for record in records where record.number == 0 {
-            var entry: [String: AnyJSON] = [
-                "number": 0, "due": AnyJSON(record.due), "time": .string(record.time),
-                "outcome": .string(record.outcome)
-            ]
-            entry["reason"] = record.reason.map(AnyJSON.string)
-            entry["offMs"] = record.offMs.map(AnyJSON.number)
-            bells.append((record.due, entry))
-        }
-        bells.sort { $0.due < $1.due }
-        return ["day": .string(date), "plan": .array(bells.map { .object($0.entry) })]
-    }
-
-    /// A bell as one JSON line: what --json prints and subscribers are told.
+    /// A bell as one JSON line: what --json prints and `subscribe`rs are told.
     static func bellLine(_ decision: BellDecision, heard: BellRinger.Heard?) -> String {
         let bell = decision.bell
         var fields: [String: AnyJSON] = [
@@ -474,7 +302,7 @@ struct BellsCommand: ParsableCommand {
     }
 
     /// One line a bell: for a person (and journald) or, with --json, for tools.
-    private func report(_ decision: BellDecision, heard: BellRinger.Heard?) {
+    func report(_ decision: BellDecision, heard: BellRinger.Heard?) {
         let bell = decision.bell
         if json {
             print(Self.bellLine(decision, heard: heard))
@@ -499,7 +327,7 @@ struct BellsCommand: ParsableCommand {
     }
 
     /// User and system CPU time of `who`, in milliseconds (to the microsecond).
-    private static func cpuMilliseconds(_ who: __rusage_who) -> Double {
+    static func cpuMilliseconds(_ who: __rusage_who) -> Double {
         var usage = rusage()
         getrusage(__rusage_who_t(who.rawValue), &usage)
         let microseconds =
@@ -508,7 +336,7 @@ struct BellsCommand: ParsableCommand {
         return Double(microseconds) / 1000
     }
 
-    private func say(_ line: String) {
+    func say(_ line: String) {
         if !json { print(line) }
         fflush(nil)
     }
@@ -521,17 +349,5 @@ struct BellsCommand: ParsableCommand {
         case .paused: "paused"
         case .passed: "passed over"
         }
-    }
-}
-
-/// Today's bells so far, for `gong ctl status`.
-struct BellTally {
-    var day = Int.min
-    var rung = 0
-    var skipped = 0
-
-    mutating func count(_ decision: BellDecision, failed: Bool) {
-        if decision.bell.day != day { self = BellTally(day: decision.bell.day) }
-        if decision.outcome == .ring && !failed { rung += 1 } else { skipped += 1 }
     }
 }

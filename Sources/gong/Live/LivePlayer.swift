@@ -59,201 +59,36 @@ enum LivePlayer {
         let keyboard =
             controlOnStdin ? Self.openTerminal() : (TerminalScreen.isTerminal(STDIN_FILENO) ? STDIN_FILENO : nil)
         defer { if controlOnStdin, let keyboard { close(keyboard) } }
-        let interactive = keyboard != nil
-        var sessionOptions = try options.sessionOptions(volume: volume, interactive: interactive)
+        var sessionOptions = try options.sessionOptions(volume: volume, interactive: keyboard != nil)
         sessionOptions.startSeconds = resuming?.snapshot.positionSeconds ?? 0
         let session = try GongSession(pattern: pattern, options: sessionOptions, bank: bank)
         // Once the session is sure to play (bad input is its one line alone).
         if resuming == nil, !options.json { mentionUnfinished() }
         let signals = SignalWatcher()
         defer { signals.uninstall() }
-        // While there is a terminal there is a screen; `view` is it when it also draws.
-        var screen = keyboard.map {
-            TerminalScreen(
-                input: $0,
-                drawsView: TerminalScreen.isTerminal(STDOUT_FILENO) && !options.quiet && !options.json
-                    && !controlOnStdin)
-        }
-        var view: TerminalScreen? { screen?.drawsView == true ? screen : nil }
-        screen?.enter()
-        defer { screen?.restore() }
-
         let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+        let run = LiveRun(
+            pattern: pattern, options: options, session: session, signals: signals, feed: feed, keyboard: keyboard,
+            resuming: resuming)
+        run.screen?.enter()
+        defer { run.screen?.restore() }
+
         let events = session.events()
         let forwarding = Task {
             for await event in events { feed.yield(.event(event)) }
             feed.yield(.over)
         }
         defer { forwarding.cancel() }
-        // Recorded and snapshotted from its own copy of the events, on its own queue (the history
-        // is opened there too), so neither a slow disk nor a locked file holds up this loop or
-        // the audio.
-        let standard = SessionRecorder.Keeping.standard
-        // What could not be kept, said as the loop takes it in; what comes after the loop has
-        // ended (a session shorter than the history's opening) is said after the last write.
-        let unsaid = Locked<[SessionRecorder.Failure]>([])
-        func sayUnsaid(onScreen: Bool = true) {
-            let failures = unsaid.withLock { list in
-                let taken = list
-                list = []
-                return taken
-            }
-            for failure in failures {
-                if onScreen, let view { view.log("gong: \(failure)") } else { printError("\(failure)") }
-            }
-        }
-        let recorder = SessionRecorder(
-            of: session,
-            keeping: .init(history: options.noHistory ? nil : standard.history, snapshots: standard.snapshots),
-            parameters: parameters, device: options.device, resuming: resuming?.snapshot, boundary: boundary
-        ) { failure in
-            unsaid.withLock { $0.append(failure) }
-            feed.yield(.keepingFailed)
-        }
+        run.keep(parameters: parameters, boundary: boundary)
         InputThread.start(
             signals: signals.wakeFileDescriptor, keys: keyboard, control: controlOnStdin ? STDIN_FILENO : nil, to: feed)
         let server = options.control == .socket ? try ControlServer(session: session) : nil
         defer { server?.close() }
-        /// Waiting for the person before a resumed session plays on.
-        var waitingToStart = false
-        func begin() {
-            waitingToStart = false
-            if let resuming { recorder.marksResumed(resuming.snapshot) }
-            session.start()
-        }
-        if case .whenAsked(let snapshot) = resuming {
-            waitingToStart = true
-            let line =
-                "\(pattern.name): resuming at \(DurationText.clock(seconds: snapshot.positionSeconds)) of "
-                + "\(DurationText.clock(seconds: snapshot.positionSeconds + session.status.plannedSeconds));"
-                + " press space to carry on, q to leave it for later"
-            if let view { view.log(line) } else { printError(line) }
-        } else {
-            begin()
-        }
+        run.offerStart()
         if let server, !options.json, !options.quiet { print("\(pattern.name): control socket \(server.path)") }
-
-        var redraw: Task<Void, Never>?
-        /// The next moment the view changes, woken for then and no sooner; keys, signals and
-        /// events wake the loop anyway, so a session without a view never wakes by itself.
-        func scheduleRedraw() {
-            redraw?.cancel()
-            guard let view else { return }
-            let status = liveStatus(session.status)
-            view.draw(StatusLines.render(status, width: view.width))
-            let seconds = max(0.005, min(60, StatusLines.secondsUntilChange(status, width: view.width)))
-            redraw = Task {
-                try? await Task.sleep(for: .seconds(seconds))
-                if !Task.isCancelled { feed.yield(.redraw) }
-            }
-        }
-        /// The terminal is gone (an SSH connection dropped, the window closed): the session goes
-        /// on to its end — the bell still rings for the person sitting by the speaker — headless,
-        /// and writing to a closed pipe no longer ends the process.
-        func detachFromTerminal() {
-            guard screen != nil else { return }
-            screen = nil
-            session.becomeHeadless()
-            signal(SIGPIPE, SIG_IGN)
-        }
-        func command(_ command: SessionCommand) {
-            // A refused command is already an `ignored` event, which says why.
-            try? session.send(command)
-        }
-
-        var interrupts = 0
-        var report: SessionReport?
-        /// Ctrl-Z was pressed and its pause is fading: the process stops once the `paused` event
-        /// is out (so whoever reads the events sees it before the silence), or after 250 ms.
-        var stopping = false
-        func stopProcess() {
-            stopping = false
-            screen?.suspend()
-            SignalWatcher.stopProcess()
-            screen?.resume()
-        }
-        scheduleRedraw()
-        loop: for await input in inputs {
-            switch input {
-            case .event(let event):
-                if case .finished(let finished) = event.kind { report = finished }
-                write(event, pattern: pattern.name, options: options, view: view)
-                if stopping, case .paused = event.kind { stopProcess() }
-            case .stopDue:
-                if stopping { stopProcess() }
-            case .over:
-                break loop
-            case .keys(let keys) where waitingToStart:
-                if keys.contains(.togglePause) {
-                    begin()
-                } else if keys.contains(.stop) {
-                    // Left for later: nothing played, the snapshot stays as it was.
-                    return 0
-                }
-            case .keys(let keys):
-                for key in keys {
-                    switch key {
-                    case .togglePause: command(.togglePause)
-                    case .skip: command(.skip)
-                    case .stop: command(.stop)
-                    }
-                }
-            case .terminalGone:
-                detachFromTerminal()
-            case .redraw:
-                break
-            case .keepingFailed:
-                sayUnsaid()
-            case .control(let line):
-                print(
-                    line.map { ControlProtocol.reply(to: Substring($0), session: session) }
-                        ?? ControlProtocol.tooLongReply)
-                fflush(nil)
-            case .signalled:
-                for signal in signals.take() {
-                    switch signal {
-                    case .interrupt where waitingToStart, .terminate where waitingToStart:
-                        return 0  // left for later, as with q
-                    case .interrupt(let count):
-                        interrupts += count
-                        command(interrupts == 1 ? .stop : .halt)
-                    case .terminate:
-                        interrupts += 1
-                        command(interrupts == 1 ? .stop : .halt)
-                    case .stopRequested:
-                        // Let the fade finish before the process stops, so the audio goes quiet.
-                        guard (try? session.send(.pause)) != nil else {
-                            stopProcess()  // paused already, or nothing to pause
-                            break
-                        }
-                        stopping = true
-                        Task {
-                            try? await Task.sleep(for: .milliseconds(250))
-                            feed.yield(.stopDue)
-                        }
-                    case .hangup:
-                        detachFromTerminal()
-                    case .continued, .resized:
-                        break
-                    }
-                }
-            }
-            scheduleRedraw()
-        }
-        redraw?.cancel()
-        screen?.finish()
-        let ended = report ?? session.waitForReport()
-        if !options.json { print(NoticeFormat.summary(ended)) }
-        fflush(nil)
-        // The last write, so the history has the session before the process ends; a locked file
-        // is waited for at most as long as one write waits.
-        _ = await recorder.waitForEnd(timeoutSeconds: SessionHistory.busySeconds + 1)
-        sayUnsaid(onScreen: false)
-        if let failure = ended.failure {
-            printError(failure)
-            return ExitStatus.unavailable
-        }
-        return 0
+        // Left for later: nothing played, the snapshot stays as it was.
+        guard await run.run(inputs) else { return 0 }
+        return await run.finish()
     }
 
     /// Says so when sessions whose process died can be resumed, and names any snapshot that
@@ -277,22 +112,6 @@ enum LivePlayer {
             return nil
         }
         return descriptor
-    }
-
-    private static func write(_ event: SessionEvent, pattern: String, options: LiveOptions, view: TerminalScreen?) {
-        if options.json {
-            print(event.jsonLine())
-        } else if !options.quiet, let line = NoticeFormat.line(event, pattern: pattern) {
-            if let view {
-                switch event.kind {
-                case .phaseBegan, .cue: break  // the view shows phases
-                default: view.log(line)
-                }
-            } else {
-                print(line)
-            }
-        }
-        fflush(nil)
     }
 
     static func liveStatus(_ status: SessionStatus) -> LiveStatus {

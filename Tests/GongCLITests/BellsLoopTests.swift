@@ -1,0 +1,146 @@
+import GongAudio
+import GongKit
+import GongPractice
+import GongTerminal
+import Testing
+
+@testable import gong
+
+/// `gong bells`' loop stepped through on clocks the test sets: when it sleeps, what it rings,
+/// and what stops, pauses and rings asked for do, with no timer, process or socket.
+@Suite struct BellsLoopTests {
+    static let berlin = LocalZone(identifier: "Europe/Berlin")!
+    static let second: Int64 = 1_000_000_000
+    static let lead = BellsCommand.leadNanoseconds
+
+    /// Hourly bells, the loop started at 00:30 local time on 2026-03-23.
+    static func hourly() throws -> (loop: BellsLoop, plan: BellPlan, start: BellClocks) {
+        var rules = BellRules()
+        try rules.set(.every, "1h")
+        let plan = try #require(BellPlan(rules: try rules.checked(), zone: berlin, seed: 0))
+        let day = try #require(CivilDate.day(year: 2026, month: 3, day: 23))
+        let start = BellClocks(wall: plan.instant(day: day, wallSecond: 1800) * second, boot: 0, monotonic: 0)
+        let keeper = BellKeeper(
+            plan: plan, start: start, leadNanoseconds: lead, lateToleranceNanoseconds: -BellsCommand.readyNanoseconds)
+        return (BellsLoop(keeper: keeper), plan, start)
+    }
+
+    /// The clocks `nanoseconds` later, the machine awake throughout.
+    static func later(_ clocks: BellClocks, by nanoseconds: Int64) -> BellClocks {
+        BellClocks(
+            wall: clocks.wall + nanoseconds, boot: clocks.boot + nanoseconds,
+            monotonic: clocks.monotonic + nanoseconds)
+    }
+
+    @Test func sleepsUntilEachBellsLeadThenRingsIt() throws {
+        var (loop, plan, start) = try Self.hourly()
+        let first = try #require(plan.next(after: start.wall / Self.second))
+        let step = loop.next(at: start)
+        #expect(step == .wait(untilWall: first.instant * Self.second - Self.lead))
+        let woke = BellClocks(wall: first.instant * Self.second - Self.lead, boot: 0, monotonic: 0)
+        let ringing = Self.later(start, by: woke.wall - start.wall)
+        let step2 = loop.next(at: ringing)
+        #expect(step2 == .carryOut(BellDecision(bell: first, outcome: .ring)))
+        loop.carriedOut(BellDecision(bell: first, outcome: .ring), failed: false)
+        let second = try #require(plan.next(after: first.instant))
+        let step3 = loop.next(at: ringing)
+        #expect(step3 == .wait(untilWall: second.instant * Self.second - Self.lead))
+        #expect(loop.tally.rung == 1 && loop.tally.skipped == 0)
+    }
+
+    /// A stop while a bell rings ends the bells after it: the bells that came due with it are not
+    /// carried out.
+    @Test func aStopEndsTheBellsAfterTheOneRinging() throws {
+        var (loop, _, start) = try Self.hourly()
+        _ = loop.next(at: start)
+        // Asleep for three hours: three bells come due at once, skipped.
+        let woke = BellClocks(wall: start.wall + 3 * 3600 * Self.second, boot: 3 * 3600 * Self.second, monotonic: 0)
+        guard case .carryOut(let decision) = loop.next(at: woke) else {
+            Issue.record("no bell carried out")
+            return
+        }
+        #expect(decision.outcome == .skipped(.asleep))
+        let stops = loop.handle([.resized, .continued])
+        #expect(!stops)
+        let stops2 = loop.handle([.interrupt(count: 1)])
+        #expect(stops2)
+        let step = loop.next(at: woke)
+        #expect(step == .stop)
+        let step2 = loop.next(at: woke)
+        #expect(step2 == .stop)
+    }
+
+    @Test func aStopWhileWaitingEndsTheBells() throws {
+        var (loop, _, start) = try Self.hourly()
+        _ = loop.next(at: start)
+        let stops = loop.handle([.terminate])
+        #expect(stops)
+        let step = loop.next(at: Self.later(start, by: Self.second))
+        #expect(step == .stop)
+    }
+
+    /// `gong ctl ring`: a bell outside the plan on a whole second two seconds on, once.
+    @Test func aRingAskedForIsRungOnce() throws {
+        var (loop, plan, start) = try Self.hourly()
+        guard case .wait(let wakeAt) = loop.next(at: start) else {
+            Issue.record("the loop did not wait")
+            return
+        }
+        let now = Self.later(start, by: 60 * Self.second)
+        let answer = loop.answer(.ring, now: now.wall / Self.second)
+        #expect(answer.said == nil)
+        #expect(loop.ringAsked)
+        let unplanned = plan.unplannedBell(at: now.wall / Self.second + 2)
+        let step = loop.next(at: now)
+        #expect(step == .carryOut(BellDecision(bell: unplanned, outcome: .ring)))
+        loop.carriedOut(BellDecision(bell: unplanned, outcome: .ring), failed: true)
+        let step2 = loop.next(at: now)
+        #expect(step2 == .wait(untilWall: wakeAt))
+        #expect(loop.tally.skipped == 1)
+    }
+
+    @Test func pauseResumeAndNextChangeTheKeeperAndAreSaid() throws {
+        var (loop, plan, start) = try Self.hourly()
+        let now = start.wall / Self.second
+        let paused = loop.answer(.pause(.seconds(600)), now: now)
+        #expect(paused.said == "bells: paused until \(plan.wallText(now + 600))")
+        #expect(paused.fields["pausedUntil"] == .string(plan.wallText(now + 600)))
+        let resumed = loop.answer(.resume, now: now)
+        #expect(resumed.said == "bells: resumed")
+        let passing = loop.answer(.next, now: now)
+        #expect(passing.said == nil)
+        #expect(passing.fields["passingOver"] == true)
+        #expect(passing.fields["next"] == .string(try #require(loop.keeper.nextBell).description))
+        #expect(passing.fields["rungToday"] == AnyJSON(0))
+        #expect(passing.fields["pausedUntil"] == nil)
+    }
+
+    /// What a remote asks of the socket: `subscribe` keeps the connection and changes nothing;
+    /// a change is told to subscribers; `plan` lists a day's bells with what the history kept.
+    @Test func subscribeKeepsTheConnectionAChangeIsToldAndPlanListsTheDay() throws {
+        var (loop, plan, start) = try Self.hourly()
+        let now = start.wall / Self.second
+        let subscribing = loop.answer(.subscribe, now: now)
+        #expect(subscribing.subscribes && !subscribing.changed && subscribing.said == nil)
+        let status = loop.answer(.status, now: now)
+        #expect(!status.subscribes && !status.changed)
+        #expect(loop.answer(.pause(.seconds(60)), now: now).changed)
+        #expect(loop.answer(.resume, now: now).changed)
+        let today = plan.localDay(of: now)
+        let asked = loop.answer(.plan(day: nil), now: now)
+        #expect(asked.planDay == today && !asked.changed)
+        // 00:30 on the 23rd: the bell at 00:00 was before the bells began, and rang.
+        let first = try #require(plan.bells(onDay: today).first)
+        let rung = BellRecord(
+            due: first.instant, day: "2026-03-23", time: "00:00", number: first.number, outcome: "rung", offMs: 0.2)
+        let listed = loop.plan(day: today, records: [rung], now: now)
+        #expect(listed["day"] == "2026-03-23")
+        guard case .array(let bells) = listed["plan"] else {
+            Issue.record("no plan")
+            return
+        }
+        #expect(bells.count == 24)
+        #expect(bells.first?["outcome"] == "rung")
+        #expect(bells.dropFirst().first?["outcome"] == "planned")
+    }
+}
