@@ -38,6 +38,10 @@ public final class RemoteHub: @unchecked Sendable {
         var subscription: Channel?
     }
     private var sessions: [Int32: SessionLink] = [:]
+    /// Sessions whose events have ended and whose process has still to write the history: the
+    /// phones are told the history changed once the socket is gone (the process removes it
+    /// after its last write) or the process is.
+    private var finishing: [Int32: String] = [:]
     /// Sockets being asked what they are (a session or `gong bells`).
     private var probing: Set<Int32> = []
     private var bellsPath: String?
@@ -66,6 +70,7 @@ public final class RemoteHub: @unchecked Sendable {
         ) { [self] in
             reloadDevicesIfChanged()
             scanControlSockets()
+            noticeFinished()
         }.assumeIsolated().whenSuccess { [self] channel in watch = channel }
     }
 
@@ -342,7 +347,18 @@ public final class RemoteHub: @unchecked Sendable {
             ended: { [self] in
                 sessions[pid] = nil
                 broadcast(#"{"type":"ended","pid":\#(pid)}"#)
+                finishing[pid] = path
+                noticeFinished()
             })
+    }
+
+    /// Tells the phones the history changed for each finishing session whose socket, or
+    /// process, is gone: its last write is done (or will never come).
+    private func noticeFinished() {
+        for (pid, path) in finishing where access(path, F_OK) != 0 || (kill(pid, 0) != 0 && errno == ESRCH) {
+            finishing[pid] = nil
+            broadcast(#"{"type":"history","pid":\#(pid),"serverMs":\#(Self.nowMs())}"#)
+        }
     }
 
     /// `gong bells`' changes and bells as they happen, passed on to every phone.

@@ -25,6 +25,7 @@ extension RemotePage {
         input[type=range]{accent-color:var(--accent)}
         button,select,input{font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:12px;min-height:52px;padding:0 14px}
         button{min-width:52px;font-weight:600;cursor:pointer}
+        button:disabled{opacity:.55;cursor:default}
         button.main{background:var(--accent);color:var(--bg);border:0;width:100%;font-size:22px;min-height:72px}
         .row{display:flex;gap:8px;flex-wrap:wrap;margin-top:8px}.row>*{flex:1}
         .big{font-size:54px;font-variant-numeric:tabular-nums;font-weight:300;margin:4px 0}
@@ -129,8 +130,12 @@ extension RemotePage {
           $("phase").textContent=s.phase;
           $("phaseLeft").textContent=fmt(s.phaseSeconds-s.phaseElapsedSeconds-dt);
           $("totalLeft").textContent=s.open?"open":fmt(s.plannedSeconds-s.elapsedSeconds-dt);
-          $("state").textContent=s.state;
-          $("toggleBtn").textContent=s.state==="paused"?"Resume":"Pause";
+          // The session takes no pause, resume or skip while its end rings out (nor a stop: it is
+          // stopping), and only a stop while it waits for its device: none is offered then.
+          const out=s.state==="completing",waiting=s.state==="failed";
+          $("state").textContent=out?"ringing out":waiting?"waiting for the device":s.state;
+          $("toggleBtn").textContent=out?"Ringing out…":waiting?"Waiting for the device…":s.state==="paused"?"Resume":"Pause";
+          $("toggleBtn").disabled=out||waiting;$("skipBtn").disabled=out||waiting;$("stopBtn").disabled=out;
           if(lastChange){const w={pause:"Paused",resume:"Resumed",skip:"Phase skipped",stop:"Stopped",gain:"Gain set",start:"Started",
             toggle:s.state==="paused"?"Paused":"Resumed"};$("sitBy").textContent=(w[lastChange.action]||lastChange.action)+" by "+lastChange.by}
           if(document.activeElement!==$("gain")){$("gain").value=s.gainDB;$("gainV").textContent=s.gainDB+" dB"}
@@ -183,7 +188,8 @@ extension RemotePage {
             if(m.type==="time"){const t=Date.now(),rtt=t-m.clientMs;if(rtt<bestRtt){bestRtt=rtt;offset=m.serverMs-(m.clientMs+t)/2;
               $("clock").textContent="Clock offset to the box "+(offset>=0?"+":"")+offset.toFixed(1)+" ms (round trip "+rtt+" ms)";window.gongOffset=offset}}
             else if(m.type==="session"){status=m.status;pid=m.pid;statusAt=m.serverMs;renderSit()}
-            else if(m.type==="ended"){if(m.pid===pid){status=null;pid=null;renderSit();loadHistory()}}
+            else if(m.type==="ended"){if(m.pid===pid){status=null;pid=null;renderSit()}}
+            else if(m.type==="history")loadHistory();
             else if(m.type==="event"){if(m.event.type==="cue")cueAt(m.event,m.wallMinusMonotonicMs)}
             else if(m.type==="change"){
               if(m.action.startsWith("bells.")){if(m.bells){bells=m.bells;bells.by=m.by;renderBells();loadPlan()}note(m.by+": bells "+m.action.slice(6))}

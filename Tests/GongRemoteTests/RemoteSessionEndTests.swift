@@ -84,6 +84,7 @@ struct RemoteSessionEndTests {
     /// exits. The status the remote asks for on the session's last event may so come back after
     /// the subscription has closed and the phones were told `ended`: it must not reach them, or
     /// the page shows a finished sit as running for good (the browser test's "the sit ends").
+    /// The history changed is told once the socket is gone, not at `ended`.
     @Test func endedIsTheLastThePhonesHearOfASession() throws {
         let world = RemoteWorld()
         let server = try world.server()
@@ -129,6 +130,8 @@ struct RemoteSessionEndTests {
             after.append(text)
         }
         #expect(!after.contains { $0.contains(#""type":"session""#) }, "told after ended: \(after)")
+        // Its process has still to write the history: the phones are not told yet.
+        #expect(!after.contains { $0.contains(#""type":"history""#) }, "history told too soon: \(after)")
 
         // Nor is it taken up again while its socket is still there: any change in the directory
         // has the remote ask every socket it does not follow what it is.
@@ -141,5 +144,10 @@ struct RemoteSessionEndTests {
         // A request taken in after the reply: a subscription would have connected by then.
         #expect(try phone.get("/api/session")?.body.hasPrefix(#"{"sessions":[]"#) == true)
         #expect(!session.hasWaitingConnection(), "the ended session was subscribed to again")
+
+        // The process removes its socket after its last write to the history: now the phones
+        // are told to read it again, and the page shows the finished sit without a reload.
+        unlink(session.path)
+        #expect(message(on: feed, containing: [#""type":"history""#, #""pid":\#(pid)"#]) != nil)
     }
 }

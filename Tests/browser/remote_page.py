@@ -4,9 +4,11 @@ chromium-driver, headless at a phone's size (390x844, touch). Nothing is downloa
 
 Two phones pair with codes from `gong remote pair`; the first starts a sit and sees its countdown
 move; the second pauses it and the first must show it paused within 200 ms; the page marks each
-cue at the moment it is heard; the first stops it, and sees it end. Screenshots of each screen, light and dark,
-go to --out. Run by GongRemoteTests' RemoteBrowserTests against a server it started; prints one
-line of figures and exits 0 when every check held, 1 (after saying which) when one did not.
+cue at the moment it is heard; past a minute (a sit counts from 60 s) the first stops it, sees
+its end ring out with no pause offered, then sees it end and, with no reload, in the history and
+the calendar. Screenshots of each screen, light and dark, go to --out. Run by GongRemoteTests'
+RemoteBrowserTests against a server it started; prints one line of figures and exits 0 when every
+check held, 1 (after saying which) when one did not.
 """
 import argparse
 import json
@@ -107,9 +109,11 @@ try:
     pair(b, "Phone B")
     shoot(a, "2-home")
 
-    # Start a sit: box breathing, two cycles, through the test's device.
+    # Start a sit: box breathing, 90 s, through the test's device.
     a.find_element(By.ID, "pattern").send_keys("box")
-    a.find_element(By.ID, "length").send_keys("32s")
+    wait(a, "return document.getElementById('hist').textContent.startsWith('0 sessions')", 10,
+         "the history is empty before the sit")
+    a.find_element(By.ID, "length").send_keys("90s")
     a.find_element(By.ID, "device").send_keys(args.device)
     a.find_element(By.ID, "startBtn").click()
     wait(a, "return document.getElementById('state').textContent === 'active'", 30, "the sit starts")
@@ -154,16 +158,36 @@ try:
           f"each cue marked within 50 ms of its audible time or its event ({marks})")
     offset = a.execute_script("return window.gongOffset")
 
-    # Stop, with the confirm.
+    # A sit counts in the history from 60 s played: stop it past that, with the confirm.
+    wait(a, "return status && status.elapsedSeconds >= 62", 75, "the sit passes a minute")
     a.find_element(By.ID, "stopBtn").click()
     a.switch_to.alert.accept()
     # The end cue rings out before the session is over: stopping is seen at once, the end later.
-    stopping = "return ['completing', 'completed'].includes(document.getElementById('state').textContent)" \
+    # While it rings out the session takes no pause, skip or stop, and the page offers none.
+    stopping = "return document.getElementById('state').textContent === 'ringing out'" \
         " || !document.getElementById('sitNone').hidden"
     wait(a, stopping, 5, "the sit stops")
     wait(b, stopping, 5, "phone B sees it stop")
+    ringing_out = a.execute_script("""
+        const t = document.getElementById('toggleBtn');
+        return document.getElementById('sitNone').hidden ? {text: t.textContent, disabled: t.disabled,
+          skip: document.getElementById('skipBtn').disabled, stop: document.getElementById('stopBtn').disabled}
+          : null;""")
+    if check(ringing_out is not None, "the end rings out on the page (it ended before it was seen)"):
+        check(ringing_out["disabled"] and ringing_out["skip"] and ringing_out["stop"]
+              and "Pause" not in ringing_out["text"],
+              f"no pause, skip or stop offered while it rings out ({ringing_out})")
     shoot(a, "6-stopping")
     wait(a, "return !document.getElementById('sitNone').hidden", 60, "the sit ends")
+    # The process writes the history after its last event, then goes: the page reads it again
+    # when the remote tells it so, with no reload.
+    counted = "return document.getElementById('hist').textContent.startsWith('1 sessions')"
+    wait(a, counted, 20, "phone A shows the sit in the history")
+    wait(b, counted, 5, "phone B shows the sit in the history")
+    today = a.execute_script("const c = document.querySelectorAll('#cal i'); const d = c[c.length - 1];"
+                             " return d ? [d.title, d.style.background] : null")
+    check(today is not None and today[1] != "" and not today[0].endswith(": 0 min"),
+          f"today is marked in the calendar ({today})")
     shoot(a, "7-ended")
 
     print(json.dumps({"pauseSeenMs": pause_ms, "clockOffsetMs": offset, "cueMarkOffsetsMs": offsets,

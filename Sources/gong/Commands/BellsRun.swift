@@ -60,7 +60,6 @@ final class BellsRun {
         }
         loop.carriedOut(decision, failed: heard?.failure != nil)
         command.report(decision, heard: heard)
-        control.publish(BellsCommand.bellLine(decision, heard: heard))
         let record: BellRecord =
             switch decision.outcome {
             case .ring:
@@ -72,6 +71,8 @@ final class BellsRun {
         do { try history?.save(bell: record) } catch {
             printError("\(error.description); this bell is not recorded")
         }
+        // After the history has it, so a subscriber that asks for the day's `plan` sees it.
+        control.publish(BellsCommand.bellLine(decision, heard: heard))
     }
 
     /// Answers one request on the control socket; a change it made is told to the subscribers
