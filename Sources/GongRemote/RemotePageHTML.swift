@@ -17,6 +17,10 @@ extension RemotePage {
         @media (prefers-color-scheme:dark){:root{--bg:#121212;--fg:#eee;--mute:#9a9a9a;--card:#1d1d1d;--line:#333;--accent:#d9b35b;--warn:#f77;--ok:#8c8}}
         body.night{--bg:#000;--fg:#a33;--mute:#722;--card:#080000;--line:#200;--accent:#c44;--warn:#f44;--ok:#a33}
         body.night *{transition:none!important;animation:none!important}
+        body.night{color-scheme:dark}body.night button.main{background:#3a0c0c;color:#d44}
+        body.night input[type=range]{-webkit-appearance:none;appearance:none;background:transparent;min-height:32px}
+        body.night input[type=range]::-webkit-slider-runnable-track{height:6px;border-radius:3px;background:#200}
+        body.night input[type=range]::-webkit-slider-thumb{-webkit-appearance:none;width:24px;height:24px;margin-top:-9px;border-radius:50%;background:#a33}
         *{box-sizing:border-box}
         body{margin:0;font:18px/1.4 system-ui,sans-serif;background:var(--bg);color:var(--fg);padding:0 0 env(safe-area-inset-bottom)}
         header{display:flex;align-items:center;justify-content:space-between;padding:12px 16px}
@@ -30,8 +34,8 @@ extension RemotePage {
         .row{display:flex;gap:8px;flex-wrap:wrap;margin-top:8px}.row>*{flex:1}
         .big{font-size:54px;font-variant-numeric:tabular-nums;font-weight:300;margin:4px 0}
         .mute{color:var(--mute);font-size:15px}
-        #banner{display:none;background:var(--warn);color:#fff;padding:12px 16px;font-weight:600}
-        #note{display:none;background:var(--ok);color:#fff;padding:10px 16px}
+        #banner{display:none;background:var(--warn);color:var(--card);padding:12px 16px;font-weight:600}
+        #note{display:none;background:var(--ok);color:var(--card);padding:10px 16px}
         #cue{position:fixed;inset:0;pointer-events:none;background:var(--accent);opacity:0}
         #cue.on{opacity:.35}
         .cal{display:grid;grid-template-columns:repeat(7,1fr);gap:4px}.cal i{aspect-ratio:1;border-radius:4px;background:var(--line)}
@@ -142,20 +146,27 @@ extension RemotePage {
         }
         function renderBells(){
           $("bellsNone").hidden=!!bells;$("bellsRun").hidden=!bells;if(!bells)return;
-          $("nextLeft").textContent=bells.nextDue?fmt(bells.nextDue-now()/1000):"none";
-          $("nextAt").textContent=bells.next?"at "+bells.next.slice(11)+(bells.passingOver?" (to be passed over)":""):"";
+          // A pause that reaches past the next bell: it will not ring, so it is not counted down.
+          const held=!!bells.pausedUntil&&!!bells.next&&(bells.pausedUntil==="resume"||bells.next<bells.pausedUntil);
+          $("nextLeft").textContent=held?"paused":bells.nextDue?fmt(bells.nextDue-now()/1000):"none";
+          $("nextAt").textContent=bells.next?(held?"not at ":"at ")+bells.next.slice(11)+(bells.passingOver?" (to be passed over)":""):"";
           $("bellsPaused").textContent=bells.pausedUntil?(bells.pausedUntil==="resume"?"Paused until resumed":"Paused until "+bells.pausedUntil.slice(11))+(bells.by?" (by "+bells.by+")":""):"";
         }
         async function loadPlan(){
           try{const p=(await api("GET","/api/bells/plan")).bells;if(!p)return;
-            $("plan").replaceChildren(...p.plan.map(b=>{const li=document.createElement("li");
-              li.innerHTML="<span></span><span></span>";li.children[0].textContent=b.time;
-              li.children[1].textContent=b.outcome+(b.reason?" ("+b.reason+")":"")+(b.offMs!=null?" "+(b.offMs>=0?"+":"")+b.offMs.toFixed(1)+" ms":"");return li}))}catch(e){}
+            // Past bells the history has no word of (gong bells was not running) make one line.
+            const rows=[];for(const b of p.plan){const last=rows[rows.length-1];
+              if(b.outcome==="unrecorded"&&last&&last.outcome==="unrecorded"){last.until=b.time;last.count++}else rows.push(Object.assign({count:1},b))}
+            $("plan").replaceChildren(...rows.map(b=>{const li=document.createElement("li");
+              li.innerHTML="<span></span><span></span>";li.children[0].textContent=b.time+(b.until?"–"+b.until:"");
+              if(b.outcome==="unrecorded"){li.className="mute";li.children[1].textContent="no record"}
+              else li.children[1].textContent=b.outcome+(b.reason?" ("+b.reason+")":"")+(b.offMs!=null?" "+(b.offMs>=0?"+":"")+b.offMs.toFixed(1)+" ms":"");return li}))}catch(e){}
         }
         async function loadHistory(){
           try{const h=await api("GET","/api/history");
-            let t=(h.total?h.total.sessions:0)+" sessions, "+Math.round(h.total?h.total.minutes:0)+" min";
-            if(h.currentStreak!=null)t+=" · streak "+h.currentStreak+" days (longest "+h.longestStreak+")";
+            const n=h.total?h.total.sessions:0,inDays=d=>d+(d===1?" day":" days");
+            let t=n+(n===1?" session, ":" sessions, ")+Math.round(h.total?h.total.minutes:0)+" min";
+            if(h.currentStreak!=null)t+=" · streak "+inDays(h.currentStreak)+" (longest "+inDays(h.longestStreak)+")";
             $("hist").textContent=t;
             const days=(h.days||[]).slice(-28),top=Math.max(1,...days.map(d=>d.minutes));
             $("cal").replaceChildren(...days.map(d=>{const i=document.createElement("i");i.title=d.date+": "+Math.round(d.minutes)+" min";

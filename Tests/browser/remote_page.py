@@ -6,11 +6,14 @@ Two phones pair with codes from `gong remote pair`; the first starts a sit and s
 move; the second pauses it and the first must show it paused within 200 ms; the page marks each
 cue at the moment it is heard; past a minute (a sit counts from 60 s) the first stops it, sees
 its end ring out with no pause offered, then sees it end and, with no reload, in the history and
-the calendar. Screenshots of each screen, light and dark, go to --out. Run by GongRemoteTests'
+the calendar. Then the bells (a `gong bells` the caller started): the next counted down, one
+rung now and listed as rung, a pause for an hour shown on both phones with who asked.
+Screenshots of each whole screen, light and dark, go to --out. Run by GongRemoteTests'
 RemoteBrowserTests against a server it started; prints one line of figures and exits 0 when every
 check held, 1 (after saying which) when one did not.
 """
 import argparse
+import base64
 import json
 import os
 import subprocess
@@ -59,11 +62,23 @@ def scheme(driver, dark):
         "features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]})
 
 
+def save_page(driver, path):
+    """The whole page, below the fold too (the bells and the calendar are further down)."""
+    size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}})
+    with open(path, "wb") as file:
+        file.write(base64.b64decode(shot["data"]))
+
+
 def shoot(driver, name):
+    # Not in the middle of a cue's flash, which would tint the whole page.
+    wait(driver, "return !document.getElementById('cue').classList.contains('on')", 2, f"{name}: no flash")
     for dark in (False, True):
         scheme(driver, dark)
         time.sleep(0.1)  # one frame to repaint
-        driver.save_screenshot(os.path.join(args.out, f"{name}-{'dark' if dark else 'light'}.png"))
+        save_page(driver, os.path.join(args.out, f"{name}-{'dark' if dark else 'light'}.png"))
     scheme(driver, False)
 
 
@@ -111,12 +126,16 @@ try:
 
     # Start a sit: box breathing, 90 s, through the test's device.
     a.find_element(By.ID, "pattern").send_keys("box")
-    wait(a, "return document.getElementById('hist').textContent.startsWith('0 sessions')", 10,
+    wait(a, "return document.getElementById('hist').textContent.startsWith('0 sessions,')", 10,
          "the history is empty before the sit")
     a.find_element(By.ID, "length").send_keys("90s")
     a.find_element(By.ID, "device").send_keys(args.device)
     a.find_element(By.ID, "startBtn").click()
-    wait(a, "return document.getElementById('state').textContent === 'active'", 30, "the sit starts")
+    if not wait(a, "return document.getElementById('state').textContent === 'active'", 30, "the sit starts"):
+        print("phone A's note: " + a.execute_script("return document.getElementById('note').textContent")
+              + "; its sessions: " + json.dumps(a.execute_script(
+                  "return await (await fetch('/api/session', {credentials: 'same-origin'})).text()")),
+              file=sys.stderr)
     first = a.find_element(By.ID, "phaseLeft").text
     wait(a, f"return document.getElementById('phaseLeft').textContent !== {json.dumps(first)}", 5,
          "the countdown moves")
@@ -139,7 +158,7 @@ try:
     check(by == "Paused by Phone B", f"phone A says who paused it ({by!r})")
     shoot(a, "4-paused")
     a.execute_script("document.getElementById('nightBtn').click()")
-    a.save_screenshot(os.path.join(args.out, "5-night.png"))
+    save_page(a, os.path.join(args.out, "5-night.png"))
     a.execute_script("document.getElementById('nightBtn').click()")
 
     # Resume, and wait for cues to be marked.
@@ -159,7 +178,9 @@ try:
     offset = a.execute_script("return window.gongOffset")
 
     # A sit counts in the history from 60 s played: stop it past that, with the confirm.
-    wait(a, "return status && status.elapsedSeconds >= 62", 75, "the sit passes a minute")
+    if not wait(a, "return status && status.elapsedSeconds >= 62", 75, "the sit passes a minute"):
+        print("the sit as phone A last heard of it: " + json.dumps(a.execute_script("return status")),
+              file=sys.stderr)
     a.find_element(By.ID, "stopBtn").click()
     a.switch_to.alert.accept()
     # The end cue rings out before the session is over: stopping is seen at once, the end later.
@@ -181,8 +202,9 @@ try:
     wait(a, "return !document.getElementById('sitNone').hidden", 60, "the sit ends")
     # The process writes the history after its last event, then goes: the page reads it again
     # when the remote tells it so, with no reload.
-    counted = "return document.getElementById('hist').textContent.startsWith('1 sessions')"
-    wait(a, counted, 20, "phone A shows the sit in the history")
+    counted = "return document.getElementById('hist').textContent.startsWith('1 session,')"
+    if not wait(a, counted, 20, "phone A shows the sit in the history"):
+        print("phone A's history: " + a.find_element(By.ID, "hist").text, file=sys.stderr)
     wait(b, counted, 5, "phone B shows the sit in the history")
     today = a.execute_script("const c = document.querySelectorAll('#cal i'); const d = c[c.length - 1];"
                              " return d ? [d.title, d.style.background] : null")
@@ -190,8 +212,27 @@ try:
           f"today is marked in the calendar ({today})")
     shoot(a, "7-ended")
 
+    # The bells: the next one counted down, one rung now and heard, then a pause for an hour
+    # that both phones show with who asked.
+    wait(a, "return /^\\d+:\\d\\d/.test(document.getElementById('nextLeft').textContent)", 10,
+         "the next bell is counted down")
+    a.find_element(By.ID, "bRing").click()
+    rung = "return [...document.querySelectorAll('#plan li')].some(li => li.textContent.includes('rung'))"
+    wait(a, rung, 30, "the bell asked for is in today's plan, rung")
+    heard = a.execute_script("return [...document.querySelectorAll('#plan li')]"
+                             ".filter(li => li.textContent.includes('rung')).map(li => li.textContent)")
+    a.find_element(By.ID, "b1h").click()
+    paused = "return document.getElementById('bellsPaused').textContent.startsWith('Paused until ')" \
+        " && document.getElementById('bellsPaused').textContent.endsWith('(by Phone A)')"
+    wait(a, paused, 5, "phone A shows the bells paused, by whom")
+    wait(b, paused, 5, "phone B shows the bells paused, by whom")
+    # An hourly bell is due within the hour the pause covers: no countdown to a bell that will
+    # not ring.
+    check(a.find_element(By.ID, "nextLeft").text == "paused", "the next bell is not counted down while paused")
+    shoot(a, "8-bells")
+
     print(json.dumps({"pauseSeenMs": pause_ms, "clockOffsetMs": offset, "cueMarkOffsetsMs": offsets,
-                      "cueEventsAfterTheirSoundMs": late,
+                      "cueEventsAfterTheirSoundMs": late, "bellRung": heard,
                       "pageBytes": len(a.page_source.encode())}))
 finally:
     a.quit()

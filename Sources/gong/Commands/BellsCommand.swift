@@ -313,9 +313,7 @@ struct BellsCommand: ParsableCommand {
                 if let failure = heard?.failure {
                     print("\(name) at \(bell): not rung: \(failure)")
                 } else if let off = heard?.offMs {
-                    print(
-                        "bell \(bell.number) at \(bell): rung, heard \(Figure.fixed(off, 1, signed: true)) ms from its second"
-                    )
+                    print("\(name) at \(bell): rung, heard \(Figure.fixed(off, 1, signed: true)) ms from its second")
                 } else {
                     print("\(name) at \(bell): rung")
                 }
