@@ -120,6 +120,9 @@ extension RemotePage {
         }
         function note(t){const n=$("note");n.textContent=t;n.style.display="block";clearTimeout(note.t);note.t=setTimeout(()=>n.style.display="none",4000)}
         function showPair(){$("pair").hidden=false;$("app").hidden=true}
+        // The QR code gong remote pair draws carries the code after '#': filled in, then dropped
+        // from the address bar (no request ever carried it).
+        {const c=/^#code=(\d{8})$/.exec(location.hash);if(c){$("code").value=c[1];history.replaceState(null,"",location.pathname+location.search)}}
         $("pairBtn").onclick=async()=>{
           try{await api("POST","/api/pair",{code:$("code").value,name:$("devname").value});location.reload()}
           catch(e){$("pairMsg").textContent="Not paired: "+($("note").textContent||e.message)}

@@ -2,15 +2,15 @@
 """gong remote's page in a real browser: Debian's chromium driven by Selenium through Debian's
 chromium-driver, headless at a phone's size (390x844, touch). Nothing is downloaded.
 
-Two phones pair with codes from `gong remote pair`; the first starts a sit and sees its countdown
-move; the second pauses it and the first must show it paused within 200 ms; the page marks each
-cue at the moment it is heard; past a minute (a sit counts from 60 s) the first stops it, sees
-its end ring out with no pause offered, then sees it end and, with no reload, in the history and
-the calendar. Then the bells (a `gong bells` the caller started): the next counted down, one
-rung now and listed as rung, a pause for an hour shown on both phones with who asked.
-Screenshots of each whole screen, light and dark, go to --out. Run by GongRemoteTests'
-RemoteBrowserTests against a server it started; prints one line of figures and exits 0 when every
-check held, 1 (after saying which) when one did not.
+Two phones pair with codes from `gong remote pair` (one typed, one by the address its QR code
+carries); the first starts a sit and sees its countdown move; the second pauses it and the first
+must show it paused within 200 ms; the page marks each cue at the moment it is heard; past a minute
+(a sit counts from 60 s) the first stops it, sees its end ring out with no pause offered, then sees
+it end and, with no reload, in the history and the calendar. Then the bells (a `gong bells` the
+caller started): the next counted down, one rung now and listed as rung, a pause for an hour shown
+on both phones with who asked. Screenshots of each whole screen, light and dark, go to --out. Run
+by GongRemoteTests' RemoteBrowserTests against a server it started; prints one line of figures and
+exits 0 when every check held, 1 (after saying which) when one did not.
 """
 import argparse
 import base64
@@ -102,10 +102,20 @@ def code():
     return line.strip().replace(" ", "")
 
 
-def pair(driver, name):
-    driver.get(URL)
-    wait(driver, "return !document.getElementById('pair').hidden", 10, f"{name}: the pairing screen shows")
-    driver.find_element(By.ID, "code").send_keys(code())
+def pair(driver, name, by_link=False):
+    """Types the code, or (by_link) opens the address gong remote pair's QR code carries, with
+    the code after '#', which the page fills in and drops from the address bar."""
+    if by_link:
+        given = code()
+        driver.get(URL + "#code=" + given)
+        wait(driver, "return !document.getElementById('pair').hidden", 10, f"{name}: the pairing screen shows")
+        check(driver.find_element(By.ID, "code").get_attribute("value") == given,
+              f"{name}: the code from the link is filled in")
+        check(driver.current_url == URL, f"{name}: the code is dropped from the address ({driver.current_url})")
+    else:
+        driver.get(URL)
+        wait(driver, "return !document.getElementById('pair').hidden", 10, f"{name}: the pairing screen shows")
+        driver.find_element(By.ID, "code").send_keys(code())
     field = driver.find_element(By.ID, "devname")
     field.clear()
     field.send_keys(name)
@@ -121,7 +131,7 @@ try:
     wait(a, "return !document.getElementById('pair').hidden", 10, "the pairing screen shows")
     shoot(a, "1-pair")
     pair(a, "Phone A")
-    pair(b, "Phone B")
+    pair(b, "Phone B", by_link=True)
     shoot(a, "2-home")
 
     # Start a sit: box breathing, 90 s, through the test's device.

@@ -156,6 +156,13 @@ struct RemotePairCommand: ParsableCommand {
         print("")
         print("    \(code.prefix(4)) \(code.dropFirst(4))")
         print("")
+        // For a camera: the address with the code after '#', which the page fills in and no
+        // request carries (it stays out of any log).
+        if isatty(STDOUT_FILENO) == 1, let drawn = QRCode(QRCode.pairingAddress(address, code: code)) {
+            print("or scan it:")
+            for line in drawn.terminalLines() { print(line) }
+            print("")
+        }
         print("It pairs one device (\(role.rawValue)) and lasts 5 minutes; gong remote devices lists them.")
     }
 }
