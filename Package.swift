@@ -16,7 +16,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0")
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // `gong remote`'s server: an event loop that sleeps in epoll_wait. NIOCore, NIOPosix,
+        // NIOHTTP1 and NIOWebSocket import no Foundation.
+        .package(url: "https://github.com/apple/swift-nio", "2.101.2"..<"2.102.0")
     ],
     targets: [
         // C libraries, reached through pkg-config. Debian/Ubuntu package names are the providers.
@@ -65,6 +68,18 @@ let package = Package(
             dependencies: [
                 "GongKit", "GongAudio", "GongCore", .product(name: "Histogram", package: "hdrhistogram-swift")
             ]),
+        // `gong remote`: the phone's page and the JSON API over HTTP and WebSocket, a client of
+        // the control sockets and a reader of the history. A process of its own, so its faults
+        // never reach a bell or a session.
+        .target(
+            name: "GongRemote",
+            dependencies: [
+                "GongKit", "GongPractice",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio")
+            ]),
         // The C ABI over GongKit: opaque handles, statuses and JSON strings.
         .target(name: "GongABI", dependencies: ["GongKit"]),
         // The live terminal view: status lines, keys, signals. Depends on GongCore only so it is
@@ -77,6 +92,7 @@ let package = Package(
                 "GongPractice",
                 "GongBench",
                 "GongTerminal",
+                "GongRemote",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
 
@@ -95,6 +111,12 @@ let package = Package(
         .testTarget(name: "GongKitTests", dependencies: ["GongKit", "GongPractice", "GongTestSupport"]),
         .testTarget(name: "GongBenchTests", dependencies: ["GongBench", "GongCore"]),
         .testTarget(name: "GongTerminalTests", dependencies: ["GongTerminal"]),
+        .testTarget(
+            name: "GongRemoteTests",
+            dependencies: [
+                "GongRemote", "GongPractice", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio")
+            ]),
         .testTarget(name: "GongABITests", dependencies: ["GongABI", "GongKit", "GongTestSupport"]),
         .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit", "GongPractice", "CJackTap", "CPipeWireTap"])
     ],

@@ -21,9 +21,11 @@ set -eu
 # at real-time priority anyway. systemd brings systemd-analyze, which checks the unit gong bells
 # --install writes. snapserver and snapclient are the Snapcast rooms the Snapcast tests play
 # through: the tests start their own with a config and ports of their own, never the package's
-# service or its /etc/snapserver.conf (which defines a FIFO stream of its own).
+# service or its /etc/snapserver.conf (which defines a FIFO stream of its own). chromium,
+# chromium-driver and python3-selenium drive gong remote's page in a real browser, headless and
+# with nothing downloaded; zbar-tools' zbarimg reads back the QR code gong remote pair draws.
 BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libpipewire-0.3-dev libjack-jackd2-dev libsndfile1-dev libsoxr-dev libsqlite3-dev libtomlplusplus-dev"
-TEST_PACKAGES="sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus python3-numpy jackd2 pipewire-jack systemd snapserver snapclient"
+TEST_PACKAGES="sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus python3-numpy jackd2 pipewire-jack systemd snapserver snapclient chromium chromium-driver python3-selenium zbar-tools"
 BENCH_PACKAGES="klick hyperfine"
 # make dist and its check (make test runs it): dpkg-shlibdeps and dpkg-architecture, lintian,
 # strip and chrpath, man to read the pages, bash-completion to complete with, sox to compare

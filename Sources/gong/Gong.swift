@@ -22,7 +22,7 @@ struct Gong: AsyncParsableCommand {
         version: GongVersion.description,
         subcommands: [
             RunCommand.self, BreatheCommand.self, BellsCommand.self, ResumeCommand.self, RenderCommand.self,
-            CtlCommand.self, RingBellCommand.self,
+            CtlCommand.self, RingBellCommand.self, RemoteCommand.self,
             HistoryCommand.self, BenchCommand.self,
             StatsCommand.self, ConfigCommand.self, PatternsCommand.self, SoundsCommand.self, DevicesCommand.self
         ]

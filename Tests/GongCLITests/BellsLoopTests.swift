@@ -114,4 +114,33 @@ import Testing
         #expect(passing.fields["rungToday"] == AnyJSON(0))
         #expect(passing.fields["pausedUntil"] == nil)
     }
+
+    /// What a remote asks of the socket: `subscribe` keeps the connection and changes nothing;
+    /// a change is told to subscribers; `plan` lists a day's bells with what the history kept.
+    @Test func subscribeKeepsTheConnectionAChangeIsToldAndPlanListsTheDay() throws {
+        var (loop, plan, start) = try Self.hourly()
+        let now = start.wall / Self.second
+        let subscribing = loop.answer(.subscribe, now: now)
+        #expect(subscribing.subscribes && !subscribing.changed && subscribing.said == nil)
+        let status = loop.answer(.status, now: now)
+        #expect(!status.subscribes && !status.changed)
+        #expect(loop.answer(.pause(.seconds(60)), now: now).changed)
+        #expect(loop.answer(.resume, now: now).changed)
+        let today = plan.localDay(of: now)
+        let asked = loop.answer(.plan(day: nil), now: now)
+        #expect(asked.planDay == today && !asked.changed)
+        // 00:30 on the 23rd: the bell at 00:00 was before the bells began, and rang.
+        let first = try #require(plan.bells(onDay: today).first)
+        let rung = BellRecord(
+            due: first.instant, day: "2026-03-23", time: "00:00", number: first.number, outcome: "rung", offMs: 0.2)
+        let listed = loop.plan(day: today, records: [rung], now: now)
+        #expect(listed["day"] == "2026-03-23")
+        guard case .array(let bells) = listed["plan"] else {
+            Issue.record("no plan")
+            return
+        }
+        #expect(bells.count == 24)
+        #expect(bells.first?["outcome"] == "rung")
+        #expect(bells.dropFirst().first?["outcome"] == "planned")
+    }
 }

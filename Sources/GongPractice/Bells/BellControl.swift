@@ -9,6 +9,10 @@ import GongAudio
 ///     ← {"type": "reply", "id": 1, "ok": true, "bells": {"next": "2026-11-26 10:30", …}}
 ///     → {"command": "pause", "seconds": 3600}     (or "until": "14:00", or "today": true)
 ///     → {"command": "resume"}  {"command": "ring"}  {"command": "next"}
+///     → {"command": "plan", "day": "2026-11-26"}  (the day's bells and what became of each;
+///                                                 today without a day)
+///     → {"command": "subscribe"}  (the reply, then a JSON line for each bell and each change,
+///                                  on this connection, until it closes)
 public enum BellRequest: Sendable, Equatable {
     case status
     /// No bell until the pause ends; the bells meanwhile are skipped and said.
@@ -18,8 +22,25 @@ public enum BellRequest: Sendable, Equatable {
     case ring
     /// Pass over the next planned bell.
     case next
+    /// A day's bells (days since 1970; nil: today) with what became of each.
+    case plan(day: Int?)
+    /// Keep the connection: every bell and every change follows on it as a JSON line.
+    case subscribe
 
-    public static let names = ["status", "pause", "resume", "ring", "next"]
+    public static let names = ["status", "pause", "resume", "ring", "next", "plan", "subscribe"]
+
+    /// The request's `command`, as it is sent.
+    public var name: String {
+        switch self {
+        case .status: "status"
+        case .pause: "pause"
+        case .resume: "resume"
+        case .ring: "ring"
+        case .next: "next"
+        case .plan: "plan"
+        case .subscribe: "subscribe"
+        }
+    }
 
     /// A line taken apart: the request and the id to echo, or why it cannot be carried out.
     public static func parse(_ line: String) -> (id: JSONValue?, result: Result<BellRequest, ControlProtocol.Failure>) {
@@ -41,6 +62,19 @@ public enum BellRequest: Sendable, Equatable {
         case "resume": return (id, .success(.resume))
         case "ring": return (id, .success(.ring))
         case "next": return (id, .success(.next))
+        case "subscribe": return (id, .success(.subscribe))
+        case "plan":
+            guard let given = object["day"] else { return (id, .success(.plan(day: nil))) }
+            let text = given.string ?? "(not a string)"
+            let parts = text.split(separator: "-").compactMap { Int($0) }
+            guard parts.count == 3, let day = CivilDate.day(year: parts[0], month: parts[1], day: parts[2]),
+                CivilDate.from(day: day) == (parts[0], parts[1], parts[2])
+            else {
+                return (
+                    id, .failure(.init(code: .badArgument, message: "plan day \(text): use a date such as 2026-11-26"))
+                )
+            }
+            return (id, .success(.plan(day: day)))
         default: break
         }
         if let seconds = object["seconds"]?.double {
@@ -100,22 +134,51 @@ public final class BellControlSocket {
     deinit {
         unlink(path)
         close(descriptor)
+        subscribers.forEach { close($0) }
     }
 
+    /// Connections that asked to `subscribe`, kept open for `publish`.
+    private var subscribers: [Int32] = []
+    /// More subscribers than this and the oldest is let go.
+    public static let maxSubscribers = 16
+
     /// Takes the waiting connection's request and writes `answer`'s reply line. A client that
-    /// sends nothing within a second is dropped, so a stuck one cannot hold up a bell.
-    public func serveOne(_ answer: (String) -> String) {
+    /// sends nothing within a second is dropped, so a stuck one cannot hold up a bell. A
+    /// connection whose request `subscribes` (`answer`'s second value) stays open for `publish`.
+    public func serveOne(_ answer: (String) -> (reply: String, subscribes: Bool)) {
         // On Linux the accepted socket blocks (it inherits no O_NONBLOCK), within the timeout.
         let connection = accept(descriptor, nil, nil)
         guard connection >= 0 else { return }
         _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-        defer { close(connection) }
+        var keep = false
+        defer { if !keep { close(connection) } }
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var lines = ControlSockets.LineReader(descriptor: connection)
         guard let line = lines.next() else { return }
-        let reply = answer(line) + "\n"
-        _ = reply.withCString { send(connection, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        let (reply, subscribes) = answer(line)
+        _ = (reply + "\n").withCString { send(connection, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        if subscribes {
+            keep = true
+            if subscribers.count >= Self.maxSubscribers { close(subscribers.removeFirst()) }
+            subscribers.append(connection)
+        }
+    }
+
+    /// A line to every subscriber, never waiting: one whose socket will not take the whole line
+    /// now (it has stopped reading, or gone) is closed and forgotten.
+    public func publish(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        subscribers.removeAll { connection in
+            let sent = bytes.withUnsafeBytes {
+                send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            }
+            guard sent == bytes.count else {
+                close(connection)
+                return true
+            }
+            return false
+        }
     }
 
     /// The reply line: `fields` under `bells` when it succeeded, else the failure.

@@ -283,25 +283,31 @@ struct BellsCommand: ParsableCommand {
         return line.isEmpty ? "exit \(process.terminationStatus)" : line
     }
 
+    /// A bell as one JSON line: what --json prints and `subscribe`rs are told.
+    static func bellLine(_ decision: BellDecision, heard: BellRinger.Heard?) -> String {
+        let bell = decision.bell
+        var fields: [String: AnyJSON] = [
+            "schema": AnyJSON(SessionEvent.schemaVersion), "type": "bell", "bell": .string(bell.description),
+            "due": AnyJSON(bell.instant), "number": AnyJSON(bell.number)
+        ]
+        switch decision.outcome {
+        case .ring:
+            fields["outcome"] = heard?.failure == nil ? "rung" : "failed"
+            fields["openMs"] = heard?.openMs.map(AnyJSON.number)
+            fields["offMs"] = heard?.offMs.map(AnyJSON.number)
+            fields["failure"] = heard?.failure.map(AnyJSON.string)
+        case .skipped(let why):
+            fields["outcome"] = "skipped"
+            fields["reason"] = .string(why.rawValue)
+        }
+        return AnyJSON.object(fields).text()
+    }
+
     /// One line a bell: for a person (and journald) or, with --json, for tools.
     func report(_ decision: BellDecision, heard: BellRinger.Heard?) {
         let bell = decision.bell
         if json {
-            var fields: [String: AnyJSON] = [
-                "schema": AnyJSON(SessionEvent.schemaVersion), "type": "bell", "bell": .string(bell.description),
-                "due": AnyJSON(bell.instant), "number": AnyJSON(bell.number)
-            ]
-            switch decision.outcome {
-            case .ring:
-                fields["outcome"] = heard?.failure == nil ? "rung" : "failed"
-                fields["openMs"] = heard?.openMs.map(AnyJSON.number)
-                fields["offMs"] = heard?.offMs.map(AnyJSON.number)
-                fields["failure"] = heard?.failure.map(AnyJSON.string)
-            case .skipped(let why):
-                fields["outcome"] = "skipped"
-                fields["reason"] = .string(why.rawValue)
-            }
-            print(AnyJSON.object(fields).text())
+            print(Self.bellLine(decision, heard: heard))
         } else {
             let name = bell.number == 0 ? "bell (gong ctl ring)" : "bell \(bell.number)"
             switch decision.outcome {
@@ -309,9 +315,7 @@ struct BellsCommand: ParsableCommand {
                 if let failure = heard?.failure {
                     print("\(name) at \(bell): not rung: \(failure)")
                 } else if let off = heard?.offMs {
-                    print(
-                        "bell \(bell.number) at \(bell): rung, heard \(Figure.fixed(off, 1, signed: true)) ms from its second"
-                    )
+                    print("\(name) at \(bell): rung, heard \(Figure.fixed(off, 1, signed: true)) ms from its second")
                 } else {
                     print("\(name) at \(bell): rung")
                 }

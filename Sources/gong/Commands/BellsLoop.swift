@@ -26,6 +26,14 @@ struct BellsLoop {
         var fields: [String: AnyJSON]
         /// A line to say, for a change a person should see in the log.
         var said: String?
+        /// `plan`: the day (days since 1970) whose bells the reply lists, with what the history
+        /// kept of each (`plan(day:records:now:)`); `fields` are then not the reply.
+        var planDay: Int?
+        /// `subscribe`: the connection is kept, and told every bell and every change.
+        var subscribes = false
+        /// The request changed the bells (a pause, a resume, a bell asked for or passed over):
+        /// the subscribers are told, with the reply's fields.
+        var changed = false
     }
 
     private(set) var keeper: BellKeeper
@@ -83,7 +91,9 @@ struct BellsLoop {
     mutating func answer(_ request: BellRequest, now: Int64) -> Answer {
         var said: String?
         switch request {
-        case .status: break
+        case .status, .subscribe: break
+        case .plan(let day):
+            return Answer(fields: [:], planDay: day ?? keeper.plan.localDay(of: now))
         case .pause(let pause):
             keeper.pause(until: pause.end(now: now, plan: keeper.plan))
             said =
@@ -107,7 +117,49 @@ struct BellsLoop {
         if let until = keeper.pausedUntil {
             fields["pausedUntil"] = .string(until == .max ? "resume" : keeper.plan.wallText(until))
         }
-        return Answer(fields: fields, said: said)
+        return Answer(
+            fields: fields, said: said, subscribes: request == .subscribe,
+            changed: request != .status && request != .subscribe)
+    }
+
+    /// A `plan` reply's fields: the day's planned bells, each with what became of it as the
+    /// history keeps it (`records`: rung, skipped and why, failed), or for one still to come
+    /// whether it will ring; bells asked for (`ring`) that day are listed too.
+    func plan(day: Int, records: [BellRecord], now: Int64) -> [String: AnyJSON] {
+        let date = String(CivilDate.text(day: day, wallSecond: 0).prefix(10))
+        var bells: [(due: Int64, entry: [String: AnyJSON])] = []
+        for bell in keeper.plan.bells(onDay: day) {
+            var entry: [String: AnyJSON] = [
+                "number": AnyJSON(bell.number), "due": AnyJSON(bell.instant),
+                "time": .string(String(bell.description.suffix(5)))
+            ]
+            if let record = records.first(where: { $0.number == bell.number && $0.due == bell.instant }) {
+                entry["outcome"] = .string(record.outcome)
+                entry["reason"] = record.reason.map(AnyJSON.string)
+                entry["offMs"] = record.offMs.map(AnyJSON.number)
+            } else if bell.instant > now {
+                entry["outcome"] = "planned"
+                if let until = keeper.pausedUntil, bell.instant < until {
+                    entry["reason"] = "paused"
+                } else if keeper.passingOverNext, keeper.nextBell == bell {
+                    entry["reason"] = "passed"
+                }
+            } else {
+                entry["outcome"] = "unrecorded"
+            }
+            bells.append((bell.instant, entry))
+        }
+        for record in records where record.number == 0 {
+            var entry: [String: AnyJSON] = [
+                "number": 0, "due": AnyJSON(record.due), "time": .string(record.time),
+                "outcome": .string(record.outcome)
+            ]
+            entry["reason"] = record.reason.map(AnyJSON.string)
+            entry["offMs"] = record.offMs.map(AnyJSON.number)
+            bells.append((record.due, entry))
+        }
+        bells.sort { $0.due < $1.due }
+        return ["day": .string(date), "plan": .array(bells.map { .object($0.entry) })]
     }
 }
 

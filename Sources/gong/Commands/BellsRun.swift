@@ -71,24 +71,42 @@ final class BellsRun {
         do { try history?.save(bell: record) } catch {
             printError("\(error.description); this bell is not recorded")
         }
+        // After the history has it, so a subscriber that asks for the day's `plan` sees it.
+        control.publish(BellsCommand.bellLine(decision, heard: heard))
     }
 
-    /// Answers one request on the control socket.
+    /// Answers one request on the control socket; a change it made is told to the subscribers
+    /// after the reply is written to the asker.
     private func serveControl() {
+        var change: String?
         control.serveOne { line in
             let (id, parsed) = BellRequest.parse(line)
             let request: BellRequest
             switch parsed {
-            case .failure(let failure): return BellControlSocket.reply(id: id, failure: failure)
+            case .failure(let failure): return (BellControlSocket.reply(id: id, failure: failure), false)
             case .success(let taken): request = taken
             }
-            let answer = loop.answer(request, now: BellAlarm.clocks().wall / 1_000_000_000)
+            let now = BellAlarm.clocks().wall / 1_000_000_000
+            let answer = loop.answer(request, now: now)
+            if let day = answer.planDay {
+                let date = String(CivilDate.text(day: day, wallSecond: 0).prefix(10))
+                let records = (try? history?.bells(onDay: date)) ?? []
+                return (BellControlSocket.reply(id: id, bells: loop.plan(day: day, records: records, now: now)), false)
+            }
             if let said = answer.said { command.say(said) }
             var fields = answer.fields
             // What the bells have cost so far: this process, waiting, and the processes that rang.
             fields["cpuMs"] = .number(BellsCommand.cpuMilliseconds(RUSAGE_SELF))
             fields["ringingCpuMs"] = .number(BellsCommand.cpuMilliseconds(RUSAGE_CHILDREN))
-            return BellControlSocket.reply(id: id, bells: fields)
+            if answer.changed {
+                var event = fields
+                event["schema"] = AnyJSON(SessionEvent.schemaVersion)
+                event["type"] = "bellsChanged"
+                event["request"] = .string(request.name)
+                change = AnyJSON.object(event).text()
+            }
+            return (BellControlSocket.reply(id: id, bells: fields), answer.subscribes)
         }
+        if let change { control.publish(change) }
     }
 }

@@ -1,0 +1,47 @@
+import Glibc
+import Testing
+
+@testable import GongRemote
+
+/// The page in a real browser (Tests/browser/remote_page.py: Debian's chromium, headless at
+/// 390×844 with touch, driven by Selenium): two phones pair with codes from `gong remote pair`,
+/// one starts a sit and watches it count down, the other pauses it and the first shows it within
+/// 200 ms, each cue is marked within 50 ms of its audible time, and the sit is stopped and shows
+/// in the history; the next bell is shown, one is rung now and the bells paused for an hour.
+/// Screenshots of the whole page, light and dark, land in `.build/…/remote-browser/`.
+@Suite("gong remote's page in a browser", .serialized)
+struct RemoteBrowserTests {
+    @Test func twoPhonesPairStartPauseAndStopASit() throws {
+        guard access("/usr/bin/chromium", X_OK) == 0, access("/usr/bin/chromedriver", X_OK) == 0 else {
+            Issue.record("chromium and chromium-driver are needed: scripts/install-deps.sh test installs them")
+            return
+        }
+        let world = RemoteWorld()
+        let server = try world.server()
+        defer { server.close() }
+        // The bells the page shows, rings one of now and pauses (the remote finds them by their
+        // socket); hourly, so none of their own is likely to come due during the test.
+        let bells = try world.spawn(["bells", "--every", "1h", "--sound", "chime", "--device", "pulse"])
+        defer {
+            kill(bells, SIGTERM)
+            var status: Int32 = 0
+            waitpid(bells, &status, 0)
+        }
+        let script = String(#filePath.prefix { _ in true }).split(separator: "/").dropLast(2).joined(separator: "/")
+        let out = String(gongExecutable.dropLast(5)) + "/remote-browser"
+        let command =
+            "/usr/bin/python3 '/\(script)/browser/remote_page.py' --port \(server.port) --gong '\(gongExecutable)'"
+            + " --state '\(world.root)/state' --out '\(out)' 2>&1"
+        guard let pipe = popen(command, "r") else {
+            Issue.record("cannot run \(command)")
+            return
+        }
+        var output = ""
+        var line = [CChar](repeating: 0, count: 4096)
+        while fgets(&line, Int32(line.count), pipe) != nil { output += String(cString: line) }
+        let status = pclose(pipe)
+        print(output)
+        #expect(status == 0, "\(output)")
+        #expect(output.contains(#""pauseSeenMs""#), "\(output)")
+    }
+}
