@@ -110,6 +110,7 @@ extension RemotePage {
         const marks=[];window.gongMarks=marks;
         const now=()=>Date.now()+offset;
         function fmt(s){s=Math.max(0,Math.round(s));const h=Math.floor(s/3600),m=Math.floor(s%3600/60),x=s%60;return (h?h+":"+String(m).padStart(2,"0"):m)+":"+String(x).padStart(2,"0")}
+        function signedMs(ms){const t=ms.toFixed(1);return (t==="-0.0"?"+0.0":(ms>=0?"+":"")+t)+" ms"}
         function away(ms){const s=Math.round(ms/1000);return s<60?s+" s":s<3600?Math.round(s/60)+" min":(s/3600).toFixed(1)+" h"}
         async function api(method,path,body){
           const r=await fetch(path,{method,headers:body?{"Content-Type":"application/json"}:{},body:body?JSON.stringify(body):undefined,credentials:"same-origin"});
@@ -163,7 +164,7 @@ extension RemotePage {
             $("plan").replaceChildren(...rows.map(b=>{const li=document.createElement("li");
               li.innerHTML="<span></span><span></span>";li.children[0].textContent=b.time+(b.until?"–"+b.until:"");
               if(b.outcome==="unrecorded"){li.className="mute";li.children[1].textContent="no record"}
-              else li.children[1].textContent=b.outcome+(b.reason?" ("+b.reason+")":"")+(b.offMs!=null?" "+(b.offMs>=0?"+":"")+b.offMs.toFixed(1)+" ms":"");return li}))}catch(e){}
+              else li.children[1].textContent=b.outcome+(b.reason?" ("+b.reason+")":"")+(b.offMs!=null?" "+signedMs(b.offMs):"");return li}))}catch(e){}
         }
         async function loadHistory(){
           try{const h=await api("GET","/api/history");
@@ -200,7 +201,7 @@ extension RemotePage {
           ws.onmessage=e=>{
             const m=JSON.parse(e.data);
             if(m.type==="time"){const t=Date.now(),rtt=t-m.clientMs;if(rtt<bestRtt){bestRtt=rtt;offset=m.serverMs-(m.clientMs+t)/2;
-              $("clock").textContent="Clock offset to the box "+(offset>=0?"+":"")+offset.toFixed(1)+" ms (round trip "+rtt+" ms)";window.gongOffset=offset}}
+              $("clock").textContent="Clock offset to the box "+signedMs(offset)+" (round trip "+rtt+" ms)";window.gongOffset=offset}}
             else if(m.type==="session"){status=m.status;pid=m.pid;statusAt=m.serverMs;renderSit()}
             else if(m.type==="ended"){if(m.pid===pid){status=null;pid=null;renderSit()}}
             else if(m.type==="history")loadHistory();
