@@ -75,6 +75,8 @@ place() {
   install -D -m 644 "$work/completions/fish" "$root/share/fish/vendor_completions.d/gong.fish"
   install -m 644 packaging/systemd/gong@.service "$root/$unitdir/"
   install -D -m 644 README.md "$root/$docdir/README.md"
+  # The manual README.md links to, so that its links lead somewhere on a machine with no source.
+  install -D -m 644 -t "$root/$docdir/docs" docs/*.md
 }
 
 # --- The tarball -----------------------------------------------------------------------------
@@ -96,7 +98,7 @@ root=$work/deb
 place "$root/usr" "lib/$multiarch" share/zsh/vendor-completions lib/systemd/user share/doc/gong
 sed -i -e "s|@PREFIX@|/usr|" -e "s|@LIBDIR@|/usr/lib/$multiarch|" "$root/usr/lib/$multiarch/pkgconfig/gong.pc"
 sed -i "s|@BINDIR@|/usr/bin|" "$root/usr/lib/systemd/user/gong@.service"
-gzip -9n "$root/usr/share/doc/gong/README.md"
+gzip -9n "$root/usr/share/doc/gong/README.md" "$root/usr/share/doc/gong/docs/"*.md
 install -D -m 644 packaging/debian/lintian-overrides "$root/usr/share/lintian/overrides/gong"
 {
   sed '/^@LICENSE@$/,$d' packaging/debian/copyright.in

@@ -48,6 +48,7 @@ packed() { dpkg-deb -c "$deb" | awk -v path="$1" '$6 == path { print $3 }'; }
 gong_bytes=$(packed ./usr/bin/gong)
 lib_bytes=$(packed "./usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libgong.so")
 [ -n "$gong_bytes" ] && [ -n "$lib_bytes" ] || fail "$(basename "$deb") holds no /usr/bin/gong or libgong.so"
+[ -n "$(packed ./usr/share/doc/gong/docs/remote.md.gz)" ] || fail "$(basename "$deb") holds no docs/ beside README.md (its links lead there)"
 [ "$gong_bytes" -le 20000000 ] || fail "gong in the .deb is $gong_bytes bytes, more than 20 MB"
 [ "$lib_bytes" -le 16000000 ] || fail "libgong.so in the .deb is $lib_bytes bytes, more than 16 MB"
 say "sizes within issue 34's bounds: the .deb $deb_bytes bytes (≤ 10 MB), gong $gong_bytes (≤ 20 MB), libgong.so $lib_bytes (≤ 16 MB)"
@@ -72,7 +73,7 @@ tar -xzf "$tarball" -C "$scratch"
 for file in bin/gong lib/libgong.so include/gong.h lib/pkgconfig/gong.pc share/gong/sounds/gong.flac \
   share/man/man1/gong.1.gz share/man/man1/gong-run.1.gz share/bash-completion/completions/gong \
   share/zsh/site-functions/_gong share/fish/vendor_completions.d/gong.fish lib/systemd/user/gong@.service \
-  share/doc/gong/README.md share/doc/gong/LICENSE; do
+  share/doc/gong/README.md share/doc/gong/LICENSE share/doc/gong/docs/remote.md; do
   [ -f "$prefix/$file" ] || fail "the tarball installed no $file"
 done
 grep -q "^ExecStart=$prefix/bin/gong run %i" "$prefix/lib/systemd/user/gong@.service" || fail "the unit does not run $prefix/bin/gong"
