@@ -18,7 +18,7 @@ struct PatternOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Total length: whole cycles that fit, e.g. 10m or 1h30m.", valueName: "DURATION"))
     var duration: String?
 
-    @Option(help: ArgumentHelp("Breaths per minute, e.g. 5.5, or a ramp 6->4.5 (with --ramp).", valueName: "RATE"))
+    @Option(help: ArgumentHelp("Breaths per minute, e.g. 5.5, or a ramp '6->4.5' (with --ramp).", valueName: "RATE"))
     var bpm: String?
 
     @Option(help: ArgumentHelp("How long a --bpm ramp takes (default: the whole --duration).", valueName: "DURATION"))
@@ -90,7 +90,7 @@ struct PatternOptions: ParsableArguments {
         } else if ramp != nil {
             throw PatternError(
                 override: .ramp, value: ramp, problem: "only applies to a ramping --bpm",
-                allowed: "--bpm 6->4.5 --ramp 10m")
+                allowed: "--bpm '6->4.5' --ramp 10m")
         }
         if let ratio {
             do { overrides.ratio = try PatternText.ratio(ratio) } catch { throw error.caused(by: .ratio) }
