@@ -12,7 +12,7 @@ struct PatternOptions: ParsableArguments {
     )
     var phaseLengths: [String] = []
 
-    @Option(help: "Number of cycles (1-100000).")
+    @Option(help: ArgumentHelp("Number of cycles (1-100000).", valueName: "N"))
     var cycles: Int?
 
     @Option(help: ArgumentHelp("Total length: whole cycles that fit, e.g. 10m or 1h30m.", valueName: "DURATION"))
@@ -48,7 +48,7 @@ struct PatternOptions: ParsableArguments {
 
     @Option(
         name: .customLong("bed-gain"),
-        help: ArgumentHelp("The bed's gain, -60 to 12 dB (default -18).", valueName: "DB"))
+        help: ArgumentHelp("The bed's gain, -60 to 12 dB (default: -18).", valueName: "DB"))
     var bedGain: Double?
 
     @Flag(help: "Repeat the cycles until you stop (q, gong ctl stop, Ctrl-C); then the end cue.")
@@ -167,7 +167,7 @@ struct VolumeOption: ParsableArguments {
     @Option(
         name: .customLong("volume"),
         help: ArgumentHelp(
-            "Master volume in dB, from -60 to 12 (the output never clips). Default: the config's, else 0.",
+            "Master volume in dB, from -60 to 12 (the output never clips; default: the config's, else 0).",
             valueName: "DB"))
     var volumeFlag: Double?
 
