@@ -5,7 +5,7 @@ import GongKit
 struct Gong: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gong",
-        abstract: "Frame-exact gongs and breathing cues for meditation, from the terminal.",
+        abstract: "Frame-exact gongs and breathing cues for meditation.",
         discussion: """
             Every cue starts on the exact audio frame its phase begins on: the audio clock is the \
             session clock. Patterns are built in (gong patterns list) or TOML files of your own.

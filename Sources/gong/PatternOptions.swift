@@ -12,13 +12,13 @@ struct PatternOptions: ParsableArguments {
     )
     var phaseLengths: [String] = []
 
-    @Option(help: "Number of cycles (1-100000).")
+    @Option(help: ArgumentHelp("Number of cycles (1-100000).", valueName: "N"))
     var cycles: Int?
 
     @Option(help: ArgumentHelp("Total length: whole cycles that fit, e.g. 10m or 1h30m.", valueName: "DURATION"))
     var duration: String?
 
-    @Option(help: ArgumentHelp("Breaths per minute, e.g. 5.5, or a ramp 6->4.5 (with --ramp).", valueName: "RATE"))
+    @Option(help: ArgumentHelp("Breaths per minute, e.g. 5.5, or a ramp '6->4.5' (with --ramp).", valueName: "RATE"))
     var bpm: String?
 
     @Option(help: ArgumentHelp("How long a --bpm ramp takes (default: the whole --duration).", valueName: "DURATION"))
@@ -48,7 +48,7 @@ struct PatternOptions: ParsableArguments {
 
     @Option(
         name: .customLong("bed-gain"),
-        help: ArgumentHelp("The bed's gain, -60 to 12 dB (default -18).", valueName: "DB"))
+        help: ArgumentHelp("The bed's gain, -60 to 12 dB (default: -18).", valueName: "DB"))
     var bedGain: Double?
 
     @Flag(help: "Repeat the cycles until you stop (q, gong ctl stop, Ctrl-C); then the end cue.")
@@ -90,7 +90,7 @@ struct PatternOptions: ParsableArguments {
         } else if ramp != nil {
             throw PatternError(
                 override: .ramp, value: ramp, problem: "only applies to a ramping --bpm",
-                allowed: "--bpm 6->4.5 --ramp 10m")
+                allowed: "--bpm '6->4.5' --ramp 10m")
         }
         if let ratio {
             do { overrides.ratio = try PatternText.ratio(ratio) } catch { throw error.caused(by: .ratio) }
@@ -167,7 +167,7 @@ struct VolumeOption: ParsableArguments {
     @Option(
         name: .customLong("volume"),
         help: ArgumentHelp(
-            "Master volume in dB, from -60 to 12 (the output never clips). Default: the config's, else 0.",
+            "Master volume in dB, from -60 to 12 (the output never clips; default: the config's, else 0).",
             valueName: "DB"))
     var volumeFlag: Double?
 

@@ -126,6 +126,12 @@ import Testing
                 ["render", "box", "--bpm", "600", "-o", "OUT"], 64,
                 "bpm = 600: is out of range; use a rate from 0.5 to 60 breaths per minute"
             ),
+            // A ramp is shown as it is typed: `>` unquoted is the shell's redirection.
+            (
+                ["render", "box", "--ramp", "10m", "-o", "OUT"], 64,
+                "use --bpm '6->4.5' --ramp 10m"
+            ),
+            (["render", "box", "--bpm", "6-", "-o", "OUT"], 64, "or a ramp such as '6->4.5'"),
             (["render", "box", "--ratio", "4", "-o", "OUT"], 64, "--ratio: 4: not a ratio"),
             (
                 ["render", "box", "--rate", "7", "-o", "OUT"], 64,

@@ -46,9 +46,8 @@ import Testing
         }
     }
 
-    static func start(interactive: Bool, devices: Devices) throws -> (DeviceSession<FaultInjectingPCM>, [SessionEvent])
-    {
-        let session = try DeviceSession<FaultInjectingPCM>(
+    static func start(interactive: Bool, devices: Devices) throws -> (LiveSession, [SessionEvent]) {
+        let session = try LiveSession(
             pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: interactive
         ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
@@ -58,7 +57,7 @@ import Testing
 
     /// Polls until `condition` holds for the events so far, or the session is over.
     static func poll(
-        _ session: DeviceSession<FaultInjectingPCM>, into events: inout [SessionEvent], seconds: Double,
+        _ session: LiveSession, into events: inout [SessionEvent], seconds: Double,
         until condition: ([SessionEvent]) -> Bool = { _ in false }
     ) {
         let deadline = Date().addingTimeInterval(seconds)
@@ -70,7 +69,7 @@ import Testing
     }
 
     /// The session's summary, once an event has said it finished.
-    static func summary(of session: DeviceSession<FaultInjectingPCM>, _ events: [SessionEvent]) -> SessionSummary? {
+    static func summary(of session: LiveSession, _ events: [SessionEvent]) -> SessionSummary? {
         events.contains(where: \.isFinished) ? session.summary : nil
     }
 
@@ -137,7 +136,7 @@ import Testing
         var (session, notices) = try Self.start(interactive: false, devices: devices)
         Self.poll(session, into: &notices, seconds: 30) { _ in session.isOver }
         session.waitUntilDone()
-        let audioThread = session.engine.audioThreadID
+        let audioThread = try #require(session.engine as? PlaybackEngine<FaultInjectingPCM>).audioThreadID
         #expect(audioThread > 0, "the audio thread published its id")
         let opened = devices.opened.withLock { $0 }
         #expect(opened.count == 2 && devices.opens.load(ordering: .relaxed) == 4, "\(notices)")
@@ -242,9 +241,9 @@ import Testing
     /// A session driven into `state` (`active`, `paused` or `completing`) with the fault injected
     /// there; returns the events up to the moment the session has dealt with it.
     static func session(in state: SessionState.Kind, fault: Fault, interactive: Bool, devices: Devices) throws
-        -> (DeviceSession<FaultInjectingPCM>, [SessionEvent])
+        -> (LiveSession, [SessionEvent])
     {
-        let session = try DeviceSession<FaultInjectingPCM>(
+        let session = try LiveSession(
             pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: interactive
         ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
@@ -293,7 +292,7 @@ import Testing
     }
 
     /// Plays the session to its end (resuming it if it waits) and returns its summary.
-    static func finish(_ session: DeviceSession<FaultInjectingPCM>, _ events: inout [SessionEvent]) throws
+    static func finish(_ session: LiveSession, _ events: inout [SessionEvent]) throws
         -> SessionSummary
     {
         if session.state.kind == .paused { events += try session.send(.resume) }
@@ -457,7 +456,7 @@ import Testing
             name: "stopped", phases: (0..<4).map { Phase("p\($0)", length: .one, cue: Cue("click")) },
             length: .cycles(1), endCue: Cue("chime"))
         let devices = Devices()
-        let session = try DeviceSession<FaultInjectingPCM>(
+        let session = try LiveSession(
             pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: true
         ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
@@ -482,9 +481,9 @@ import Testing
     /// own: the reader learns that what it was told is incomplete.
     @Test func eventsTheAudioSideLostAreToldWithTheirCount() throws {
         // Pulled by nobody: the test is the audio side, the event ring's one producer.
-        let session = try LiveSession<PullEngine>(
-            pattern: Self.pattern, bank: shippedBank, masterGainDB: 0, interactive: false, pullingAt: 48000,
-            channels: 2)
+        let session = try LiveSession.pulling(
+            pattern: Self.pattern, bank: shippedBank, masterGainDB: 0, interactive: false, rate: 48000, channels: 2
+        ).session
         _ = session.start()
         #expect(session.engine.events.tryPush(.eventsDropped(count: 7)))
         let events = session.poll()
@@ -496,7 +495,7 @@ import Testing
 
     @Test func aCommandTheSessionDoesNotTakeIsReportedNotDropped() throws {
         let devices = Devices()
-        let session = try DeviceSession<FaultInjectingPCM>(
+        let session = try LiveSession(
             pattern: Self.pattern, bank: shippedBank, masterGainDB: 0, interactive: true
         ) {
             () throws(AudioDeviceError) -> FaultInjectingPCM in try devices.open()
@@ -529,7 +528,7 @@ import Testing
         length: .cycles(3))
 
     static func phaseLengths(startSeconds: Double) throws -> [Double] {
-        let session = try DeviceSession<FaultInjectingPCM>(
+        let session = try LiveSession(
             pattern: pattern, bank: shippedBank, masterGainDB: 0, interactive: false, startSeconds: startSeconds
         ) { () throws(AudioDeviceError) -> FaultInjectingPCM in
             do { return try FaultInjectingPCM(writeFaults: [:], realTime: false) } catch {

@@ -263,7 +263,7 @@ public enum PatternText {
         guard (1...2).contains(ends.count), rates.count == ends.count else {
             throw PatternError(
                 value: text, problem: "not a breathing rate",
-                allowed: "breaths per minute such as 5.5, or a ramp such as 6->4.5")
+                allowed: "breaths per minute such as 5.5, or a ramp such as '6->4.5'")
         }
         for rate in rates { try Pattern.validate(bpm: rate, key: "bpm") }
         if rates.count == 1 || rates[0] == rates[1] { return Pace(bpm: rates[0]) }

@@ -15,9 +15,6 @@ extension SessionEvent {
     }
 }
 
-/// A live session on a device of type `Device`, played by gong's own audio thread.
-typealias DeviceSession<Device: PCM> = LiveSession<PlaybackEngine<Device>>
-
 /// Where the session is now, for the live view.
 struct LivePosition: Sendable, Equatable {
     var phase: Int
@@ -38,7 +35,11 @@ struct LivePosition: Sendable, Equatable {
 /// only passed on by `GongSession.events()`, the CLI and the C ABI. Both engines report the same
 /// events through the same ring; a pull engine never reports a lost device, so those paths stay
 /// unused there.
-final class LiveSession<Engine: SessionEngine> {
+///
+/// The engine is held as `any SessionEngine`, so the facade holds a session of either kind
+/// without a protocol over this type: every call on the engine is on the control side, where a
+/// dynamic dispatch costs nothing that matters.
+final class LiveSession {
     let plan: SessionPlan
     let configuration: PCMConfiguration
     /// Interactive sessions wait for the person after an interruption; headless ones carry on.
@@ -49,7 +50,7 @@ final class LiveSession<Engine: SessionEngine> {
     private(set) var position: LivePosition
 
     /// The engine the audio side runs (for a pulled session, what the host's calls reach).
-    let engine: Engine
+    let engine: any SessionEngine
     private var anchor: (sessionFrame: Int64, audible: MonotonicTime)?
     private var clockRunning = false
     private var previousCue: (sessionFrame: Int64, audible: MonotonicTime)?
@@ -69,7 +70,7 @@ final class LiveSession<Engine: SessionEngine> {
     convenience init<Device: PCM>(
         pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool, startSeconds: Double = 0,
         open: @escaping @Sendable () throws(AudioDeviceError) -> Device
-    ) throws(GongError) where Engine == PlaybackEngine<Device> {
+    ) throws(GongError) {
         let device: Device
         do {
             device = try open()
@@ -86,11 +87,12 @@ final class LiveSession<Engine: SessionEngine> {
                 renderer: plan.makeRenderer(masterGainDB: masterGainDB), device: device, reopen: open))
     }
 
-    /// Pulled by a host: `rate` and `channels` are what it pulls.
-    convenience init(
+    /// Pulled by a host: `rate` and `channels` are what it pulls. Returns the session and the
+    /// engine the host's `render` calls reach.
+    static func pulling(
         pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool, startSeconds: Double = 0,
-        pullingAt rate: Int, channels: Int
-    ) throws(GongError) where Engine == PullEngine {
+        rate: Int, channels: Int
+    ) throws(GongError) -> (session: LiveSession, engine: PullEngine) {
         let plan = try SessionPlan(
             pattern: pattern, sampleRate: rate, channels: channels, bank: bank, startSeconds: startSeconds)
         // No device: the host's buffer is the period, whatever size it asks for, and nothing is
@@ -98,12 +100,11 @@ final class LiveSession<Engine: SessionEngine> {
         let configuration = PCMConfiguration(
             device: "pull", rate: rate, channels: channels, format: .float32, periodFrames: 0, bufferFrames: 0,
             reportJitterNanoseconds: 2_000_000)
-        self.init(
-            plan: plan, configuration: configuration, interactive: interactive,
-            engine: PullEngine(renderer: plan.makeRenderer(masterGainDB: masterGainDB)))
+        let engine = PullEngine(renderer: plan.makeRenderer(masterGainDB: masterGainDB))
+        return (LiveSession(plan: plan, configuration: configuration, interactive: interactive, engine: engine), engine)
     }
 
-    private init(plan: SessionPlan, configuration: PCMConfiguration, interactive: Bool, engine: Engine) {
+    private init(plan: SessionPlan, configuration: PCMConfiguration, interactive: Bool, engine: any SessionEngine) {
         self.plan = plan
         self.configuration = configuration
         machine = SessionMachine(timeline: plan.timeline)

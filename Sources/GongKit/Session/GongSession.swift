@@ -68,10 +68,9 @@ public final class GongSession: Sendable {
         options.rate = format.rate
         options.channels = format.channels
         do { try options.validate() } catch { throw .setting(error) }
-        let live = try LiveSession(
+        let (live, engine) = try LiveSession.pulling(
             pattern: pattern, bank: bank, masterGainDB: options.gainDB, interactive: options.interactive,
-            startSeconds: options.startSeconds, pullingAt: format.rate, channels: format.channels)
-        let engine = live.engine
+            startSeconds: options.startSeconds, rate: format.rate, channels: format.channels)
         let output = OutputDescription(live.configuration)
         self.init(pattern: pattern, opened: (SessionCore(live, gainDB: options.gainDB), output), puller: engine)
     }
@@ -228,37 +227,12 @@ public struct PullFormat: Sendable, Equatable {
     }
 }
 
-/// A live session with its device type erased, so the facade holds one of either.
-protocol LiveSessionDriving: AnyObject {
-    var plan: SessionPlan { get }
-    var configuration: PCMConfiguration { get }
-    var interactive: Bool { get set }
-    var state: SessionState { get }
-    var isOver: Bool { get }
-    var position: LivePosition { get }
-    var summary: SessionSummary { get }
-    var timing: CueTiming { get }
-    var eventsReadyDescriptor: Int32 { get }
-    func start() -> [SessionEvent]
-    func send(_ input: SessionInput) throws(CommandRingFull) -> [SessionEvent]
-    func togglePause() throws(CommandRingFull) -> [SessionEvent]
-    func halt() -> [SessionEvent]
-    func setGain(decibels: Double) -> Bool
-    func moveOn(frames: Int64) -> Bool
-    func poll(now: MonotonicTime) -> [SessionEvent]
-    func refreshPosition(now: MonotonicTime)
-    func waitUntilDone()
-    func abandon()
-}
-
-extension LiveSession: LiveSessionDriving {}
-
 /// The shared part of a session: the live session behind one lock, its subscribers, and the
 /// thread that carries the audio side's reports to them. Held by the facade and by that thread,
 /// so the thread finishes the session even after the facade is gone.
 private final class SessionCore: Sendable {
     private struct Shared {
-        var live: any LiveSessionDriving
+        var live: LiveSession
         var subscribers: [Int: AsyncStream<SessionEvent>.Continuation] = [:]
         var nextSubscriber = 0
         var started = false
@@ -273,7 +247,7 @@ private final class SessionCore: Sendable {
     private let shared: Locked<Shared>
     private let eventsReadyDescriptor: Int32
 
-    init(_ live: sending any LiveSessionDriving, gainDB: Double) {
+    init(_ live: sending LiveSession, gainDB: Double) {
         eventsReadyDescriptor = live.eventsReadyDescriptor
         shared = Locked(Shared(live: live, gainDB: gainDB))
     }

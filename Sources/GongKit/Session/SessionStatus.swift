@@ -29,7 +29,7 @@ public struct SessionStatus: Sendable, Equatable, Codable {
     /// While the session waits for its device: what happened to it.
     public var waitingFor: String?
 
-    init(_ live: any LiveSessionDriving, gainDB: Double) {
+    init(_ live: LiveSession, gainDB: Double) {
         let timeline = live.plan.timeline
         let phases = timeline.pattern.phases
         let position = live.position

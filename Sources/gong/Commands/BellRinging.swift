@@ -159,7 +159,7 @@ struct BellRinger {
 /// the bell's second, and writes how it went to the descriptor it was given.
 struct RingBellCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "ring-bell", abstract: "Rings one bell for gong bells (started by it).", shouldDisplay: false)
+        commandName: "ring-bell", abstract: "Ring one bell for gong bells (started by it).", shouldDisplay: false)
 
     @Option(help: "When the bell is heard, in nanoseconds since 1970 (UTC).")
     var due: Int64

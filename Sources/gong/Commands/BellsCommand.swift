@@ -10,20 +10,21 @@ import GongTerminal
 struct BellsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bells",
-        abstract: "Mindfulness bells through the day, in the foreground, until stopped.",
+        abstract: "Ring mindfulness bells through the day until stopped.",
         discussion: """
-            Bells are due by the wall clock in the local time zone. A time the clocks spring forward \
+            gong bells runs in the foreground (--install makes it a systemd user service). Bells \
+            are due by the wall clock in the local time zone. A time the clocks spring forward \
             over rings when the gap ends; one they fall back over rings once. A bell missed while \
             the machine slept, or jumped over when the clock was set, is skipped and said, never \
             rung late. Between bells gong holds no device and sleeps on one timer; it opens the \
             device a few seconds before each bell and rings it as a one-cue session.
 
-            Every flag has a key of the same name in a [bells] section of config.toml (at as a \
-            list, max, seed and gain as numbers); flags override the file key by key.
+            Every flag has a key of the same name in a [bells] section of config.toml (at is a \
+            list; max, seed and gain are numbers); flags override the file key by key.
 
             Examples:
-              gong bells --every 45m --active 09:00-18:00 --days mon-fri --quiet 12:00-13:00
-              gong bells --at 08:00,12:30,17:00 --sound chime --gain -6
+              gong bells --every 45m --active 09:00-18:00 --quiet 12:00-13:00
+              gong bells --at 08:00,12:30,17:00 --days mon-fri --sound chime --gain -6
               gong bells --random 20m-60m --max 12 --seed 7
             """)
 

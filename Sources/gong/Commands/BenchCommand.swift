@@ -12,18 +12,19 @@ import Synchronization
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure timing: gong's own, and gong against the players people use instead.",
+        abstract: "Measure timing: gong's own, and against other players.",
         discussion: """
-            gong bench jitter   what a live session's timing is made of, on a device
-            gong bench compare  gong, a sleep loop, a deadline loop and one whole file, as heard
-            See bench/RESULTS.md for runs on PulseAudio and PipeWire, idle and under load.
+            jitter measures what a live session's timing is made of, on a device; compare plays \
+            one cue schedule as gong, a sleep loop, a deadline loop and one whole file do, and \
+            compares what was heard. See bench/RESULTS.md for runs on PulseAudio and PipeWire, \
+            idle and under load.
             """,
         subcommands: [JitterCommand.self, CompareCommand.self])
 }
 
 /// What both benchmarks take: how long, how busy, and where the results go.
 struct BenchOutputOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("How long to play (\(DurationText.allowed)).", valueName: "T"))
+    @Option(help: ArgumentHelp("How long to play (\(DurationText.allowed)).", valueName: "DURATION"))
     var duration = "60s"
 
     @Option(help: ArgumentHelp("Busy threads to run beside the measurement, as a loaded machine.", valueName: "N"))
@@ -125,14 +126,15 @@ private final class InterruptionListener: Sendable {
 struct JitterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jitter",
-        abstract: "Play a session on a device and measure its timing into histograms.",
+        abstract: "Measure a live session's timing on a device.",
         discussion: """
-            Plays a woodblock every 2 s for --duration and reports, each as count, min, mean, p50,
-            p99, p99.9, max and the count beyond the histogram's range: the audio thread's wake-up
-            latency, render time per period, the device clock's jitter and drift (ppm against
-            CLOCK_MONOTONIC), each cue's error, and underruns, frames lost and device losses; with
-            the kernel, CPUs, governor, load and the priority and buffer granted. Ctrl-C stops
-            early and reports what was measured; a second Ctrl-C ends gong at once.
+            Plays a woodblock every 2 s for --duration and reports, each as a histogram (count, \
+            min, mean, p50, p99, p99.9, max and the count beyond its range): the audio thread's \
+            wake-up latency, render time per period, the device clock's jitter and drift (ppm \
+            against CLOCK_MONOTONIC), each cue's error, and underruns, frames lost and device \
+            losses; with the kernel, CPUs, governor, load and the priority and buffer granted. \
+            Ctrl-C stops early and reports what was measured; a second Ctrl-C ends gong at once.
+
             Examples:
               gong bench jitter --device pulse --duration 10m --load 2 --svg jitter.svg
               gong bench jitter --device null --duration 5s --json
@@ -143,7 +145,7 @@ struct JitterCommand: ParsableCommand {
             "Device, as for gong run (default: the config's, else auto).", valueName: "NAME"))
     var device: String?
 
-    @Option(help: "Sample rate in Hz.")
+    @Option(help: ArgumentHelp("Sample rate in Hz.", valueName: "HZ"))
     var rate = Timeline.defaultSampleRate
 
     @Option(help: ArgumentHelp("Output latency in milliseconds (default: the route's, as gong run).", valueName: "MS"))

@@ -6,7 +6,7 @@ import GongPractice
 struct BreatheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "breathe",
-        abstract: "Paced breathing, live: a pattern, or just a rate.",
+        abstract: "Breathe at a pace, live: a pattern, or just a rate.",
         discussion: """
             Examples:
               gong breathe box

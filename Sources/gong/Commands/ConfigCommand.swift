@@ -9,10 +9,10 @@ struct ConfigCommand: ParsableCommand {
         commandName: "config",
         abstract: "Show every setting in effect and where it came from.",
         discussion: """
-            Settings come from gong's defaults, then $XDG_CONFIG_HOME/gong/config.toml, then the
-            environment (GONG_DEVICE, GONG_LATENCY, GONG_VOLUME, GONG_PATTERN), then flags. The
-            file's keys: device, latency (ms), volume (dB), pattern, patterns and sounds (lists of
-            directories), day-starts ("4:00"), streak-minimum ("1m"), streaks (true or false).
+            Settings come from gong's defaults, then $XDG_CONFIG_HOME/gong/config.toml, then the \
+            environment (GONG_DEVICE, GONG_LATENCY, GONG_VOLUME, GONG_PATTERN), then flags. The \
+            file's keys: device, latency (ms), volume (dB), pattern, patterns and sounds (lists of \
+            directories), day-starts ("4:00"), streak-minimum ("1m"), streaks (true or false). \
             The flags below show what a command given them would use.
             """)
 

@@ -9,12 +9,17 @@ import GongPractice
 struct CtlCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
-        abstract:
-            "Control a session started with --control socket, or gong bells: status, pause, resume, skip, stop, gain DB, events; for bells ring, next, pause 1h|until 14:00|today.",
+        abstract: "Control a running session, or gong bells.",
         discussion: """
-            Finds the session by its socket in $XDG_RUNTIME_DIR/gong; with several running, name one
-            with --pid (without, they are listed). events prints the session's events as JSON lines
-            until it ends. Examples:
+            A session started with --control socket takes status, pause, resume, skip, stop, \
+            gain DB and events; gong bells takes status, pause (1h, until 14:00 or today), \
+            resume, ring and next.
+
+            Finds the session by its socket in $XDG_RUNTIME_DIR/gong; with several running, name \
+            one with --pid (without, they are listed). events prints the session's events as \
+            JSON lines until it ends.
+
+            Examples:
               gong run two-phase --control socket &
               gong ctl status
               gong ctl gain -6
@@ -23,7 +28,9 @@ struct CtlCommand: ParsableCommand {
               gong ctl ring                  (gong bells: a bell now)
             """)
 
-    @Option(help: "The process id of the session to control (see gong ctl status with several).")
+    @Option(
+        help: ArgumentHelp(
+            "The process id of the session to control (see gong ctl status with several).", valueName: "PID"))
     var pid: Int32?
 
     @Flag(help: "Print the reply as it came, one JSON object.")

@@ -5,13 +5,14 @@ import GongKit
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract:
-            "List the devices gong can play on: ALSA's, like aplay -L, sound servers' sinks and ports, and a"
-            + " snapserver's streams.")
+        abstract: "List the devices gong can play on.",
+        discussion: "ALSA's, as aplay -L lists them; sound servers' sinks and ports; and a snapserver's streams.")
 
     @Option(
         name: .customLong("snapserver"),
-        help: "The snapserver whose streams to list, by its JSON-RPC control (HOST:PORT, or HOST for port 1705).")
+        help: ArgumentHelp(
+            "The snapserver whose streams to list, by its JSON-RPC control (HOST:PORT, or HOST for port 1705).",
+            valueName: "HOST:PORT"))
     var snapserver = "127.0.0.1:\(SnapcastAddress.defaultControlPort)"
 
     func validate() throws {

@@ -7,10 +7,11 @@ import GongPractice
 struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
-        abstract: "The sessions you have sat: list them, export them, import them, add one.",
+        abstract: "List, export, import and add the sessions you sat.",
         discussion: """
-            Every session gong plays is recorded in $XDG_DATA_HOME/gong/history.sqlite (unless
+            Every session gong plays is recorded in $XDG_DATA_HOME/gong/history.sqlite (unless \
             --no-history), from its start: one killed mid-way keeps the minutes it played.
+
             Examples:
               gong history --since 7d
               gong history --csv > sits.csv; gong history import sits.csv
@@ -21,14 +22,14 @@ struct HistoryCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "list", abstract: "Newest first, as a table, JSON or CSV.")
+            commandName: "list", abstract: "List the sessions, newest first: a table, JSON or CSV.")
 
         @Option(
             help: ArgumentHelp(
                 "Only sessions begun since: a date (2026-11-01) or days or weeks ago (7d, 2w).", valueName: "WHEN"))
         var since: String?
 
-        @Option(help: "At most this many.")
+        @Option(help: ArgumentHelp("At most this many.", valueName: "N"))
         var limit: Int?
 
         @Flag(help: "One JSON object per session, one per line.")
@@ -61,7 +62,7 @@ struct HistoryCommand: ParsableCommand {
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "import",
-            abstract: "Read sessions from a CSV file written by gong history --csv.",
+            abstract: "Add the sessions of a CSV file from gong history --csv.",
             discussion:
                 "A session already in the history (by its id) is replaced, not added twice. The file is read whole before anything is written: a bad line adds nothing."
         )
@@ -90,9 +91,12 @@ struct HistoryCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "add",
             abstract: "Record a session you sat without gong.",
-            discussion: "Example: gong history add --pattern two-phase --at \"2026-11-23 07:00\" --length 20m")
+            discussion: """
+                Example:
+                  gong history add --pattern two-phase --at "2026-11-23 07:00" --length 20m
+                """)
 
-        @Option(help: "What you sat: a pattern's name, or any word.")
+        @Option(help: ArgumentHelp("What you sat: a pattern's name, or any word.", valueName: "NAME"))
         var pattern: String
 
         @Option(

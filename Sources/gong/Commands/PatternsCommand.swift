@@ -46,8 +46,13 @@ struct PatternsCommand: ParsableCommand {
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "show",
-            abstract: "Show a pattern's phases, cues and timing, with any overrides applied.",
-            discussion: "Example: gong patterns show two-phase --set meditation=20m")
+            abstract: "Show a pattern's phases, cues and timing.",
+            discussion: """
+                The options below change the pattern as they would a session's.
+
+                Example:
+                  gong patterns show two-phase --set meditation=20m
+                """)
 
         @Argument(help: "A pattern name or a .toml file.")
         var pattern: String

@@ -7,9 +7,11 @@ import GongKit
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Render a whole session to an audio file, every cue on its exact frame.",
+        abstract: "Render a whole session to an audio file.",
         discussion: """
-            Uses the same renderer as live playback. The file ends when the last tail has rung out.
+            Every cue lands on its exact frame, by the same renderer as live playback. The file \
+            ends when the last tail has rung out.
+
             Examples:
               gong render two-phase -o sit.wav
               gong render two-phase --set meditation=20m --set reflection=5m -o sit.flac
@@ -25,16 +27,16 @@ struct RenderCommand: ParsableCommand {
         help: ArgumentHelp("The file to write (.wav or .flac).", valueName: "FILE"))
     var output: String
 
-    @Option(help: "Sample rate in Hz: \(SessionLimits.ratesAllowed).")
+    @Option(help: ArgumentHelp("Sample rate in Hz: \(SessionLimits.ratesAllowed).", valueName: "HZ"))
     var rate: Int = Timeline.defaultSampleRate
 
-    @Option(help: "File format: wav or flac (default: from the file name).")
+    @Option(help: ArgumentHelp("File format: wav or flac (default: from the file name).", valueName: "FORMAT"))
     var format: String?
 
-    @Option(help: "Channels: 1 or 2.")
+    @Option(help: ArgumentHelp("Channels: 1 or 2.", valueName: "N"))
     var channels: Int = 2
 
-    @Option(help: "Sample encoding: 16, 24 or float (float: WAV only).")
+    @Option(help: ArgumentHelp("Sample encoding: 16, 24 or float (float: WAV only).", valueName: "BITS"))
     var bits: String = "16"
 
     @Option(

@@ -8,12 +8,13 @@ import GongTerminal
 struct ResumeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "resume",
-        abstract: "Carry on with a session whose process died (killed, a power loss).",
+        abstract: "Carry on with a session whose process died.",
         discussion: """
-            While a session plays, gong keeps a snapshot of where it stands in
-            $XDG_STATE_HOME/gong/sessions/. This plays the rest of the newest unfinished one from
-            there: paused until you press space, or at once with --now (for use without a
-            terminal). The device is the one it played on unless --device says otherwise.
+            While a session plays, gong keeps a snapshot of where it stands in \
+            $XDG_STATE_HOME/gong/sessions/. If its process dies (killed, a power loss), this \
+            plays the rest of the newest unfinished one from there: paused until you press \
+            space, or at once with --now (for use without a terminal). The device is the one it \
+            played on unless --device says otherwise.
             """)
 
     @Flag(help: "Carry on at once, without waiting for a key.")

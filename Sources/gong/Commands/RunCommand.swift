@@ -8,12 +8,14 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "Play a session live on an audio device.",
         discussion: """
-            Keys: space pause/resume, s skip the phase, q stop (the end cue rings out).
-            Ctrl-C stops the same way; a second Ctrl-C stops at once. Ctrl-Z pauses; after fg the
+            Keys: space pause/resume, s skip the phase, q stop (the end cue rings out). Ctrl-C \
+            stops the same way; a second Ctrl-C stops at once. Ctrl-Z pauses; after fg the \
             session stays paused until you resume it. Without a terminal, one line per event.
-            --open repeats the cycles until you stop (q, gong ctl stop, Ctrl-C), then the end cue
-            plays; the history keeps what you sat. --delay counts down before the start cue.
+
+            --open repeats the cycles until you stop (q, gong ctl stop, Ctrl-C), then the end \
+            cue plays; the history keeps what you sat. --delay counts down before the start cue. \
             --bed loops a sound under the session (fading in, and out from the end cue).
+
             Examples:
               gong run two-phase
               gong run two-phase --set meditation=20m --device pulse

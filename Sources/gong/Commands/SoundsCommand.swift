@@ -5,7 +5,7 @@ import GongKit
 struct SoundsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sounds",
-        abstract: "List the sounds cues can name, and where each comes from.",
+        abstract: "List the sounds cues can name, and where each is from.",
         discussion: """
             The first lines name each directory sounds were taken from and why it was searched \
             (the bank installed beside gong, $XDG_DATA_DIRS, the source tree, your own). Put \

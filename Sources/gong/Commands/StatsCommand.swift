@@ -9,11 +9,12 @@ import GongTerminal
 struct StatsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
-        abstract: "Your practice: sessions and minutes, streaks, and a calendar of the last weeks.",
+        abstract: "Show your practice: minutes, streaks and a calendar.",
         discussion: """
-            A session counts when at least --minimum of it was played, however it ended. A day
-            begins at --day-starts (4:00 by default), so a sit just after midnight counts for the
-            day before and does not break a streak. --bells shows a day's bells of gong bells
+            Sessions and minutes, streaks, and a calendar of the last weeks. A session counts \
+            when at least --minimum of it was played, however it ended. A day begins at \
+            --day-starts (4:00 by default), so a sit just after midnight counts for the day \
+            before and does not break a streak. --bells shows a day's bells of gong bells \
             instead: each rung or skipped, and why.
             """)
 
@@ -28,7 +29,7 @@ struct StatsCommand: ParsableCommand {
             valueName: "DURATION"))
     var minimum: String?
 
-    @Option(help: "Weeks in the calendar (1-104).")
+    @Option(help: ArgumentHelp("Weeks in the calendar (1-104).", valueName: "N"))
     var weeks = 12
 
     @Flag(help: "Do not show streaks (the config's streaks = false does the same).")

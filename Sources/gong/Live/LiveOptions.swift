@@ -10,7 +10,7 @@ struct LiveOptions: ParsableArguments {
     @Option(
         name: .customLong("device"),
         help: ArgumentHelp(
-            "Playback device: auto (a running PipeWire or PulseAudio server, played by gong's own client; else ALSA's default), an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a sound server played directly: pipewire (the default sink) or pipewire:NODE; pulse (the server's default sink) or pulse:SINK; jack (a JACK client connected to the physical playback ports) or jack:PORT,PORT (to the ports named, e.g. jack:system:playback_1,system:playback_2); snapcast:FIFO or snapcast:tcp://HOST:PORT (a snapserver's pipe or tcp source, heard in every room it serves; ?control=HOST:PORT for its JSON-RPC control, 127.0.0.1:1705 by default). Default: the config's, else auto. See gong devices.",
+            "Playback device: auto (a running PipeWire or PulseAudio server, played by gong's own client; else ALSA's default), an ALSA PCM (default, hw:0,0, plughw:1, null, …), or a sound server played directly: pipewire (the default sink) or pipewire:NODE; pulse (the server's default sink) or pulse:SINK; jack (a JACK client connected to the physical playback ports) or jack:PORT,PORT (to the ports named, e.g. jack:system:playback_1,system:playback_2); snapcast:FIFO or snapcast:tcp://HOST:PORT (a snapserver's pipe or tcp source, heard in every room it serves; ?control=HOST:PORT for its JSON-RPC control, 127.0.0.1:1705 by default). See gong devices (default: the config's, else auto).",
             valueName: "NAME"))
     var deviceFlag: String?
 
@@ -29,10 +29,10 @@ struct LiveOptions: ParsableArguments {
         latency = config.latencyMs.value
     }
 
-    @Option(help: "Sample rate in Hz (the device may grant a nearby one).")
+    @Option(help: ArgumentHelp("Sample rate in Hz (the device may grant a nearby one).", valueName: "HZ"))
     var rate = Timeline.defaultSampleRate
 
-    @Option(help: "Channels: 1 or 2.")
+    @Option(help: ArgumentHelp("Channels: 1 or 2.", valueName: "N"))
     var channels = 2
 
     @Option(
@@ -47,7 +47,9 @@ struct LiveOptions: ParsableArguments {
             valueName: "FRAMES"))
     var period: Int?
 
-    @Option(help: "Sample format: float32, int32 or int16 (default: the best the device takes).")
+    @Option(
+        help: ArgumentHelp(
+            "Sample format: float32, int32 or int16 (default: the best the device takes).", valueName: "FORMAT"))
     var format: String?
 
     @Flag(help: "Print nothing but errors and the summary.")
