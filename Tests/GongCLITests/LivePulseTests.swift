@@ -267,6 +267,15 @@ struct GongEvents {
         var description: String { "\(frames) frames from \(from)" }
     }
 
+    /// How late gong's account says each cue scheduled at `cueFrames` was heard: by the rest of
+    /// a loss its onset fell in (the session moved on past the lost frames, so the cue starts
+    /// where the loss ends), else 0 — on its frame.
+    func lateness(ofCuesAt cueFrames: [Int]) -> [Int] {
+        cueFrames.map { cue in
+            losses.first { ($0.from..<$0.from + $0.frames).contains(cue) }.map { $0.from + $0.frames - cue } ?? 0
+        }
+    }
+
     /// The intervals a recorder that skips what gong lost (JACK's, fed by gong's port, runs in
     /// the cycles gong runs in) hears between cues scheduled at `cueFrames`: each the schedule
     /// less the frames gong told it lost within it. With no loss told, the schedule itself.
