@@ -357,7 +357,12 @@ extension LivePulseTests {
                 && zip(reported, heardIntervals).allSatisfy { abs($0 - $1) <= 48 },
             "intervals gong reported \(reported), heard \(heardIntervals)")
         let summary = try #require(events.last("finished"))
-        #expect(summary["xruns"] as? Int == 0 && summary["heard"] as? String == "onFrame", "\(summary)")
+        // A cycle the graph ran without gong (two busy loops made one) is counted, the session
+        // moved on by it, and the verdict says so; otherwise every cue is confirmed on its frame.
+        let xruns = summary["xruns"] as? Int ?? -1
+        #expect(
+            xruns == events.losses.count && summary["heard"] as? String == (xruns == 0 ? "onFrame" : "audioLost"),
+            "\(summary)")
         print(
             "PipeWire's own stream: keys heard \(pauseHeard), \(resumeHeard), \(skipHeard) s after; \(heardIntervals)")
     }
