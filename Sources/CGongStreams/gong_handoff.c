@@ -9,6 +9,7 @@
 
 int gong_handoff_init(struct gong_handoff *handoff, uint32_t buffer_frames, uint32_t frame_bytes) {
     handoff->buffer_frames = buffer_frames;
+    atomic_store(&handoff->loss_frame, UINT64_MAX);
     handoff->room_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (handoff->room_fd < 0) return -errno;
     int result = gong_frame_ring_init(&handoff->ring, buffer_frames, frame_bytes);
@@ -38,6 +39,10 @@ uint32_t gong_handoff_unclaimed(gong_handoff *handoff) { return gong_frame_ring_
 
 uint32_t gong_handoff_take_back(gong_handoff *handoff, uint32_t frames) {
     return gong_frame_ring_take_back(&handoff->ring, frames);
+}
+
+uint64_t gong_handoff_take_loss_frame(gong_handoff *handoff) {
+    return atomic_exchange_explicit(&handoff->loss_frame, UINT64_MAX, memory_order_acquire);
 }
 
 uint32_t gong_handoff_filled(gong_handoff *handoff) { return gong_frame_ring_filled(&handoff->ring); }
@@ -103,13 +108,14 @@ void gong_handoff_timing_read(gong_handoff *handoff, gong_handoff_timing *timing
     }
 }
 
+// Acquire: a loss seen counted here has its frame in `loss_frame` (gong_handoff_take_loss_frame).
 void gong_handoff_counters_read(gong_handoff *handoff, gong_handoff_counters *counters) {
-    counters->ring_underruns = atomic_load_explicit(&handoff->ring_underruns, memory_order_relaxed);
-    counters->ring_silent_frames = atomic_load_explicit(&handoff->ring_silent_frames, memory_order_relaxed);
-    counters->missed_cycles = atomic_load_explicit(&handoff->missed_cycles, memory_order_relaxed);
-    counters->missed_frames = atomic_load_explicit(&handoff->missed_frames, memory_order_relaxed);
-    counters->clock_stops = atomic_load_explicit(&handoff->clock_stops, memory_order_relaxed);
-    counters->clock_stopped_ns = atomic_load_explicit(&handoff->clock_stopped_ns, memory_order_relaxed);
+    counters->ring_underruns = atomic_load_explicit(&handoff->ring_underruns, memory_order_acquire);
+    counters->ring_silent_frames = atomic_load_explicit(&handoff->ring_silent_frames, memory_order_acquire);
+    counters->missed_cycles = atomic_load_explicit(&handoff->missed_cycles, memory_order_acquire);
+    counters->missed_frames = atomic_load_explicit(&handoff->missed_frames, memory_order_acquire);
+    counters->clock_stops = atomic_load_explicit(&handoff->clock_stops, memory_order_acquire);
+    counters->clock_stopped_ns = atomic_load_explicit(&handoff->clock_stopped_ns, memory_order_acquire);
 }
 
 uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint32_t frames) {
@@ -132,6 +138,24 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
     return told;
 }
 
+int gong_clock_prediction_step(gong_clock_prediction *prediction, uint32_t current_frames, uint64_t current_usecs,
+                               uint64_t next_usecs, uint32_t frames, uint32_t rate) {
+    int restarted = 0;
+    if (prediction->wakeup_usecs && rate > 0) {
+        // Frame times wrap at 2^32; their difference does not. As microseconds it stays far
+        // inside 64 bits (2^31 frames times 10^6).
+        int64_t between = (int32_t)(current_frames - prediction->frames);
+        int64_t reach = (int64_t)rate * GONG_CLOCK_PREDICTION_REACH_SECONDS;
+        if (between >= -reach && between <= reach) {
+            int64_t predicted = (int64_t)prediction->wakeup_usecs + between * 1000000 / (int64_t)rate;
+            restarted = (int64_t)current_usecs > predicted + GONG_CLOCK_PREDICTION_FLOOR_USECS;
+        }
+    }
+    prediction->wakeup_usecs = next_usecs;
+    prediction->frames = current_frames + frames;
+    return restarted;
+}
+
 gong_handoff *gong_handoff_new(uint32_t buffer_frames, uint32_t frame_bytes) {
     // The ring's indices are aligned to cache lines: so is the allocation (its size a multiple).
     struct gong_handoff *handoff = aligned_alloc(64, sizeof *handoff);
@@ -151,9 +175,15 @@ void gong_handoff_free(gong_handoff *handoff) {
 }
 
 uint32_t gong_handoff_run_cycle(gong_handoff *handoff, uint32_t missed, void *destination, uint32_t frames) {
-    if (missed) gong_handoff_missed(handoff, missed);
+    if (missed) gong_handoff_missed(handoff, missed, handoff->consumed);
     uint32_t got = gong_handoff_read(handoff, destination, frames);
     gong_handoff_short(handoff, frames - got);
     gong_handoff_cycle_done(handoff, gong_monotonic_ns(), gong_monotonic_ns(), frames);
     return got;
+}
+
+uint64_t gong_handoff_claimed(gong_handoff *handoff) { return handoff->consumed; }
+
+void gong_handoff_miss(gong_handoff *handoff, uint32_t frames, uint64_t from) {
+    gong_handoff_missed(handoff, frames, from);
 }

@@ -42,6 +42,10 @@ struct gong_handoff {
     int playing;
 
     _Atomic uint64_t ring_underruns, ring_silent_frames, missed_cycles, missed_frames, clock_stops, clock_stopped_ns;
+    /// The ring frame (a count of frames claimed since the stream began) the earliest loss not
+    /// yet taken by gong landed before: from it on, every frame is heard late by the loss.
+    /// UINT64_MAX: none. Set before the loss is counted, so gong, having seen the count, finds it.
+    _Atomic uint64_t loss_frame;
 
     /// Seqlock: odd while the callback writes the timing.
     _Atomic uint64_t timing_sequence;
@@ -68,23 +72,36 @@ static inline uint32_t gong_handoff_read(struct gong_handoff *handoff, void *des
     return got;
 }
 
+/// Callback: a loss lands before ring frame `frame`. Only the earliest since gong last took one
+/// is kept (frames claimed only grow, so a later loss's frame is never earlier): a cue between
+/// two losses gong takes in together is said late by both, never by less than it was.
+static inline void gong_handoff_loss_at(struct gong_handoff *handoff, uint64_t frame) {
+    uint64_t none = UINT64_MAX;
+    atomic_compare_exchange_strong_explicit(&handoff->loss_frame, &none, frame, memory_order_relaxed,
+                                            memory_order_relaxed);
+}
+
 /// Callback: `frames` of silence were played this cycle for want of frames in the ring (counted
 /// once playback began, and not once gong has written its last frame). gong is woken to take the
-/// loss in (gong_handoff_wait).
+/// loss in (gong_handoff_wait). Every frame from the next one claimed is heard that much late.
 static inline void gong_handoff_short(struct gong_handoff *handoff, uint32_t frames) {
     if (!frames || !handoff->playing || atomic_load_explicit(&handoff->draining, memory_order_relaxed)) return;
+    gong_handoff_loss_at(handoff, handoff->consumed);
     atomic_fetch_add_explicit(&handoff->ring_silent_frames, frames, memory_order_relaxed);
     atomic_fetch_add_explicit(&handoff->ring_underruns, 1, memory_order_release);
     gong_handoff_ring(handoff);
 }
 
-/// Callback: the server ran `frames` frames of cycles without it (counted once playback began).
-/// Every frame in the ring is now heard that much late: gong is woken at once to take back what
-/// it still can and render it again on its time (gong_handoff_wait). Left to its next wait for
-/// room, it learned of the loss up to a period of its own later, and a cue claimed in between was
-/// heard late by the loss.
-static inline void gong_handoff_missed(struct gong_handoff *handoff, uint64_t frames) {
+/// Callback: the server ran `frames` frames of cycles without it (counted once playback began),
+/// before the cycle that claimed ring frame `from` on (a jump is told a cycle after it is seen,
+/// gong_cycle_skips, so that cycle's frames were heard after the loss too). Every frame from
+/// there is heard that much late: gong is woken at once to take back what it still can and
+/// render it again on its time (gong_handoff_wait), and to say late what it no longer can. Left
+/// to its next wait for room, it learned of the loss up to a period of its own later, and a cue
+/// claimed in between was heard late by the loss.
+static inline void gong_handoff_missed(struct gong_handoff *handoff, uint64_t frames, uint64_t from) {
     if (!frames || !handoff->playing) return;
+    gong_handoff_loss_at(handoff, from);
     atomic_fetch_add_explicit(&handoff->missed_frames, frames, memory_order_relaxed);
     atomic_fetch_add_explicit(&handoff->missed_cycles, 1, memory_order_release);
     gong_handoff_ring(handoff);

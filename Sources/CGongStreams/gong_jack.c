@@ -49,9 +49,13 @@ struct gong_jack_stream {
 
     // The process callback's own.
     gong_cycle_skips skips;
-    /// When the server's clock expected this cycle to begin (the last cycle's `next_usecs`);
-    /// 0: not known.
-    jack_time_t expected_wakeup;
+    /// Where the cycle whose frame time jumped began in the ring: the loss, told a cycle later,
+    /// landed before it.
+    uint64_t jump_began;
+    /// When the server's clock expected the next cycle to begin, to judge a restart.
+    gong_clock_prediction prediction;
+    /// A restart seen in a cycle whose timing was in doubt, for the next cycle timed to measure.
+    int restart_unmeasured;
     /// The frame time, counted on past its 2^32 wrap (a day at 48 kHz).
     uint64_t position;
     int position_known;
@@ -85,10 +89,6 @@ static void quiet_jack(void) {
 /// Cycles after a clock stop over which the new origin is measured: jack2's dummy driver keeps
 /// its new timeline from the first of them.
 #define GONG_JACK_STOP_CYCLES 16
-/// A clock that begins a cycle less than this after its prediction has not restarted: a stop
-/// shorter than the cues' tolerance is left to the device clock, which follows it within two
-/// seconds (jack2 and PipeWire's JACK both begin each cycle exactly where predicted otherwise).
-#define GONG_JACK_RESTART_FLOOR_USECS 1000
 /// A stop measured shorter than this is a wake-up's jitter, not told.
 #define GONG_JACK_STOP_FLOOR_NS 50000
 
@@ -97,24 +97,18 @@ static int64_t frames_ns(uint64_t frames, uint32_t rate) {
     return (int64_t)(frames / rate) * 1000000000LL + (int64_t)((frames % rate) * 1000000000ULL / rate);
 }
 
-/// Whether jack2's clock began this cycle elsewhere than it had predicted. It begins each cycle
-/// exactly where its filter said (`next_usecs`), unless its driver started its timeline again:
-/// the dummy driver, woken more than a period late, counts its cycles afresh from then (jack2's
-/// "JackTimedDriver::Process XRun"). No frame is skipped, so no cycle shows as missed, but every
-/// frame from then on is heard later by as much: the server lost that much time. A late client
-/// does not move it; only the driver's own lateness does.
-static int clock_restarted(struct gong_jack_stream *self, uint32_t missed) {
+/// Whether jack2's clock began this cycle elsewhere than it had predicted (gong_clock_prediction
+/// in gong_handoff.h says how it is judged).
+static int clock_restarted(struct gong_jack_stream *self, jack_nframes_t nframes) {
     jack_nframes_t current_frames;
     jack_time_t current_usecs, next_usecs;
     float period_usecs;
     if (jack_get_cycle_times(self->client, &current_frames, &current_usecs, &next_usecs, &period_usecs) != 0) {
-        self->expected_wakeup = 0;
+        self->prediction.wakeup_usecs = 0;
         return 0;
     }
-    int restarted = self->expected_wakeup && !missed && !self->skips.in_doubt
-                    && current_usecs > self->expected_wakeup + GONG_JACK_RESTART_FLOOR_USECS;
-    self->expected_wakeup = next_usecs;
-    return restarted;
+    return gong_clock_prediction_step(&self->prediction, current_frames, current_usecs, next_usecs, nframes,
+                                      self->rate);
 }
 
 /// Takes this cycle's wake-up (`now`, frame time `frame_time`) into the earliest origin, and
@@ -157,9 +151,11 @@ static int on_process(jack_nframes_t nframes, void *data) {
     jack_nframes_t frame_time = jack_last_frame_time(self->client);
     // Cycles the server ran without this client (it was stopped, or too late) show as the frame
     // time moving on by more than the last cycle's frames (gong_handoff.h says when it is told).
+    uint64_t began = self->handoff.consumed;
     uint32_t missed = gong_cycle_skips_step(&self->skips, frame_time, nframes);
-    if (missed) gong_handoff_missed(&self->handoff, missed);
-    int restarted = clock_restarted(self, missed);
+    if (missed) gong_handoff_missed(&self->handoff, missed, self->jump_began);
+    if (self->skips.in_doubt) self->jump_began = began;
+    if (clock_restarted(self, nframes)) self->restart_unmeasured = 1;
 
     float *outputs[GONG_JACK_MAX_CHANNELS];
     for (uint32_t channel = 0; channel < self->channels; channel++)
@@ -197,7 +193,8 @@ static int on_process(jack_nframes_t nframes, void *data) {
     if (self->skips.in_doubt) {
         gong_handoff_cycle_untimed(&self->handoff);
     } else {
-        track_origin(self, now, frame_time, restarted);
+        track_origin(self, now, frame_time, self->restart_unmeasured);
+        self->restart_unmeasured = 0;
         gong_handoff_cycle_done(&self->handoff, now, heard, nframes);
     }
     return 0;

@@ -39,6 +39,9 @@ struct gong_pw_stream {
 
     // The callback's own.
     gong_cycle_skips skips;
+    /// Where the cycle whose position jumped began in the ring: the loss, told a cycle later,
+    /// landed before it.
+    uint64_t jump_began;
     int named;
     /// The largest quantum seen, in frames (for GONG_PIPEWIRE_TRACE).
     _Atomic uint32_t largest_quantum;
@@ -67,6 +70,7 @@ static void on_process(void *data) {
     uint32_t frames = buffer->requested ? (uint32_t)buffer->requested : capacity;
     if (frames > capacity) frames = capacity;
 
+    uint64_t began = self->handoff.consumed;
     uint32_t got = gong_handoff_read(&self->handoff, plane->data, frames);
     if (got < frames) {
         memset((uint8_t *)plane->data + (size_t)got * self->frame_bytes, 0,
@@ -96,7 +100,8 @@ static void on_process(void *data) {
     // 2^32 as the count wants; a year of ticks times the rate stays far inside 64 bits.
     uint32_t position = (uint32_t)(time.ticks * time.rate.num * self->rate / time.rate.denom);
     uint32_t missed = gong_cycle_skips_step(&self->skips, position, frames);
-    if (missed) gong_handoff_missed(&self->handoff, missed);
+    if (missed) gong_handoff_missed(&self->handoff, missed, self->jump_began);
+    if (self->skips.in_doubt) self->jump_began = began;
     // A position in doubt may be a cycle ahead, and would place this cycle's frames a cycle late:
     // its timing is not reported, the last cycle's stands.
     if (self->skips.in_doubt)

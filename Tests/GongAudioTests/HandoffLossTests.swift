@@ -91,3 +91,57 @@ import Testing
         #expect(answer.value == 1)
     }
 }
+
+/// Where a loss lands in the ring: the callback keeps the earliest frame (frames claimed since
+/// the stream began) a loss came before, until gong takes it; every frame from there on is heard
+/// late by the loss, so gong can tell what it no longer could take back as heard late.
+@Suite struct HandoffLossFrameTests {
+    @Test func noLossLandedIsNone() throws {
+        let handoff = try HandoffLossTests.playingRing()
+        defer { gong_handoff_free(handoff) }
+        #expect(gong_handoff_take_loss_frame(handoff) == UInt64.max)
+    }
+
+    /// A cycle missed before the cycle that claims from 256 on lands at 256; taken, it is gone.
+    @Test func aMissedCycleLandsWhereTheNextCycleClaimsFromAndIsTakenOnce() throws {
+        let handoff = try HandoffLossTests.playingRing()
+        defer { gong_handoff_free(handoff) }
+        var cycle = [Float](repeating: 0, count: 256)
+        #expect(gong_handoff_run_cycle(handoff, 256, &cycle, 256) == 256)
+        var counters = gong_handoff_counters()
+        gong_handoff_counters_read(handoff, &counters)
+        #expect(counters.missed_cycles == 1 && counters.missed_frames == 256)
+        #expect(gong_handoff_take_loss_frame(handoff) == 256)
+        #expect(gong_handoff_take_loss_frame(handoff) == UInt64.max)
+    }
+
+    /// JACK tells a jump a cycle after the cycle that saw it: told with that cycle's first frame,
+    /// the loss lands there, before frames already claimed.
+    @Test func aJumpToldACycleLateLandsBeforeTheCycleThatSawIt() throws {
+        let handoff = try HandoffLossTests.playingRing()
+        defer { gong_handoff_free(handoff) }
+        var cycle = [Float](repeating: 0, count: 256)
+        let began = gong_handoff_claimed(handoff)
+        #expect(gong_handoff_run_cycle(handoff, 0, &cycle, 256) == 256)
+        #expect(gong_handoff_run_cycle(handoff, 0, &cycle, 256) == 256)
+        gong_handoff_miss(handoff, 256, began)
+        #expect(began == 256 && gong_handoff_take_loss_frame(handoff) == 256)
+    }
+
+    /// Two losses before gong looks: the earlier is kept (a cue between them is said late by
+    /// both, never by less than it was). A ring run dry lands where the next claim begins.
+    @Test func theEarliestOfTwoLossesIsKeptAndARingRunDryLandsAfterItsLastFrame() throws {
+        let handoff = try HandoffLossTests.playingRing()
+        defer { gong_handoff_free(handoff) }
+        var cycle = [Float](repeating: 0, count: 4096)
+        #expect(gong_handoff_run_cycle(handoff, 256, &cycle, 256) == 256)
+        // The ring holds 3 584 more: a cycle of 4 096 claims them and plays 512 of silence.
+        #expect(gong_handoff_run_cycle(handoff, 0, &cycle, 4096) == 3584)
+        #expect(gong_handoff_take_loss_frame(handoff) == 256)
+        #expect(gong_handoff_run_cycle(handoff, 0, &cycle, 256) == 0)
+        #expect(gong_handoff_take_loss_frame(handoff) == 4096)
+        var counters = gong_handoff_counters()
+        gong_handoff_counters_read(handoff, &counters)
+        #expect(counters.ring_underruns == 2 && counters.ring_silent_frames == 512 + 256)
+    }
+}

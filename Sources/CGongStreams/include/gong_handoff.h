@@ -57,6 +57,40 @@ typedef struct gong_cycle_skips {
 /// Real-time safe (the callbacks').
 uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint32_t frames);
 
+/// Whether a server's clock began a cycle elsewhere than it had predicted (JACK's: each cycle's
+/// `jack_get_cycle_times`). jack2 begins each cycle exactly where its filter said (`next_usecs`),
+/// unless its driver started its timeline again: the dummy driver, woken more than a period
+/// late, counts its cycles afresh from then (jack2's "JackTimedDriver::Process XRun"). No frame
+/// is skipped for it, but every frame from then on is heard later by as much: the server lost
+/// that much time. A late client does not move it; only the driver's own lateness does.
+///
+/// The prediction is of the cycle after the last one the client ran; the cycle running now may
+/// be a later one (the server ran cycles without the client, or the call began late and reads
+/// the next cycle's times). So it is carried on to the cycle running by the frames between, at
+/// the server's rate, and a restart that comes with a skipped cycle (the first cycle after the
+/// driver's stop also run without the client) is told too. Carried over more than
+/// GONG_CLOCK_PREDICTION_REACH_SECONDS, a sound card's clock (its rate off the nominal by tens
+/// of parts per million) could stray past the floor: such a gap is not judged.
+typedef struct gong_clock_prediction {
+    /// When the next cycle was to begin (the server's microseconds) and its frame time; 0: not
+    /// known.
+    uint64_t wakeup_usecs;
+    uint32_t frames;
+} gong_clock_prediction;
+
+/// A clock that begins a cycle less than this after its prediction has not restarted: a stop
+/// shorter than the cues' tolerance is left to the device clock, which follows it within two
+/// seconds (jack2 and PipeWire's JACK both begin each cycle exactly where predicted otherwise).
+#define GONG_CLOCK_PREDICTION_FLOOR_USECS 1000
+/// The longest run of frames a prediction is carried over.
+#define GONG_CLOCK_PREDICTION_REACH_SECONDS 10
+
+/// The cycle running began at `current_usecs` with frame time `current_frames`, `frames` long;
+/// the server expects the next at `next_usecs`. 1 when the clock restarted before it.
+/// Real-time safe (the callbacks').
+int gong_clock_prediction_step(gong_clock_prediction *prediction, uint32_t current_frames, uint64_t current_usecs,
+                               uint64_t next_usecs, uint32_t frames, uint32_t rate);
+
 /// Frames that fit now; writes up to `count` interleaved float frames, returning how many.
 uint32_t gong_handoff_writable(gong_handoff *handoff);
 uint32_t gong_handoff_write(gong_handoff *handoff, const float *frames, uint32_t count);
@@ -66,6 +100,10 @@ uint32_t gong_handoff_unclaimed(gong_handoff *handoff);
 uint32_t gong_handoff_take_back(gong_handoff *handoff, uint32_t frames);
 /// Frames written and not yet copied out by the callback.
 uint32_t gong_handoff_filled(gong_handoff *handoff);
+/// The ring frame (frames claimed since the stream began) before which the earliest loss since
+/// the last call landed, and forgets it: every frame from there on is heard late by the losses
+/// counted since. UINT64_MAX when no loss landed. Read it after seeing a loss counted.
+uint64_t gong_handoff_take_loss_frame(gong_handoff *handoff);
 /// Nothing more will be written: the ring running empty from now on is the end, not an underrun.
 void gong_handoff_drain_begins(gong_handoff *handoff);
 /// More will be written after all (a loss during the drain is rendered again): an empty ring is
@@ -86,6 +124,11 @@ int gong_handoff_state(gong_handoff *handoff);
 gong_handoff *gong_handoff_new(uint32_t buffer_frames, uint32_t frame_bytes);
 void gong_handoff_free(gong_handoff *handoff);
 uint32_t gong_handoff_run_cycle(gong_handoff *handoff, uint32_t missed, void *destination, uint32_t frames);
+/// On such a hand-off, as its callback: the frames claimed so far, and `frames` the server ran
+/// without the callback, landing before ring frame `from` (as JACK's and PipeWire's tell a jump a
+/// cycle after the cycle that saw it, whose frames were heard after the loss).
+uint64_t gong_handoff_claimed(gong_handoff *handoff);
+void gong_handoff_miss(gong_handoff *handoff, uint32_t frames, uint64_t from);
 
 void gong_handoff_timing_read(gong_handoff *handoff, gong_handoff_timing *timing);
 void gong_handoff_counters_read(gong_handoff *handoff, gong_handoff_counters *counters);

@@ -386,6 +386,12 @@ public protocol PCM: AnyObject, SendableMetatype {
     /// timeline again from then, so every frame after is heard that much later though none was
     /// skipped. Nil when the device cannot say.
     func clockStoppedNanoseconds() -> Int64?
+    /// The device frame (a count of frames written since the device opened, less those taken
+    /// back) before which the earliest loss since the last call landed, and forgets it: every
+    /// frame from there on is heard late by the silence counted since (`silenceHeardFrames`).
+    /// What of it gong can no longer take back was heard late. Nil when the device cannot say,
+    /// or no loss landed.
+    func takeLossFrame() -> Int64?
 }
 
 /// What `PCM.wait` returns besides 1 (a period of room), 0 (timeout) and a negative errno.
@@ -402,4 +408,5 @@ extension PCM {
     public func wakeWhenReadable(_ descriptor: Int32) {}
     public func silenceHeardFrames() -> Int64? { nil }
     public func clockStoppedNanoseconds() -> Int64? { nil }
+    public func takeLossFrame() -> Int64? { nil }
 }

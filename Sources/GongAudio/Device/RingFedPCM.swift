@@ -161,6 +161,14 @@ public class RingFedPCM: PCM {
         return Int64(clamping: counters.clock_stopped_ns)
     }
 
+    /// Where the callback saw the earliest loss since the last call land in the ring: its
+    /// frames claimed and this stream's frames written count alike from the stream's start.
+    public func takeLossFrame() -> Int64? {
+        guard let handoff else { return nil }
+        let frame = gong_handoff_take_loss_frame(handoff)
+        return frame == UInt64.max ? nil : Int64(clamping: frame)
+    }
+
     public func close() {
         guard handoff != nil else { return }
         handoff = nil

@@ -81,6 +81,11 @@ struct DeviceCalls: BitwiseCopyable {
     func clockStoppedNanoseconds() -> Int64? {
         _unsafePerformance { device.clockStoppedNanoseconds() }
     }
+
+    @_noAllocation @_noLocks
+    func takeLossFrame() -> Int64? {
+        _unsafePerformance { device.takeLossFrame() }
+    }
 }
 
 /// A device the control side opened again after a loss, on its way to the audio thread, and how

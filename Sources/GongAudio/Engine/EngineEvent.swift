@@ -29,6 +29,12 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
     /// is where it carries on — the first frame after the gap — and when that is heard.
     /// `silent` is true when the session was paused (nothing audible was lost).
     case underrun(lostFrames: Int64, silent: Bool, at: SessionMoment)
+    /// Audio was lost (the `underrun` just told, of `frames`) behind frames the device already
+    /// held out of a take-back's reach: those from output frame `fromOutputFrame` up to
+    /// `toOutputFrame` (the renderer's, as `RenderEvent.outputFrame`) were heard `frames` later
+    /// than reckoned. An event among them already told was heard that much late; one told
+    /// after this is placed in time with the loss counted, and is late by it all the same.
+    case heardLate(fromOutputFrame: Int64, toOutputFrame: Int64, frames: Int64)
     /// The device's clock stood still for `nanoseconds` while its frames waited (a sound
     /// server's driver that woke late): no frame was skipped and the session clock did not move,
     /// but every frame not yet heard is heard that much later. `at`: where the session stood when

@@ -79,6 +79,10 @@ struct PushLoop: ~Copyable {
         var convertedSilence = false
         /// The silence the device counted so far, for a device that counts it.
         var silenceCounted: Int64?
+        /// Where the last loss the device placed landed (device frames): a loss it counted but
+        /// could not place (it came as the last one was taken) landed there or after. Nil for a
+        /// device that places none.
+        var lastLossFrame: Int64?
         /// The time the device's clock stood still so far, for a device that tells it.
         var clockStopCounted: Int64?
         var clock: DeviceClock
@@ -226,15 +230,26 @@ struct PushLoop: ~Copyable {
     /// gong's hands: that is taken back and rendered again further on, so a cue already written
     /// is heard on its time too, not late by the loss. Between periods only, where what the
     /// renderer made is all written.
+    ///
+    /// What the device placed behind the loss and gong can no longer take back (the cycle it
+    /// plays and the take-back's guard, or frames it claimed before gong woke) is heard late by
+    /// the loss: told as `heardLate`, so that a cue there is never said to be on time.
     @_noAllocation @_noLocks
     private mutating func takeInCountedLoss() {
         if let counted = stream.silenceCounted, let silence = device.silenceHeardFrames(), silence > counted {
             stream.silenceCounted = silence
+            if let frame = device.takeLossFrame() { stream.lastLossFrame = frame }
             takeBack()
-            stream.clock.lost(frames: silence - counted)
+            let lost = silence - counted
+            stream.clock.lost(frames: lost)
             reportUnderrun(
-                lostFrames: silence - counted,
-                heard: stream.clock.audibleNanoseconds(ofDeviceFrame: stream.writtenFrames) ?? 0)
+                lostFrames: lost, heard: stream.clock.audibleNanoseconds(ofDeviceFrame: stream.writtenFrames) ?? 0)
+            if let from = stream.lastLossFrame, from < stream.writtenFrames {
+                audio.report(
+                    .heardLate(
+                        fromOutputFrame: stream.renderedBase + max(0, from),
+                        toOutputFrame: stream.renderedBase + stream.writtenFrames, frames: lost))
+            }
         }
         // A clock that stood still skipped no frame: nothing moves on, and nothing written is
         // taken back. Every frame is heard later by as much, which the device clock learns now

@@ -65,6 +65,22 @@ final class LiveSession {
     /// The session frame of the audio side's latest event: where the session stands if the
     /// audio thread ends without its renderer saying so.
     private var latestSessionFrame: Int64 = 0
+    /// Cues told lately, which a loss behind them may yet show were heard late (`heardLate`
+    /// reaches back at most a buffer and a period from what was written).
+    private var toldCues: [ToldCue] = []
+    /// Stretches of output heard late by a loss, whose events may still be to come.
+    private var lateStretches: [(from: Int64, to: Int64, frames: Int64)] = []
+    /// The most any cue was heard late behind a loss (its `cueHeardLate`): the report counts it
+    /// with the cues that started late.
+    private var mostHeardLate: Int64 = 0
+
+    private struct ToldCue {
+        var outputFrame: Int64
+        var sessionFrame: Int64
+        var sound: Int32
+        var lateFrames: Int64
+        var audible: MonotonicTime
+    }
 
     /// On a device. - Parameter open: opens the device; called again to reopen it after a loss.
     convenience init<Device: PCM>(
@@ -224,7 +240,15 @@ final class LiveSession {
         return events
     }
 
-    var summary: SessionSummary { machine.summary }
+    var summary: SessionSummary { counted(machine.summary) }
+
+    /// The machine's summary with the cues heard late behind a loss counted among the late ones:
+    /// a cue heard late is never reported on time, in its events or in the verdict.
+    private func counted(_ summary: SessionSummary) -> SessionSummary {
+        var summary = summary
+        summary.maxCueLatenessFrames = max(summary.maxCueLatenessFrames, mostHeardLate)
+        return summary
+    }
 
     /// Readable when the audio thread has reported something `poll` has not taken yet: a
     /// control loop sleeps on it rather than guessing when the next report comes. (Reports come
@@ -262,7 +286,7 @@ final class LiveSession {
             case .announce(let state):
                 if case .completed(let summary) = state, !finishedNotified {
                     finishedNotified = true
-                    events.append(SessionEvent(.finished(SessionReport(summary: summary, timing: timing))))
+                    events.append(SessionEvent(.finished(SessionReport(summary: counted(summary), timing: timing))))
                 }
             case .closeDevice:
                 engine.closeLostDevice()
@@ -279,7 +303,7 @@ final class LiveSession {
         case .underrun(_, _, let at), .clockStopped(_, _, let at), .suspendRecovered(let at), .deviceLost(_, let at),
             .deviceBack(_, let at):
             latestSessionFrame = at.sessionFrame
-        case .started, .priorityRefused, .finished, .eventsDropped: break
+        case .started, .priorityRefused, .finished, .eventsDropped, .heardLate: break
         }
         switch event {
         case .started(let audible): return deviceStarted(audible: audible)
@@ -292,6 +316,7 @@ final class LiveSession {
             // session's (the paused clock did not move).
             guard !silent else { return [] }
             return feed(.underrun(lostFrames: lost), from: .audio) + [SessionEvent(.xrun(lostFrames: lost), at: at)]
+        case .heardLate(let from, let to, let frames): return heardLate(from: from, to: to, frames: frames)
         case .clockStopped(let nanoseconds, let silent, let at):
             // The device lost time, not frames: the cues after it are on their frames, heard
             // later by the stop. An interval across it is not the cues' doing, and not measured;
@@ -326,6 +351,37 @@ final class LiveSession {
         case .eventsDropped(let count):
             return [SessionEvent(.eventsLost(count: Int(count)))]
         }
+    }
+
+    /// A loss came behind frames the device already held: the cues told among them were heard
+    /// `frames` later than said (each is told again, late by as much), and those still to be
+    /// told are late by it too.
+    private func heardLate(from: Int64, to: Int64, frames: Int64) -> [SessionEvent] {
+        guard frames > 0, from < to else { return [] }
+        lateStretches.append((from, to, frames))
+        var events: [SessionEvent] = []
+        let shift = FrameTime.nanoseconds(ofFrames: frames, rate: Int64(configuration.rate))
+        for index in toldCues.indices where (from..<to).contains(toldCues[index].outputFrame) {
+            toldCues[index].lateFrames += frames
+            if toldCues[index].audible.nanoseconds > 0 {
+                toldCues[index].audible = MonotonicTime(nanoseconds: toldCues[index].audible.nanoseconds + shift)
+            }
+            let cue = toldCues[index]
+            mostHeardLate = max(mostHeardLate, cue.lateFrames)
+            events.append(
+                SessionEvent(
+                    .cueHeardLate(sound: plan.timeline.sounds[Int(cue.sound)], lateFrames: cue.lateFrames),
+                    at: SessionMoment(sessionFrame: cue.sessionFrame, audible: cue.audible)))
+        }
+        return events
+    }
+
+    /// Remembers a cue just told, for a loss behind it to correct; forgets those no loss can
+    /// reach any more (more than twice a buffer and a period, and a second, before it).
+    private func told(_ cue: ToldCue) {
+        let reach = Int64(2 * (configuration.bufferFrames + configuration.periodFrames) + configuration.rate)
+        toldCues.removeAll { $0.outputFrame < cue.outputFrame - reach }
+        toldCues.append(cue)
     }
 
     /// The device started: the first time, the session's first frame is heard at `audible`.
@@ -395,8 +451,24 @@ final class LiveSession {
                         cycles: timeline.cycleCount, seconds: length), at: at)
             ]
         case .cueStarted(let sound, let scheduled):
-            let late = event.sessionFrame - scheduled
-            let off = measureTiming(sessionFrame: event.sessionFrame, audible: audible)
+            // Behind a loss told already, a cue is late by it however its frame was placed.
+            let heardLate = lateStretches.reduce(Int64(0)) {
+                ($1.from..<$1.to).contains(event.outputFrame) ? $0 + $1.frames : $0
+            }
+            lateStretches.removeAll { $0.to <= event.outputFrame }
+            let late = event.sessionFrame - scheduled + heardLate
+            var off: Int64?
+            if heardLate > 0 {
+                // Late by a loss: no interval is measured to it or from it.
+                mostHeardLate = max(mostHeardLate, late)
+                breakTimingChain()
+            } else {
+                off = measureTiming(sessionFrame: event.sessionFrame, audible: audible)
+            }
+            told(
+                ToldCue(
+                    outputFrame: event.outputFrame, sessionFrame: event.sessionFrame, sound: sound, lateFrames: late,
+                    audible: audible))
             return feed(event) + [
                 SessionEvent(.cue(sound: timeline.sounds[Int(sound)], lateFrames: late, offFrames: off), at: at)
             ]

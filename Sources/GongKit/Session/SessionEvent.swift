@@ -37,6 +37,11 @@ public struct SessionEvent: Sendable, Equatable {
         /// A cue started, `lateFrames` after its schedule (0 unless audio was lost); `offFrames`
         /// when the device's clock heard it further off its frame than `CueTiming.toleranceSeconds`.
         case cue(sound: String, lateFrames: Int64, offFrames: Int64?)
+        /// A cue told before (its `cue` line has the same `frame`) was heard later than that line
+        /// said: audio was lost (the `xrun` just before) behind it while it was already in the
+        /// device's hands, too late to take back. `lateFrames` is its lateness in all, `audible`
+        /// when it was really heard.
+        case cueHeardLate(sound: String, lateFrames: Int64)
         /// The fade-out after a pause is done: silence from `frame`.
         case paused
         case resumed
@@ -84,7 +89,8 @@ public struct SessionEvent: Sendable, Equatable {
     /// The `type` a line is written with: each kind's name, written once here, in the order
     /// docs/embedding.md's table lists them.
     public enum TypeName: String, Sendable, CaseIterable {
-        case started, firstFrameAudible, phaseBegan, cue, paused, resumed, skipped, stopping, gainChanged, xrun
+        case started, firstFrameAudible, phaseBegan, cue, cueHeardLate, paused, resumed, skipped, stopping, gainChanged,
+            xrun
         case suspendRecovered, deviceLost, deviceBack, priorityRefused, ignored, internalError, eventsLost
         case failed, finished
     }
@@ -96,6 +102,7 @@ public struct SessionEvent: Sendable, Equatable {
         case .firstFrameAudible: .firstFrameAudible
         case .phaseBegan: .phaseBegan
         case .cue: .cue
+        case .cueHeardLate: .cueHeardLate
         case .paused: .paused
         case .resumed: .resumed
         case .skipped: .skipped
@@ -169,6 +176,8 @@ extension SessionEvent: Codable {
         case .cue(let sound, let lateFrames, let offFrames):
             try c.encode(sound, forKey: .sound); try c.encode(lateFrames, forKey: .lateFrames)
             try c.encodeIfPresent(offFrames, forKey: .offFrames)
+        case .cueHeardLate(let sound, let lateFrames):
+            try c.encode(sound, forKey: .sound); try c.encode(lateFrames, forKey: .lateFrames)
         case .skipped(let seconds): try c.encode(seconds, forKey: .seconds)
         case .gainChanged(let decibels): try c.encode(decibels, forKey: .decibels)
         case .xrun(let lostFrames, let stopped):
@@ -226,6 +235,8 @@ extension SessionEvent: Codable {
             kind = .cue(
                 sound: try string(.sound), lateFrames: try c.decode(Int64.self, forKey: .lateFrames),
                 offFrames: try c.decodeIfPresent(Int64.self, forKey: .offFrames))
+        case .cueHeardLate:
+            kind = .cueHeardLate(sound: try string(.sound), lateFrames: try c.decode(Int64.self, forKey: .lateFrames))
         case .paused: kind = .paused
         case .resumed: kind = .resumed
         case .skipped: kind = .skipped(seconds: try c.decode(Double.self, forKey: .seconds))

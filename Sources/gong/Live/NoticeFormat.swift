@@ -20,6 +20,8 @@ enum NoticeFormat {
             text =
                 sound + (late == 0 ? "" : " (\(late) frames late after lost audio)")
                 + (off.map { " (heard \($0) frames off its frame by the device's clock)" } ?? "")
+        case .cueHeardLate(let sound, let late):
+            text = "\(sound) was heard \(late) frames late: audio was lost behind it after it was already played"
         case .paused: text = "paused"
         case .resumed: text = "resumed"
         case .skipped(let seconds): text = "skipped \(DurationText.format(seconds: seconds))"

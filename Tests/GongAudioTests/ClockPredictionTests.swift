@@ -1,0 +1,78 @@
+import CGongStreams
+import Testing
+
+/// Whether JACK's clock restarted before a cycle (gong_clock_prediction, gong_handoff.h): the
+/// cycle's start against where the server predicted its next cycle, carried on by the frames
+/// between. jack2's dummy driver woken over a period late starts its timeline again; a client
+/// that missed cycles, or read the next cycle's times early, moves nothing.
+struct ClockPredictionTests {
+    /// 256-frame cycles at 48 kHz, as the server times them: frame time and start (µs) of each
+    /// call; the next cycle predicted a period on. Which calls saw a restart.
+    func restarts(_ cycles: [(frames: UInt32, usecs: UInt64)]) -> [Bool] {
+        var prediction = gong_clock_prediction()
+        return cycles.map { cycle in
+            gong_clock_prediction_step(&prediction, cycle.frames, cycle.usecs, cycle.usecs + 5333, 256, 48000) != 0
+        }
+    }
+
+    static let start: UInt64 = 1_000_000_000
+
+    /// Cycle `n` of an undisturbed server, `late` µs after its time.
+    func cycle(_ n: Int, late: UInt64 = 0, from frames: UInt32 = 1000) -> (frames: UInt32, usecs: UInt64) {
+        (frames &+ UInt32(256 * n), Self.start + UInt64(n) * 5333 + late)
+    }
+
+    @Test func cyclesWhereTheServerPredictedThemAreNoRestart() {
+        #expect(restarts((0..<5).map { cycle($0) }) == [false, false, false, false, false])
+    }
+
+    /// gong stopped 300 ms: the server ran 56 cycles without it, on its time.
+    @Test func cyclesTheServerRanWithoutTheClientAreNoRestart() {
+        #expect(restarts([cycle(0), cycle(1), cycle(58), cycle(59)]) == [false, false, false, false])
+    }
+
+    /// A call that began late reads the next cycle's times, and the next call the same again.
+    @Test func aCallThatReadTheNextCyclesTimesIsNoRestart() {
+        #expect(restarts([cycle(0), cycle(1), cycle(3), cycle(3), cycle(4)]) == [false, false, false, false, false])
+    }
+
+    /// The driver woke 60 ms late and counted its cycles afresh: the next cycle, where predicted
+    /// by frames, began 60 ms late.
+    @Test func aDriverThatStartedItsTimelineAgainIsARestart() {
+        #expect(
+            restarts([cycle(0), cycle(1), cycle(2, late: 60000), cycle(3, late: 60000)]) == [false, false, true, false])
+    }
+
+    /// The gap issue 38 named: the first cycle after the driver's stop also ran without the
+    /// client, so its frame time jumped a cycle as well. Judged against the prediction carried
+    /// on by that cycle, the restart is seen.
+    @Test func aRestartThatComesWithASkippedCycleIsStillARestart() {
+        #expect(
+            restarts([cycle(0), cycle(1), cycle(3, late: 60000), cycle(4, late: 60000)]) == [false, false, true, false])
+        // And with the jump read a cycle early, then read again.
+        #expect(
+            restarts([cycle(0), cycle(1), cycle(3, late: 60000), cycle(3, late: 60000), cycle(4, late: 60000)])
+                == [false, false, true, false, false])
+    }
+
+    /// A late start shorter than the floor (a millisecond) is the device clock's to follow.
+    @Test func aLatenessUnderTheFloorIsNoRestart() {
+        #expect(restarts([cycle(0), cycle(1), cycle(2, late: 900)]) == [false, false, false])
+    }
+
+    @Test func frameTimesThatWrapAroundAreStillJudged() {
+        let from = UInt32.max - 600
+        #expect(
+            restarts([
+                cycle(0, from: from), cycle(1, from: from), cycle(2, from: from), cycle(4, late: 60000, from: from)
+            ])
+                == [false, false, false, true])
+    }
+
+    /// Frames between beyond GONG_CLOCK_PREDICTION_REACH_SECONDS are not judged: a sound card's
+    /// rate off the nominal would carry the prediction past the floor.
+    @Test func aGapBeyondTheReachIsNotJudged() {
+        let cycles = 48000 * 20 / 256
+        #expect(restarts([cycle(0), cycle(1), cycle(cycles, late: 60000)]) == [false, false, false])
+    }
+}
