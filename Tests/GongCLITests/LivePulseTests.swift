@@ -276,6 +276,20 @@ struct GongEvents {
         }
     }
 
+    /// How late gong finally says each cue was heard, in the order told: its `cue` line's
+    /// `lateFrames`, or the last `cueHeardLate` told of it since (same `frame`: a loss came
+    /// behind it once it was out of gong's reach, so it was heard later than its line said).
+    var saidLate: [Int] {
+        let corrected = Dictionary(
+            all("cueHeardLate").compactMap { event in
+                (event["frame"] as? Int).flatMap { frame in (event["lateFrames"] as? Int).map { (frame, $0) } }
+            }, uniquingKeysWith: { $1 })
+        return all("cue").compactMap { cue in
+            guard let frame = cue["frame"] as? Int, let late = cue["lateFrames"] as? Int else { return nil }
+            return corrected[frame] ?? late
+        }
+    }
+
     /// The intervals a recorder that skips what gong lost (JACK's, fed by gong's port, runs in
     /// the cycles gong runs in) hears between cues scheduled at `cueFrames`: each the schedule
     /// less the frames gong told it lost within it. With no loss told, the schedule itself.
