@@ -147,8 +147,10 @@ int gong_clock_prediction_step(gong_clock_prediction *prediction, uint32_t curre
         int64_t between = (int32_t)(current_frames - prediction->frames);
         int64_t reach = (int64_t)rate * GONG_CLOCK_PREDICTION_REACH_SECONDS;
         if (between >= -reach && between <= reach) {
-            int64_t predicted = (int64_t)prediction->wakeup_usecs + between * 1000000 / (int64_t)rate;
-            restarted = (int64_t)current_usecs > predicted + GONG_CLOCK_PREDICTION_FLOOR_USECS;
+            int64_t carried = between * 1000000 / (int64_t)rate;
+            int64_t predicted = (int64_t)prediction->wakeup_usecs + carried;
+            int64_t slack = GONG_CLOCK_PREDICTION_FLOOR_USECS + (carried < 0 ? -carried : carried) / 64;
+            restarted = (int64_t)current_usecs > predicted + slack;
         }
     }
     prediction->wakeup_usecs = next_usecs;

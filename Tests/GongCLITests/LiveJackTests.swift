@@ -202,7 +202,14 @@ enum JackServer {
         )
         let audible = events.all("cue").compactMap { $0["audible"] as? Double }
         let audibleAcross = audible.count == 6 ? audible[2] - audible[1] : 0
-        #expect(abs(audibleAcross - 3) < 0.001, "cues heard \(audibleAcross) s apart across the gap: \(audible)")
+        // The server's clock may stop by itself on a busy machine (its dummy driver woken over a
+        // millisecond late): gong tells it (an xrun of no frames), and the cue after it is heard
+        // that much later; where it fell is not known here, so it is slack.
+        let stopsTold = events.all("xrun").compactMap { $0["clockStoppedMs"] as? Double }.reduce(0, +) / 1000
+        #expect(
+            abs(audibleAcross - 3) < 0.001 + stopsTold,
+            "cues heard \(audibleAcross) s apart across the gap (the server's clock stops told: \(stopsTold) s): \(audible)"
+        )
         print(
             "JACK stopped \(stoppedFor) s: lost \(lost) frames, the tap missed \(recording.missedFrames),"
                 + " recorded intervals \(TapRecording.describe(intervals)), heard across \(audibleAcross) s"
@@ -309,13 +316,22 @@ enum JackServer {
         }
         let stoppedMs = stops.max() ?? 0
         #expect(finished["heard"] as? String == "audioLost", "\(finished)")
-        // The stop is told, and of about its length, also when the server's first cycle after
-        // it ran without gong too (its frame time jumped a cycle: seen in an idle clean run):
-        // the restart is judged against the server's prediction carried on by the frames
-        // between. No cue is judged off across it.
+        // The stop is told also when the server's first cycles after it ran without gong too
+        // (its frame time jumped a cycle or two: seen idle and loaded): the restart is judged
+        // against the server's prediction carried on by the frames between. The server's
+        // lateness is then split between the clock's stop and those cycles' frames, told lost
+        // just before the stop is (it is measured over the 16 cycles after): the two together
+        // are held to the stop made here. No cue is judged off across it.
+        let stopFrame = events.all("xrun").first { $0["clockStoppedMs"] as? Double == stoppedMs }?["frame"] as? Int
+        let lostBeside =
+            stopFrame.map { frame in
+                events.losses.filter { $0.frames > 0 && (frame - 24000...frame).contains($0.from + $0.frames) }
+                    .map(\.frames).reduce(0, +)
+            } ?? 0
+        let lateMs = stoppedMs + Double(lostBeside) / 48
         let judgedOff = events.all("cue").compactMap { $0["offFrames"] as? Int }
         #expect(
-            stoppedMs > stoppedFor.atLeast * 1000 - 16 && stoppedMs < stoppedFor.atMost * 1000 + 50,
+            lateMs > stoppedFor.atLeast * 1000 - 16 && lateMs < stoppedFor.atMost * 1000 + 50,
             "jackd stopped \(stoppedFor) s; the clock stops told: \(stops) ms, gong lost \(events.losses): \(output)")
         #expect(judgedOff.isEmpty, "a cue judged off: \(events.all("cue"))")
         let heard = recording.placedOnsets()

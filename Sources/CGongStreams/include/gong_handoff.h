@@ -68,9 +68,11 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
 /// be a later one (the server ran cycles without the client, or the call began late and reads
 /// the next cycle's times). So it is carried on to the cycle running by the frames between, at
 /// the server's rate, and a restart that comes with a skipped cycle (the first cycle after the
-/// driver's stop also run without the client) is told too. Carried over more than
-/// GONG_CLOCK_PREDICTION_REACH_SECONDS, a sound card's clock (its rate off the nominal by tens
-/// of parts per million) could stray past the floor: such a gap is not judged.
+/// driver's stop also run without the client) is told too. The server's own cycles in between
+/// are timed by its filter, whose period strays from the nominal on a busy machine: a 64th of
+/// the time carried is slack besides the floor (next to nothing for a cycle or two). Carried
+/// over more than GONG_CLOCK_PREDICTION_REACH_SECONDS, a sound card's clock (its rate off the
+/// nominal by tens of parts per million) could stray further: such a gap is not judged.
 typedef struct gong_clock_prediction {
     /// When the next cycle was to begin (the server's microseconds) and its frame time; 0: not
     /// known.
@@ -78,7 +80,8 @@ typedef struct gong_clock_prediction {
     uint32_t frames;
 } gong_clock_prediction;
 
-/// A clock that begins a cycle less than this after its prediction has not restarted: a stop
+/// A clock that begins a cycle less than this (and the slack of cycles carried over) after its
+/// prediction has not restarted: a stop
 /// shorter than the cues' tolerance is left to the device clock, which follows it within two
 /// seconds (jack2 and PipeWire's JACK both begin each cycle exactly where predicted otherwise).
 #define GONG_CLOCK_PREDICTION_FLOOR_USECS 1000

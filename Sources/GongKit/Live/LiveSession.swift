@@ -309,6 +309,11 @@ final class LiveSession {
         case .started(let audible): return deviceStarted(audible: audible)
         case .render(let renderEvent, let audible):
             if audible.nanoseconds > 0 { anchor = (renderEvent.sessionFrame, audible) }
+            defer {
+                // Events come in the order they are heard: none is to come from a stretch behind
+                // this one.
+                lateStretches.removeAll { $0.to <= renderEvent.outputFrame }
+            }
             return handle(renderEvent, audible: audible)
         case .underrun(let lost, let silent, let at):
             breakTimingChain()
@@ -455,7 +460,6 @@ final class LiveSession {
             let heardLate = lateStretches.reduce(Int64(0)) {
                 ($1.from..<$1.to).contains(event.outputFrame) ? $0 + $1.frames : $0
             }
-            lateStretches.removeAll { $0.to <= event.outputFrame }
             let late = event.sessionFrame - scheduled + heardLate
             var off: Int64?
             if heardLate > 0 {
