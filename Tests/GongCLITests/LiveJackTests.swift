@@ -166,7 +166,7 @@ enum JackServer {
         }
         print(
             "JACK: heard intervals \(Set(intervals.compactMap { $0 }).sorted()) (\(intervals.filter { $0 == nil }.count) not placed),"
-                + " gong lost \(events.losses), the tap missed \(recording.missedFrames) frames"
+                + " gong lost \(events.losses), heard late \(events.all("cueHeardLate").map { $0["lateFrames"] ?? 0 }), the tap missed \(recording.missedFrames) frames"
                 + " (\(recording.movedCycles) cycles moved back); gong's account \(finished)")
     }
 
@@ -295,7 +295,7 @@ enum JackServer {
             }
         }
         print(
-            "JACK stopped \(stoppedFor) s before a cue: gong lost \(losses), the tap's holes \(recording.holes),"
+            "JACK stopped \(stoppedFor) s before a cue: gong lost \(losses), heard late \(events.all("cueHeardLate").map { $0["lateFrames"] ?? 0 }), the tap's holes \(recording.holes),"
                 + " intervals \(TapRecording.describe(intervals)); \(finished)")
     }
 
@@ -315,7 +315,8 @@ enum JackServer {
         #expect(finished["cycles"] as? Int == 6 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
         // The driver wakes as late as it was stopped, less what was left of the period it slept
         // in (5.3 ms); a busy machine may wake it later still. With two busy loops the told stop
-        // was 5 to 13 ms under the stop measured here (5 runs and CI's): three periods' slack.
+        // was 5 to 13 ms under the stop measured here (5 runs and CI's); on a machine busy with
+        // other builds, 18.4 ms under once in 8 runs (bench/RESULTS.md, "JACK"): 24 ms' slack.
         let stops = events.all("xrun").filter { $0["lostFrames"] as? Int == 0 }.compactMap {
             $0["clockStoppedMs"] as? Double
         }
@@ -336,7 +337,7 @@ enum JackServer {
         let lateMs = stoppedMs + Double(lostBeside) / 48
         let judgedOff = events.all("cue").compactMap { $0["offFrames"] as? Int }
         #expect(
-            lateMs > stoppedFor.atLeast * 1000 - 16 && lateMs < stoppedFor.atMost * 1000 + 50,
+            lateMs > stoppedFor.atLeast * 1000 - 24 && lateMs < stoppedFor.atMost * 1000 + 50,
             "jackd stopped \(stoppedFor) s; the clock stops told: \(stops) ms, gong lost \(events.losses): \(output)")
         #expect(judgedOff.isEmpty, "a cue judged off: \(events.all("cue"))")
         let heard = recording.placedOnsets()
