@@ -386,7 +386,10 @@ struct PushLoop: ~Copyable {
         // not really be playing yet (PulseAudio's null sink wakes up to 2 s late), so its
         // timestamps only count from then on.
         let consuming = written >= Int64(device.bufferFrames + 2 * periodFrames)
-        let due = written >= stream.nextStatusFrame || stream.clock.originNanoseconds == nil
+        // An underrun waiting to be measured is measured as soon as the device can.
+        let due =
+            written >= stream.nextStatusFrame || stream.clock.originNanoseconds == nil
+            || stream.clock.awaitsUnderrunMeasure
         guard paced && consuming && due, let status = device.status() else { return nil }
         stream.nextStatusFrame = written + statusIntervalFrames
         // A report may be a little old (a sound server's is its last timing reply): what it says
@@ -401,7 +404,8 @@ struct PushLoop: ~Copyable {
         // the clock is of when a listener hears it.
         if let lostFrames = stream.clock.observe(
             writtenFrames: written, delayFrames: status.delayFrames,
-            measuredAt: status.timestamp.nanoseconds + device.heardAfterNanoseconds)
+            measuredAt: status.timestamp.nanoseconds + device.heardAfterNanoseconds,
+            measuredLoss: status.underrunLostFrames)
         {
             reportUnderrun(
                 lostFrames: lostFrames, heard: stream.clock.audibleNanoseconds(ofDeviceFrame: written) ?? 0)
