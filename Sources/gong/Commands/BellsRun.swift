@@ -93,6 +93,7 @@ final class BellsRun {
                 let records = (try? history?.bells(onDay: date)) ?? []
                 return (BellControlSocket.reply(id: id, bells: loop.plan(day: day, records: records, now: now)), false)
             }
+            if let failure = answer.failure { return (BellControlSocket.reply(id: id, failure: failure), false) }
             if let said = answer.said { command.say(said) }
             var fields = answer.fields
             // What the bells have cost so far: this process, waiting, and the processes that rang.
