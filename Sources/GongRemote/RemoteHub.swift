@@ -534,10 +534,12 @@ public final class RemoteHub: @unchecked Sendable {
             posix_spawn_file_actions_addopen(
                 &actions, descriptor, "/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
         }
+
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let envp = Self.environment(over: environment).map { strdup($0) } + [nil]
         defer { envp.forEach { free($0) } }
+        markCloseOnExec()
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard result == 0 else { return .failure(SpawnError(code: result)) }
@@ -719,6 +721,7 @@ public final class RemoteHub: @unchecked Sendable {
         defer { argv.forEach { free($0) } }
         let envp = Self.environment(over: environment).map { strdup($0) } + [nil]
         defer { envp.forEach { free($0) } }
+        markCloseOnExec()
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
         close(pipeEnds[1])
@@ -740,6 +743,24 @@ public final class RemoteHub: @unchecked Sendable {
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let exited = status & 0x7f == 0
         return (exited ? (status >> 8) & 0xff : -1, String(decoding: output, as: UTF8.self))
+    }
+
+    /// Every descriptor of this process past the standard three made close-on-exec, before a
+    /// process is started: swift-nio's sockets are not, and a session that kept the listening
+    /// socket would hold the port after the remote is gone, so a remote started again could not
+    /// listen on it (nor a phone reach it).
+    static func markCloseOnExec() {
+        guard let directory = opendir("/proc/self/fd") else { return }
+        defer { closedir(directory) }
+        let own = dirfd(directory)
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if let descriptor = Int32(name), descriptor > STDERR_FILENO, descriptor != own {
+                _ = fcntl(descriptor, F_SETFD, fcntl(descriptor, F_GETFD) | FD_CLOEXEC)
+            }
+        }
     }
 
     /// This process's environment with `overrides` set over it, as `NAME=value` lines.

@@ -70,6 +70,8 @@ struct RemoteBrowserTests {
         let command =
             "/usr/bin/python3 '/\(script)/browser/remote_reconnect.py' --port \(port) --gong '\(gongExecutable)'"
             + " --state '\(world.root)/state' --out '\(out)' 2>&1"
+        // Nor may the script and its browsers hold the remote's port (see `markCloseOnExec`).
+        RemoteHub.markCloseOnExec()
         guard let pipe = popen(command, "r") else {
             Issue.record("cannot run \(command)")
             return
@@ -84,7 +86,15 @@ struct RemoteBrowserTests {
                 server?.close()
                 server = nil
             case "BACK\n":
-                server = try world.server(port: port)
+                // The port may be held a moment longer by the connections just closed.
+                var refusal: (any Error)?
+                _ = eventually(10) {
+                    do { server = try world.server(port: port) } catch { refusal = error }
+                    return server != nil
+                }
+                if server == nil {
+                    Issue.record("the remote could not listen on \(port) again: \(String(describing: refusal))")
+                }
             default: break
             }
         }
