@@ -42,7 +42,7 @@ extension RemotePage {
         .plan{list-style:none;margin:0;padding:0}.plan li{display:flex;justify-content:space-between;padding:6px 0;border-bottom:1px solid var(--line)}
         label{display:block;margin-top:8px}label input,label select{width:100%}
         details{margin-top:12px;border-top:1px solid var(--line);padding-top:8px}summary{min-height:44px;line-height:44px;cursor:pointer;font-weight:600}
-        .two{display:grid;grid-template-columns:1fr 1fr;gap:0 8px}.err{color:var(--warn);font-size:15px}
+        .two{display:grid;grid-template-columns:1fr 1fr;gap:0 8px}.two>*,.two input{min-width:0}.err{color:var(--warn);font-size:15px}
         [hidden]{display:none!important}
         </style>
         </head>
@@ -97,14 +97,14 @@ extension RemotePage {
         <details id="sched"><summary>Schedule</summary>
         <p class="mute">As in config.toml's [bells]: one of every, at, random.</p>
         <div class="two">
-        <label>Every<input id="s_every" placeholder="45m"></label><label>Random<input id="s_random" placeholder="20m-60m"></label>
+        <label>Every<input id="s_every" placeholder="e.g. 45m"></label><label>Random<input id="s_random" placeholder="e.g. 20m-60m"></label>
         </div>
-        <label>At<input id="s_at" placeholder="08:00,12:30"></label>
+        <label>At<input id="s_at" placeholder="e.g. 08:00,12:30"></label>
         <div class="two">
-        <label>Active<input id="s_active" placeholder="09:00-18:00"></label><label>Days<input id="s_days" placeholder="mon-fri"></label>
-        <label>Quiet<input id="s_quiet" placeholder="12:00-13:00"></label><label>Most a day<input id="s_max" inputmode="numeric" placeholder="12"></label>
+        <label>Active<input id="s_active" placeholder="all day"></label><label>Days<input id="s_days" placeholder="every day"></label>
+        <label>Quiet<input id="s_quiet" placeholder="none"></label><label>Most a day<input id="s_max" inputmode="numeric" placeholder="no cap"></label>
         </div>
-        <p id="schedMsg" class="err" role="alert"></p>
+        <p id="schedMsg" class="mute" role="status"></p>
         <div class="row"><button id="schedBtn">Save schedule</button></div>
         </details>
         </div>
@@ -120,7 +120,7 @@ extension RemotePage {
         <label>Day<input id="a_day" type="date"></label><label>Began<input id="a_time" type="time" value="07:00"></label>
         </div>
         <label>Length<input id="a_length" placeholder="20m"></label>
-        <p id="addMsg" class="err" role="alert"></p>
+        <p id="addMsg" class="mute" role="status"></p>
         <div class="row"><button id="addBtn">Add</button></div>
         </details>
         </section>
@@ -243,7 +243,7 @@ extension RemotePage {
           ws.onclose=e=>{
             if(e.code===1008){showPair();return}
             if(!lostAt)lostAt=Date.now();
-            $("banner").style.display="block";
+            $("banner").style.display="block";$("note").style.display="none";
             setTimeout(connect,retry);retry=Math.min(retry*2,10000);
           };
         }
@@ -263,10 +263,10 @@ extension RemotePage {
         $("bNext").onclick=()=>post("/api/bells/next");
         // The box checks what is sent, by the rules gong bells and config.toml are read by, and
         // its one line says what is wrong.
-        async function send(path,body,msg){$(msg).textContent="";try{await api("POST",path,body);return true}catch(e){$(msg).textContent=e.message;return false}}
-        $("schedBtn").onclick=()=>{const b={};for(const k of keys){const v=$("s_"+k).value.trim();if(v)b[k]=v}send("/api/bells/schedule",b,"schedMsg")};
+        async function send(path,body,msg,done){const m=$(msg);m.textContent="";try{const j=await api("POST",path,body);m.className="mute";m.textContent=done(j);return true}catch(e){m.className="err";m.textContent=e.message;return false}}
+        $("schedBtn").onclick=()=>{const b={};for(const k of keys){const v=$("s_"+k).value.trim();if(v)b[k]=v}send("/api/bells/schedule",b,"schedMsg",()=>"Saved: the bells ring by it now.")};
         $("a_day").value=new Date(Date.now()-new Date().getTimezoneOffset()*6e4).toISOString().slice(0,10);
-        $("addBtn").onclick=async()=>{if(await send("/api/history/add",{pattern:$("a_pattern").value.trim(),at:$("a_day").value+" "+$("a_time").value,length:$("a_length").value.trim()},"addMsg"))$("a_length").value=""};
+        $("addBtn").onclick=async()=>{if(await send("/api/history/add",{pattern:$("a_pattern").value.trim(),at:$("a_day").value+" "+$("a_time").value,length:$("a_length").value.trim()},"addMsg",j=>j.said[0].toUpperCase()+j.said.slice(1)+"."))$("a_length").value=""};
         setInterval(()=>{if(!document.hidden){renderSit();renderBells()}},250);
         document.addEventListener("visibilitychange",()=>{if(!document.hidden&&ws&&ws.readyState>1)connect()});
         fetch("/api/device",{credentials:"same-origin"}).then(r=>{if(r.status===401)showPair();else connect()}).catch(()=>{$("banner").style.display="block";setTimeout(()=>location.reload(),3000)});
