@@ -264,7 +264,7 @@ extension RemotePage {
         // The box checks what is sent, by the rules gong bells and config.toml are read by, and
         // its one line says what is wrong.
         async function send(path,body,msg,done){const m=$(msg);m.textContent="";try{const j=await api("POST",path,body);m.className="mute";m.textContent=done(j);return true}catch(e){m.className="err";m.textContent=e.message;return false}}
-        $("schedBtn").onclick=()=>{const b={};for(const k of keys){const v=$("s_"+k).value.trim();if(v)b[k]=v}send("/api/bells/schedule",b,"schedMsg",()=>"Saved: the bells ring by it now.")};
+        $("schedBtn").onclick=()=>{const b={};for(const k of keys){const v=$("s_"+k).value.trim();if(v)b[k]=v}send("/api/bells/schedule",b,"schedMsg",j=>"The bells ring by it now"+(j.bells.savedTo?", and config.toml keeps it":"; not kept in config.toml: "+j.bells.notSaved)+(j.bells.flagsWin?" (gong bells' own "+j.bells.flagsWin+" wins when it starts again)":"")+".")};
         $("a_day").value=new Date(Date.now()-new Date().getTimezoneOffset()*6e4).toISOString().slice(0,10);
         $("addBtn").onclick=async()=>{if(await send("/api/history/add",{pattern:$("a_pattern").value.trim(),at:$("a_day").value+" "+$("a_time").value,length:$("a_length").value.trim()},"addMsg",j=>j.said[0].toUpperCase()+j.said.slice(1)+"."))$("a_length").value=""};
         setInterval(()=>{if(!document.hidden){renderSit();renderBells()}},250);

@@ -63,6 +63,14 @@ struct RemoteEditTests {
                 [#""action":"bells.schedule""#, #""by":"Anna's phone""#], [#""type":"bells""#, #""request":"schedule""#]
             ])
         #expect(told[0] != nil && told[1] != nil, "\(told)")
+        // Kept in config.toml, which reads back to it; the bells' own flags would win over it.
+        #expect(body.contains(#""savedTo":"\#(world.root)/config/gong/config.toml""#), "\(body)")
+        #expect(body.contains(#""flagsWin":"--every --active""#), "\(body)")
+        let kept = try String(contentsOfFile: world.root + "/config/gong/config.toml", encoding: .utf8)
+        var config = GongConfig()
+        try config.read(kept, path: "config.toml")
+        #expect(
+            config.bells.value.scheduleTexts == ["at": "08:00,20:30", "max": "5", "quiet": "12:00-13:00"], "\(kept)")
         let plan = try phone.get("/api/bells/plan")?.body ?? ""
         let times = plan.matches(of: /"time":"(\d\d:\d\d)"/).map { String($0.output.1) }
         #expect(times == ["08:00", "20:30"], "\(plan)")

@@ -146,7 +146,8 @@ try:
     wait(b, shown, 5, "phone B's plan follows the new schedule")
     wait(b, "return document.getElementById('s_at').value === '08:00,12:30,17:00'", 5,
          "phone B's schedule fields show the new schedule")
-    check(text(a, "schedMsg").startswith("Saved"), f"phone A says it was saved ({text(a, 'schedMsg')!r})")
+    check(text(a, "schedMsg").startswith("The bells ring by it now, and config.toml keeps it"),
+          f"phone A says it was taken and kept ({text(a, 'schedMsg')!r})")
     check("Phone A" in text(b, "note"), f"phone B is told who changed it ({text(b, 'note')!r})")
     shoot(a, "10-schedule", "sched")
 
