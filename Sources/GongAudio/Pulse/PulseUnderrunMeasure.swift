@@ -7,10 +7,10 @@ import GongCore
 /// Why not from two ordinary reports, one before the underrun and one after, as the device clock
 /// would: a stall that causes an underrun is at least as long as the buffer, so those reports
 /// are more than a second apart, and the sink's clock is not the system's (PulseAudio's null
-/// sink runs hundreds of ppm fast): read on the system clock, a second's distance comes out tens
-/// of frames short. And after an underrun the server does more than play silence: when the
-/// stream starts again it rewinds the silence it had rendered ahead and drops the first couple
-/// of hundred frames written after the underrun, unheard, which the read index counts as played.
+/// sink runs fast): read on the system clock, that distance comes out frames short by the
+/// drift across it. And after an underrun the server does more than play silence: when the
+/// stream starts again it rewinds the silence it had rendered ahead and drops the first frames
+/// written after the underrun, unheard, which the read index counts as played.
 ///
 /// So the measure is anchored in the server's own count of the silence. The report asked for
 /// as the underrun is told, before anything more is written (so before the server's rewind),
@@ -18,14 +18,14 @@ import GongCore
 /// (`since_underrun` while it is not playing) and when the last of them is heard: together with
 /// the read index where the stream ran dry, the sink's position counted in the stream's own
 /// frames, as if the silence were frames of it. The first report once the stream plays again
-/// says when the frame at its read index is heard: the distance between the two, tens of
-/// milliseconds at most when it is asked for as the server says the stream started, is all that
-/// is read on the system clock. Every frame the server played or dropped is then counted by the
+/// says when the frame at its read index is heard: the distance between the two, short when
+/// it is asked for as the server says the stream started, is all that is read on the system
+/// clock. Every frame the server played or dropped is then counted by the
 /// server itself; measured against the recording of the sink, it agrees to the frame
-/// (bench/RESULTS.md, "A stopped process through gong's PulseAudio client").
+/// (bench/RESULTS.md, "A stopped process through gong's PulseAudio client, 2026-11-27").
 ///
 /// Plain arithmetic on the reports it is given (`PulseTimingReport`): the real-time loop
-/// feeds it, and tests drive it with made-up reports.
+/// feeds it, and tests drive it with the reports a traced stop gave.
 struct UnderrunMeasure {
     /// Where the sink is, in the stream's frames counting the silence as frames of it, and when
     /// that frame is heard (system clock, nanoseconds).
