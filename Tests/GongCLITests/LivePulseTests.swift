@@ -559,12 +559,13 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
 
     /// gong's own client on PulseAudio is stopped for a second just after a cue, longer than its
     /// 500 ms buffer: the server runs dry, plays silence, and when gong goes on, drops the first
-    /// frames it writes. gong tells the loss within half a second of going on, and to the frame
-    /// the recording of the sink shows: it moves the session on by exactly what it told, so the
-    /// recorded interval across the stop is the schedule's 144 000 frames, as is every other —
-    /// were the loss told a frame short or long, that interval would be a frame long or short.
-    /// (Measured on the sink's own count of the silence: `UnderrunMeasure`.)
-    @Test func aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndToTheRecordedFrame() throws {
+    /// frames it writes. gong tells the loss within half a second of going on, and within a frame
+    /// of what the recording of the sink shows: it moves the session on by exactly what it told,
+    /// so the recorded interval across the stop is the schedule's 144 000 frames give or take
+    /// the one frame the measure can be off (the server's count of the silence and two of its
+    /// reports, read across a few tens of milliseconds of the sink's drift, round to the
+    /// nearest frame: `UnderrunMeasure`), and every other interval is exact.
+    @Test func aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndWithinAFrameOfTheRecording() throws {
         let server = SoundServer.pulseAudio
         try server.require()
         let scratch = try ScratchDirectory()
@@ -604,8 +605,10 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         #expect(told < 0.5, "the loss was told \(told) s after gong went on")
         let heard = onsets(in: recording)
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        // The stop falls between the second cue and the third.
         #expect(
-            heard.count == 5 && intervals.allSatisfy { $0 == 144_000 },
+            heard.count == 5 && abs(intervals[1] - 144_000) <= 1
+                && intervals.enumerated().allSatisfy { $0.offset == 1 || $0.element == 144_000 },
             "recorded intervals \(intervals) (told lost \(lost)): \(finished)")
         print(
             "PulseAudio pulse, a 1 s stop: told \(told) s after going on, lost \(lost) frames;"
@@ -615,7 +618,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// The process is stopped for a second mid-session, longer than its buffer: the session
     /// recovers, counts the xrun, moves its clock on and completes. On gong's own client on
     /// PulseAudio the loss is held to the frame
-    /// (`aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndToTheRecordedFrame`); here, gong's
+    /// (`aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndWithinAFrameOfTheRecording`); here, gong's
     /// stream on PipeWire's graph, and in `make test-long` the other ways in.
     @Test(arguments: LiveRoute.eachServersOwn.filter { $0.route == .pipeWireStream })
     func aStoppedProcessRecoversCountsTheXrunAndCompletes(_ live: LiveRoute) throws {
