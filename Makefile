@@ -19,7 +19,15 @@ GONG = .build/static/release/gong
 # as well does it for libgong.so too (see static-lib). Both products use the same flags, so they
 # share one build. -z now: every symbol bound at start, so the relocations can be made read-only
 # (what Debian's hardening checks a packaged binary for; lintian: hardening-no-bindnow).
-STATIC = -c release --static-swift-stdlib -Xswiftc -static-stdlib -Xlinker -znow --scratch-path .build/static
+# Smaller without being slower (bench/RESULTS.md, "Lean again"): each Swift function in a section
+# of its own, so the linker's --gc-sections (SwiftPM passes it) drops the ones nothing calls
+# rather than keeping a whole file for one; and no symbol exported that no one looks up: the
+# static runtime's link arguments export every symbol of an executable (-export-dynamic), which
+# costs gong its symbol table and keeps all of it alive, and libgong.so exports only its C
+# interface, gong_* (packaging/libgong.map; the runtime in it is hidden already).
+STATIC = -c release --static-swift-stdlib -Xswiftc -static-stdlib -Xlinker -znow --scratch-path .build/static \
+  -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker --no-export-dynamic \
+  -Xlinker --version-script=$(CURDIR)/packaging/libgong.map
 build: deps build-commit
 	$(SWIFT) build $(STATIC) --product gong
 
