@@ -342,7 +342,10 @@ public final class RemoteHub: @unchecked Sendable {
                 broadcast(
                     #"{"type":"event","pid":\#(pid),"event":\#(event),"wallMinusMonotonicMs":\#(Self.wallMinusMonotonicMs())}"#
                 )
-                pushStatus(pid: pid)
+                // A cue announced ahead or withdrawn changes nothing a status shows.
+                if !event.contains(#""type":"cueAhead""#), !event.contains(#""type":"cuesWithdrawn""#) {
+                    pushStatus(pid: pid)
+                }
             },
             ended: { [self] in
                 sessions[pid] = nil

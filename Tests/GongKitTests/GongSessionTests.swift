@@ -286,6 +286,8 @@ import Testing
         SessionEvent(.phaseBegan(phase: "inhale", cycle: 1, cycles: 3, seconds: 4), frame: 0, audible: 1234.5),
         SessionEvent(.cue(sound: "gong", lateFrames: 0, offFrames: nil), frame: 192_000, audible: 1238.5),
         SessionEvent(.cue(sound: "gong", lateFrames: 12, offFrames: -3), frame: 192_000),
+        SessionEvent(.cueAhead(sound: "bowl"), frame: 384_000, audible: 1242.5),
+        SessionEvent(.cuesWithdrawn),
         SessionEvent(.paused, frame: 200_000, audible: 1238.7),
         SessionEvent(.resumed, frame: 200_000, audible: 1240),
         SessionEvent(.skipped(seconds: 2.5), frame: 210_000),
