@@ -194,7 +194,7 @@ extension RemotePage {
         function planMark(key,at,got,sound,announced){
           const old=cues.get(key);if(old&&old.mark)return old;if(old)clearTimeout(old.timer);
           const c={at,got,announced:announced||!!(old&&old.announced)};
-          c.timer=setTimeout(()=>{c.mark={sound,audibleMs:c.at,markedMs:Date.now(),receivedMs:c.got,announced:c.announced,
+          c.timer=setTimeout(()=>{c.mark={key,sound,audibleMs:c.at,markedMs:Date.now(),receivedMs:c.got,announced:c.announced,
             heardMs:c.heard?c.heard.at:null,eventMs:c.heard?c.heard.got:null};marks.push(c.mark);flash()},Math.max(0,at-got));
           cues.set(key,c);
           for(const [k,o] of cues)if(o.mark&&o.at<got-60000)cues.delete(k);

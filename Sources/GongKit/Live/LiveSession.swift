@@ -197,12 +197,12 @@ final class LiveSession {
     /// Moves the session clock on by `frames` at once, as an underrun does but with nothing lost:
     /// the cues after are heard that much sooner. Only while it plays (the renderer ignores it
     /// otherwise).
-    @discardableResult
-    func moveOn(frames: Int64) -> Bool {
-        guard hasRoomForCommand, frames > 0 else { return false }
+    /// Nil when refused; else what to tell (a session moved on announces no cue after: where
+    /// the move lands is never reported, so the cues announced are withdrawn).
+    func moveOn(frames: Int64) -> [SessionEvent]? {
+        guard hasRoomForCommand, frames > 0, engine.send(.advance(frames: frames)) else { return nil }
         clockCommandsInFlight += 1
-        announced.removeAll()
-        return engine.send(.advance(frames: frames))
+        return withdrawCuesAhead()
     }
 
     /// Room kept in the command ring for what the session itself must send (a halt, the resume

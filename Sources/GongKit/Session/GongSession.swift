@@ -280,7 +280,11 @@ private final class SessionCore: Sendable {
     }
 
     func moveOn(frames: Int64) -> Bool {
-        shared.withLock { shared in shared.report == nil && shared.live.moveOn(frames: frames) }
+        shared.withLock { shared in
+            guard shared.report == nil, let events = shared.live.moveOn(frames: frames) else { return false }
+            emit(events, to: &shared)
+            return true
+        }
     }
 
     func send(_ command: SessionCommand) -> Result<Void, CommandRefusal> {
