@@ -195,7 +195,7 @@ extension RemotePage {
           const old=cues.get(key);if(old&&old.mark)return old;if(old)clearTimeout(old.timer);
           const c={at,got,announced:announced||!!(old&&old.announced)};
           c.timer=setTimeout(()=>{c.mark={key,sound,audibleMs:c.at,markedMs:Date.now(),receivedMs:c.got,announced:c.announced,
-            heardMs:c.heard?c.heard.at:null,eventMs:c.heard?c.heard.got:null};marks.push(c.mark);flash()},Math.max(0,at-got));
+            heardMs:c.heard?c.heard.at:null,eventMs:c.heard?c.heard.got:null,lateFrames:c.heard?c.heard.late:null};marks.push(c.mark);flash()},Math.max(0,at-got));
           cues.set(key,c);
           for(const [k,o] of cues)if(o.mark&&o.at<got-60000)cues.delete(k);
           return c;
@@ -204,7 +204,7 @@ extension RemotePage {
         function cueHeard(p,ev,wm){
           if(ev.audible==null)return;
           const at=ev.audible*1000+wm-offset,got=Date.now(),key=p+":"+(ev.frame-ev.lateFrames),c=cues.get(key);
-          if(c&&c.mark){c.mark.heardMs=at;c.mark.eventMs=got}else planMark(key,at,got,ev.sound,false).heard={at,got};
+          if(c&&c.mark){c.mark.heardMs=at;c.mark.eventMs=got;c.mark.lateFrames=ev.lateFrames}else planMark(key,at,got,ev.sound,false).heard={at,got,late:ev.lateFrames};
         }
         function withdraw(p){for(const [k,c] of cues)if(!c.mark&&(p==null||k.startsWith(p+":"))){clearTimeout(c.timer);cues.delete(k)}}
         function connect(){

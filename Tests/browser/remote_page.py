@@ -188,6 +188,11 @@ try:
     # event: how late the events came is printed beside it.
     # (Those of the last two seconds are left out: their events may still be on the way.)
     marks = a.execute_script("return window.gongMarks.filter(m => m.markedMs < Date.now() - 2000)")
+    # A cue that lost audio delayed (its event says how late: lateFrames) sounds later than it
+    # was announced, which no one can know ahead: its mark is counted apart, and said.
+    delayed = [{"lateFrames": m["lateFrames"], "markedMs": round(m["markedMs"] - m["heardMs"], 1)}
+               for m in marks if m.get("lateFrames")]
+    marks = [m for m in marks if not m.get("lateFrames")]
     offsets = [round(m["markedMs"] - m["heardMs"], 1) for m in marks if m["heardMs"] is not None]
     late = [round(m["eventMs"] - m["heardMs"], 1) for m in marks if m["heardMs"] is not None]
     # How far ahead each mark was set (from the announcement, or the event when none came
@@ -255,7 +260,7 @@ try:
     shoot(a, "8-bells")
 
     print(json.dumps({"pauseSeenMs": pause_ms, "clockOffsetMs": offset, "cueMarkOffsetsMs": offsets,
-                      "cueEventsAfterTheirSoundMs": late, "cuesAnnounced": announced, "cuesMarked": len(marks),
+                      "cueEventsAfterTheirSoundMs": late, "cuesAnnounced": announced, "cuesMarked": len(marks), "cuesDelayedByLostAudio": delayed,
                       "markSetAheadMs": leads, "markTimerLateMs": timer_late, "bellRung": heard,
                       "pageBytes": len(a.page_source.encode())}))
 finally:

@@ -69,6 +69,9 @@ final class LiveSession {
     /// announced ahead (`cueAhead`).
     private let cueOnsets: [(frame: Int64, sound: String)]
     private var nextCue = 0
+    /// The latest frame the device reported and when it is heard, as reported (`anchor` may
+    /// hold a resume at "now" instead, for the position shown): where announcements count from.
+    private var lastHeard: (sessionFrame: Int64, audible: MonotonicTime)?
     /// Cues announced and not yet heard: the audible second each was announced for.
     private var announced: [Int64: Double] = [:]
     /// Pauses, resumes and skips sent to the audio side and not yet reported done: until they
@@ -307,12 +310,16 @@ final class LiveSession {
         case .render(let renderEvent, let audible):
             if audible.nanoseconds > 0 {
                 anchor = (renderEvent.sessionFrame, audible)
+                lastHeard = (renderEvent.sessionFrame, audible)
                 clockUnsure = false
             }
             return handle(renderEvent, audible: audible)
         case .underrun(let lost, let silent, let at):
             breakTimingChain()
-            let withdrawn = withdrawCuesAhead(clockUnsure: true)
+            // The cues near the gap move; those after it are placed again from where the device
+            // says the first frame after it is heard.
+            let withdrawn = withdrawCuesAhead(clockUnsure: at.audible.nanoseconds <= 0)
+            if at.audible.nanoseconds > 0 { lastHeard = (at.sessionFrame, at.audible) }
             guard !silent else { return withdrawn }
             return feed(.underrun(lostFrames: lost), from: .audio) + [SessionEvent(.xrun(lostFrames: lost), at: at)]
                 + withdrawn
@@ -361,6 +368,7 @@ final class LiveSession {
         guard !deviceClockKnown else { return [] }
         deviceClockKnown = true
         if anchor == nil { anchor = (0, audible) }
+        if lastHeard == nil { lastHeard = (0, audible) }
         if let frame = unplacedCueFrame, previousCue == nil {
             timing.cuePlaced()
             previousCue = (
@@ -476,7 +484,7 @@ final class LiveSession {
         while nextCue < cueOnsets.count, cueOnsets[nextCue].frame <= latestSessionFrame { nextCue += 1 }
         announced = announced.filter { $0.key > latestSessionFrame }
         guard machine.state.kind == .active, clockRunning, deviceClockKnown, !clockUnsure, clockCommandsInFlight == 0,
-            let anchor, anchor.audible.nanoseconds > 0
+            let anchor = lastHeard, anchor.audible.nanoseconds > 0
         else { return [] }
         let ppm = timing.deviceClockPPM.flatMap { abs($0) < CueTiming.plausiblePPM ? $0 : nil } ?? 0
         let rate = Double(configuration.rate) * (1 + ppm / 1_000_000)
@@ -492,6 +500,15 @@ final class LiveSession {
             events.append(SessionEvent(.cueAhead(sound: cue.sound), frame: cue.frame, audible: audible))
         }
         return events
+    }
+
+    /// The cues announced and not yet heard, as they were told: for whoever starts listening
+    /// after they were.
+    var cuesAhead: [SessionEvent] {
+        announced.filter { $0.key > latestSessionFrame }.sorted { $0.key < $1.key }.map { frame, audible in
+            let sound = cueOnsets.first { $0.frame == frame }?.sound ?? ""
+            return SessionEvent(.cueAhead(sound: sound), frame: frame, audible: audible)
+        }
     }
 
     /// `cuesWithdrawn` when cues were announced that may now not sound when announced (a pause,
