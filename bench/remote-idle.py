@@ -132,7 +132,7 @@ try:
     if status != 200:
         sys.exit(f"remote-idle: pairing failed: {status} {body.decode()}")
     token = json.loads(body)["token"]
-    time.sleep(1)  # the pairing's connections closed and gone
+    time.sleep(float(os.environ.get("SETTLE", "1")))  # the pairing's connections closed and gone
 
     print(f"remote-idle: gong remote, {seconds:g} s each, nothing happening")
     measure("no phone connected", remote.pid)
