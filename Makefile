@@ -87,7 +87,7 @@ LONG_TESTS = LongRound
 # `make -n`, and these start and stop the test servers and run the real-time tests.
 SUBMAKE = $(MAKE)
 SNAPCAST_TESTS = LiveSnapcastTests
-REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests|LiveJackTests|RemoteBrowserTests|$(SNAPCAST_TESTS)
+REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests|LiveJackTests|RemoteBrowserTests|RemoteKillTests|$(SNAPCAST_TESTS)
 WITH_TEST_SERVERS = export GONG_TEST_RUN=make-test-$$$$ GONG_MAKE_TEST=1; \
   trap 'status=$$?; scripts/test-jack.sh stop; scripts/test-pipewire.sh stop; scripts/test-pulse.sh stop; \
     scripts/check-leftovers.sh || status=1; exit $$status' EXIT; \

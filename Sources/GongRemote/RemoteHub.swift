@@ -38,6 +38,9 @@ public final class RemoteHub: @unchecked Sendable {
         var subscription: Channel?
     }
     private var sessions: [Int32: SessionLink] = [:]
+    /// Each session's cues announced ahead (`cueAhead`) and not withdrawn, as sent, by frame:
+    /// told to a phone that connects after them, so it marks them too.
+    private var cuesAhead: [Int32: [Int64: String]] = [:]
     /// Sessions whose events have ended and whose process has still to write the history: the
     /// phones are told the history changed once the socket is gone (the process removes it
     /// after its last write) or the process is.
@@ -341,13 +344,28 @@ public final class RemoteHub: @unchecked Sendable {
             more: { [self] event in
                 // `audible` in an event is on CLOCK_MONOTONIC: the offset puts it on the wall clock
                 // the phones learn their own offset from.
-                broadcast(
+                let message =
                     #"{"type":"event","pid":\#(pid),"event":\#(event),"wallMinusMonotonicMs":\#(Self.wallMinusMonotonicMs())}"#
-                )
-                pushStatus(pid: pid)
+                broadcast(message)
+                // A cue announced ahead or withdrawn changes nothing a status shows.
+                if event.contains(#""type":"cueAhead""#) {
+                    if let frame = Self.field("frame", of: event).flatMap({ Int64($0) }) {
+                        cuesAhead[pid, default: [:]][frame] = message
+                    }
+                } else if event.contains(#""type":"cuesWithdrawn""#) {
+                    cuesAhead[pid] = nil
+                } else {
+                    if event.contains(#""type":"cue""#),
+                        let frame = Self.field("frame", of: event).flatMap({ Int64($0) })
+                    {
+                        cuesAhead[pid] = cuesAhead[pid]?.filter { $0.key > frame }
+                    }
+                    pushStatus(pid: pid)
+                }
             },
             ended: { [self] in
                 sessions[pid] = nil
+                cuesAhead[pid] = nil
                 broadcast(#"{"type":"ended","pid":\#(pid)}"#)
                 finishing[pid] = path
                 noticeFinished()
@@ -788,6 +806,9 @@ public final class RemoteHub: @unchecked Sendable {
             #"{"type":"hello","device":\#(JSONText.string(device.name)),"role":"\#(device.role.rawValue)","serverMs":\#(Self.nowMs())}"#,
             to: channel)
         for pid in sessions.keys { pushStatus(pid: pid) }
+        for announced in cuesAhead.values {
+            for frame in announced.keys.sorted() { send(announced[frame]!, to: channel) }
+        }
     }
 
     /// A phone's `{"type": "time", "clientMs": …}` answered with the box's clock, for its offset.

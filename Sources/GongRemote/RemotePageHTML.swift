@@ -211,12 +211,29 @@ extension RemotePage {
           const b=await api("GET","/api/bells");bells=b.bells;bellsAt=now();
           renderSit();renderBells();loadPlan();loadHistory();
         }
-        function cueAt(ev,wm){
-          if(ev.audible==null)return;
-          const at=ev.audible*1000+wm-offset,got=Date.now(),wait=at-got;
-          setTimeout(()=>{const c=$("cue");c.classList.add("on");marks.push({audibleMs:at,markedMs:Date.now(),receivedMs:got,sound:ev.sound});
-            setTimeout(()=>c.classList.remove("on"),document.body.classList.contains("night")?150:400)},Math.max(0,wait));
+        // Each cue is flashed when the room hears it. A session announces a cue ahead (cueAhead:
+        // when it will be heard, on the box's clock), so the flash is set for then, moved if it is
+        // announced again and dropped if the session withdraws it (a pause, skip, stop or loss):
+        // a cue that never sounds is never marked. The cue's own event, which may come after its
+        // sound, marks it only if nothing did, and records when it was really heard.
+        const cues=new Map();
+        function flash(){const c=$("cue");c.classList.add("on");setTimeout(()=>c.classList.remove("on"),document.body.classList.contains("night")?150:400)}
+        function planMark(key,at,got,sound,announced){
+          const old=cues.get(key);if(old&&old.mark)return old;if(old)clearTimeout(old.timer);
+          const c={at,got,announced:announced||!!(old&&old.announced)};
+          c.timer=setTimeout(()=>{c.mark={key,sound,audibleMs:c.at,markedMs:Date.now(),receivedMs:c.got,announced:c.announced,
+            heardMs:c.heard?c.heard.at:null,eventMs:c.heard?c.heard.got:null,lateFrames:c.heard?c.heard.late:null};marks.push(c.mark);flash()},Math.max(0,at-got));
+          cues.set(key,c);
+          for(const [k,o] of cues)if(o.mark&&o.at<got-60000)cues.delete(k);
+          return c;
         }
+        function cueAhead(p,ev,wm){if(ev.audible!=null)planMark(p+":"+ev.frame,ev.audible*1000+wm-offset,Date.now(),ev.sound,true)}
+        function cueHeard(p,ev,wm){
+          if(ev.audible==null)return;
+          const at=ev.audible*1000+wm-offset,got=Date.now(),key=p+":"+(ev.frame-ev.lateFrames),c=cues.get(key);
+          if(c&&c.mark){c.mark.heardMs=at;c.mark.eventMs=got;c.mark.lateFrames=ev.lateFrames}else planMark(key,at,got,ev.sound,false).heard={at,got,late:ev.lateFrames};
+        }
+        function withdraw(p){for(const [k,c] of cues)if(!c.mark&&(p==null||k.startsWith(p+":"))){clearTimeout(c.timer);cues.delete(k)}}
         function connect(){
           ws=new WebSocket((location.protocol==="https:"?"wss://":"ws://")+location.host+"/ws");
           ws.onopen=()=>{
@@ -230,9 +247,10 @@ extension RemotePage {
             if(m.type==="time"){const t=Date.now(),rtt=t-m.clientMs;if(rtt<bestRtt){bestRtt=rtt;offset=m.serverMs-(m.clientMs+t)/2;
               $("clock").textContent="Clock offset to the box "+signedMs(offset)+" (round trip "+rtt+" ms)";window.gongOffset=offset}}
             else if(m.type==="session"){status=m.status;pid=m.pid;statusAt=m.serverMs;renderSit()}
-            else if(m.type==="ended"){if(m.pid===pid){status=null;pid=null;renderSit()}}
+            else if(m.type==="ended"){withdraw(m.pid);if(m.pid===pid){status=null;pid=null;renderSit()}}
             else if(m.type==="history")loadHistory();
-            else if(m.type==="event"){if(m.event.type==="cue")cueAt(m.event,m.wallMinusMonotonicMs)}
+            else if(m.type==="event"){const e=m.event,w=m.wallMinusMonotonicMs;
+              if(e.type==="cue")cueHeard(m.pid,e,w);else if(e.type==="cueAhead")cueAhead(m.pid,e,w);else if(e.type==="cuesWithdrawn")withdraw(m.pid)}
             else if(m.type==="change"){
               if(m.action==="history.add")note(m.by+" added a sit");
               else if(m.action.startsWith("bells.")){if(m.bells){bells=m.bells;bells.by=m.by;renderBells();loadPlan()}note(m.by+": bells "+m.action.slice(6))}
@@ -241,6 +259,7 @@ extension RemotePage {
             else if(m.type==="bells"){if(m.event===null){bells=null;renderBells()}else if(m.event.type==="bellsChanged"){bells=Object.assign(bells||{},m.event);renderBells()}else{loadPlan();api("GET","/api/bells").then(b=>{bells=b.bells;renderBells()}).catch(()=>{})}}
           };
           ws.onclose=e=>{
+            withdraw(null);  // what was said while away is not known: no mark on an old word
             if(e.code===1008){showPair();return}
             if(!lostAt)lostAt=Date.now();
             $("banner").style.display="block";$("note").style.display="none";

@@ -127,6 +127,89 @@ import Testing
         #expect(hostDone.wait(timeout: .now() + 10) == .success, "the host saw the session over")
     }
 
+    /// Each cue is announced (`cueAhead`) before its `cue` event, for the second its event then
+    /// says it was heard; a pause withdraws what was announced (`cuesWithdrawn`) before the audio
+    /// side has even taken it, nothing is announced while paused, and announcing starts again
+    /// from the resume. Judged as a display would: a mark set for each announcement, dropped at
+    /// each withdrawal, and each cue event must find its mark set for the second it was heard.
+    @Test func cuesAreAnnouncedAheadAtTheSecondTheyAreHeardAndAPauseWithdrawsThem() async throws {
+        // Twelve cues a second apart of session time, pulled five times faster than real time,
+        // each heard a minute after it is pulled (so still ahead however slowly a busy machine
+        // runs the host); the host waits at 2.5 s for the pause.
+        let pattern = Pattern(
+            name: "quick", phases: [Phase("a", length: 1, cue: Cue("chime")), Phase("b", length: 1, cue: Cue("bowl"))],
+            length: .cycles(6))
+        let session = try Self.pulled(pattern)
+        let events = session.events()
+        session.start()
+        let paused = DispatchSemaphore(value: 0)
+        let host = Thread {
+            let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 480 * 2)
+            defer { buffer.deallocate() }
+            var pulled: Int64 = 0
+            let origin = MonotonicTime.now().nanoseconds + 60_000_000_000
+            while true {
+                let heard = origin + FrameTime.nanoseconds(ofFrames: pulled, rate: 48000)
+                if session.render(into: buffer, frames: 480, heardAt: MonotonicTime(nanoseconds: heard)) == .over {
+                    return
+                }
+                pulled += 480
+                if pulled == 120_000 { paused.wait() }
+                usleep(2_000)
+            }
+        }
+        host.start()
+        var seen: [SessionEvent] = []
+        var iterator = events.makeAsyncIterator()
+        _ = try #require(
+            await GongSessionTests.first(&iterator) {
+                seen.append($0)
+                return $0.type == "cueAhead" && $0.frame! > 120_000
+            })
+        // One who starts listening now is told first what was announced and is still ahead.
+        var late = session.events().makeAsyncIterator()
+        let told = await late.next()
+        #expect(told?.type == "cueAhead" && seen.contains(told!), "a late listener is told \(String(describing: told))")
+        try session.send(.pause)
+        paused.signal()
+        _ = try #require(
+            await GongSessionTests.first(&iterator) {
+                seen.append($0)
+                return $0.type == "paused"
+            })
+        try session.send(.resume)
+        while let event = await iterator.next() { seen.append(event) }
+
+        let pauseAt = try #require(seen.firstIndex { $0.type == "paused" })
+        let withdrawnAt = try #require(
+            seen.firstIndex { $0.type == "cuesWithdrawn" }, "the pause withdrew the cues announced")
+        #expect(withdrawnAt < pauseAt, "withdrawn as the pause was taken, before the audio side reported it")
+        let resumedAt = try #require(seen.firstIndex { $0.type == "resumed" })
+        #expect(!seen[withdrawnAt..<resumedAt].contains { $0.type == "cueAhead" }, "nothing announced while paused")
+
+        var marks: [Int64: Double] = [:]
+        var announcedCues = 0
+        var cues = 0
+        for event in seen {
+            switch event.kind {
+            case .cueAhead: marks[event.frame!] = event.audible!
+            case .cuesWithdrawn: marks.removeAll()
+            case .cue(_, let late, _):
+                cues += 1
+                guard let mark = marks.removeValue(forKey: event.frame! - late) else { continue }
+                announcedCues += 1
+                #expect(
+                    abs(mark - event.audible!) < 0.000_1,
+                    "cue at \(event.frame!): announced \(mark), heard \(event.audible!)")
+            default: break
+            }
+        }
+        #expect(marks.isEmpty, "no cue announced that never sounded: \(marks)")
+        // The first (on the first frame, before the host's clock is known) and the first after
+        // the resume may be told only by their events.
+        #expect(cues == 12 && announcedCues >= cues - 2, "\(announcedCues) of \(cues) cues announced ahead")
+    }
+
     /// A host that stops pulling and lets the session go before its end: every stream still
     /// ends with `finished`, as when a device session is dropped.
     @Test func aPulledSessionLetGoBeforeItsEndFinishesItsStreams() async throws {

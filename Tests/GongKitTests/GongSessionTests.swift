@@ -287,6 +287,8 @@ import Testing
         SessionEvent(.cue(sound: "gong", lateFrames: 0, offFrames: nil), frame: 192_000, audible: 1238.5),
         SessionEvent(.cue(sound: "gong", lateFrames: 12, offFrames: -3), frame: 192_000),
         SessionEvent(.cueHeardLate(sound: "gong", lateFrames: 268), frame: 192_000, audible: 1238.505583),
+        SessionEvent(.cueAhead(sound: "bowl"), frame: 384_000, audible: 1242.5),
+        SessionEvent(.cuesWithdrawn),
         SessionEvent(.paused, frame: 200_000, audible: 1238.7),
         SessionEvent(.resumed, frame: 200_000, audible: 1240),
         SessionEvent(.skipped(seconds: 2.5), frame: 210_000),

@@ -82,6 +82,23 @@ final class LiveSession {
         var audible: MonotonicTime
     }
 
+    /// Every cue's scheduled frame and sound, in order, and the first not yet heard: what may be
+    /// announced ahead (`cueAhead`).
+    private let cueOnsets: [(frame: Int64, sound: String)]
+    private var nextCue = 0
+    /// The latest frame the device reported and when it is heard, as reported (`anchor` may
+    /// hold a resume at "now" instead, for the position shown): where announcements count from.
+    private var lastHeard: (sessionFrame: Int64, audible: MonotonicTime)?
+    /// Cues announced and not yet heard: the audible second each was announced for.
+    private var announced: [Int64: Double] = [:]
+    /// Pauses, resumes and skips sent to the audio side and not yet reported done: until they
+    /// are, the clock's place is not known, so nothing is announced. (A move-on is never
+    /// reported: a session moved on announces nothing after.)
+    private var clockCommandsInFlight = 0
+    /// Audio was lost, a device went or came back, a suspend: the device's clock is not where the
+    /// last report put it until the next report says where it is.
+    private var clockUnsure = false
+
     /// On a device. - Parameter open: opens the device; called again to reopen it after a loss.
     convenience init<Device: PCM>(
         pattern: Pattern, bank: SoundBank, masterGainDB: Double, interactive: Bool, startSeconds: Double = 0,
@@ -128,6 +145,7 @@ final class LiveSession {
             sampleRate: configuration.rate, reportJitterSeconds: Double(configuration.reportJitterNanoseconds) / 1e9)
         self.interactive = interactive
         self.engine = engine
+        cueOnsets = plan.timeline.cueOnsets.map { ($0.frame, plan.timeline.sounds[Int($0.trigger.sound)]) }
         position = LivePosition(
             phase: 0, cycle: 0, phaseElapsedSeconds: 0, phaseLengthSeconds: 0, sessionElapsedSeconds: 0,
             sessionLengthSeconds: plan.timeline.plannedSeconds)
@@ -166,6 +184,10 @@ final class LiveSession {
         let before = machine.state
         var events = feed(input, from: .person)
         if input == .stop, machine.state != before { events.append(SessionEvent(.stopping)) }
+        // A cue announced may now never sound, or sound at another time: withdrawn at once,
+        // before the audio side has even taken the command (announced again once it reports).
+        let taken = !events.contains { if case .ignored = $0.kind { true } else { false } }
+        if taken, input == .pause || input == .skip || input == .stop { events += withdrawCuesAhead() }
         return events
     }
 
@@ -181,7 +203,7 @@ final class LiveSession {
     func halt() -> [SessionEvent] {
         let events = SessionMachine.accepts(.stop, in: machine.state.kind) ? feed(.stop, from: .person) : []
         engine.send(.halt)
-        return events
+        return events + withdrawCuesAhead()
     }
 
     /// Sets the master gain; the renderer fades there over `SessionRenderer.rampSeconds` (a
@@ -195,10 +217,12 @@ final class LiveSession {
     /// Moves the session clock on by `frames` at once, as an underrun does but with nothing lost:
     /// the cues after are heard that much sooner. Only while it plays (the renderer ignores it
     /// otherwise).
-    @discardableResult
-    func moveOn(frames: Int64) -> Bool {
-        guard hasRoomForCommand, frames > 0 else { return false }
-        return engine.send(.advance(frames: frames))
+    /// Nil when refused; else what to tell (a session moved on announces no cue after: where
+    /// the move lands is never reported, so the cues announced are withdrawn).
+    func moveOn(frames: Int64) -> [SessionEvent]? {
+        guard hasRoomForCommand, frames > 0, engine.send(.advance(frames: frames)) else { return nil }
+        clockCommandsInFlight += 1
+        return withdrawCuesAhead()
     }
 
     /// Room kept in the command ring for what the session itself must send (a halt, the resume
@@ -237,7 +261,7 @@ final class LiveSession {
             events += handle(event)
         }
         updatePosition(now: now)
-        return events
+        return events + announceCuesAhead(now: now)
     }
 
     var summary: SessionSummary { counted(machine.summary) }
@@ -282,6 +306,7 @@ final class LiveSession {
         for effect in effects {
             switch effect {
             case .sendToAudio(let command):
+                if command == .pause || command == .resume || command == .skipPhase { clockCommandsInFlight += 1 }
                 engine.send(command)
             case .announce(let state):
                 if case .completed(let summary) = state, !finishedNotified {
@@ -308,7 +333,11 @@ final class LiveSession {
         switch event {
         case .started(let audible): return deviceStarted(audible: audible)
         case .render(let renderEvent, let audible):
-            if audible.nanoseconds > 0 { anchor = (renderEvent.sessionFrame, audible) }
+            if audible.nanoseconds > 0 {
+                anchor = (renderEvent.sessionFrame, audible)
+                lastHeard = (renderEvent.sessionFrame, audible)
+                clockUnsure = false
+            }
             defer {
                 // Events come in the order they are heard: none is to come from a stretch behind
                 // this one.
@@ -317,29 +346,34 @@ final class LiveSession {
             return handle(renderEvent, audible: audible)
         case .underrun(let lost, let silent, let at):
             breakTimingChain()
-            // Silence lost while paused was nothing anyone was to hear: not an xrun of the
-            // session's (the paused clock did not move).
-            guard !silent else { return [] }
+            // The cues near the gap move; those after it are placed again from where the device
+            // says the first frame after it is heard.
+            let withdrawn = withdrawCuesAhead(clockUnsure: at.audible.nanoseconds <= 0)
+            if at.audible.nanoseconds > 0 { lastHeard = (at.sessionFrame, at.audible) }
+            guard !silent else { return withdrawn }
             return feed(.underrun(lostFrames: lost), from: .audio) + [SessionEvent(.xrun(lostFrames: lost), at: at)]
+                + withdrawn
         case .heardLate(let from, let to, let frames): return heardLate(from: from, to: to, frames: frames)
         case .clockStopped(let nanoseconds, let silent, let at):
             // The device lost time, not frames: the cues after it are on their frames, heard
             // later by the stop. An interval across it is not the cues' doing, and not measured;
             // the stop is an xrun of no frames, so the session is not said to be every cue on time.
             breakTimingChain()
-            guard !silent else { return [] }
+            let withdrawn = withdrawCuesAhead(clockUnsure: true)
+            guard !silent else { return withdrawn }
             let stopped = Double(nanoseconds) / 1e9
             return feed(.underrun(lostFrames: 0), from: .audio) + [
                 SessionEvent(.xrun(lostFrames: 0, clockStoppedSeconds: stopped), at: at)
-            ]
+            ] + withdrawn
         case .suspendRecovered(let at):
             let wasPaused = machine.state.kind == .paused
             let events = feed(.suspended(resume: !interactive), from: .audio)
             return events + [
                 SessionEvent(.suspendRecovered(paused: !wasPaused && machine.state.kind == .paused), at: at)
-            ]
-        case .deviceLost(let code, let at): return deviceLost(code: code, at: at)
+            ] + withdrawCuesAhead(clockUnsure: true)
+        case .deviceLost(let code, let at): return deviceLost(code: code, at: at) + withdrawCuesAhead(clockUnsure: true)
         case .deviceBack(_, let at):
+            clockUnsure = true
             let events = feed(.deviceReturned(resume: !interactive), from: .audio)
             // The machine decides: a ring-out resumes whoever listens, a pause stays a pause.
             let resumed =
@@ -396,6 +430,7 @@ final class LiveSession {
         guard !deviceClockKnown else { return [] }
         deviceClockKnown = true
         if anchor == nil { anchor = (0, audible) }
+        if lastHeard == nil { lastHeard = (0, audible) }
         if let frame = unplacedCueFrame, previousCue == nil {
             timing.cuePlaced()
             previousCue = (
@@ -479,6 +514,7 @@ final class LiveSession {
         case .sessionEnded, .finished:
             return feed(event)
         case .paused:
+            clockCommandsInFlight = max(0, clockCommandsInFlight - 1)
             clockRunning = false
             breakTimingChain()
             anchor = (event.sessionFrame, audible)
@@ -487,10 +523,12 @@ final class LiveSession {
             // The clock starts again from where it stopped, when the resume is heard (never
             // earlier than now).
             anchor = (event.sessionFrame, max(audible, MonotonicTime.now()))
+            clockCommandsInFlight = max(0, clockCommandsInFlight - 1)
             clockRunning = true
             breakTimingChain()
             return [SessionEvent(.resumed, at: at)]
         case .skipped(let frames):
+            clockCommandsInFlight = max(0, clockCommandsInFlight - 1)
             skippedFrames += frames
             breakTimingChain()
             return [SessionEvent(.skipped(seconds: Double(frames) / Double(configuration.rate)), at: at)]
@@ -503,6 +541,61 @@ final class LiveSession {
     /// played time is the session clock less the stretches skipped over).
     private func feed(_ event: RenderEvent) -> [SessionEvent] {
         event.sessionInput(skippedFrames: skippedFrames).map { feed($0, from: .audio) } ?? []
+    }
+
+    // MARK: Cues announced ahead
+
+    /// Cues are announced this far past the next one: a cue that follows another closely is
+    /// announced well before the one ahead of it is reported.
+    static let announceAheadSeconds = 5.0
+    /// An announced cue whose estimate moves by more than this (the device's reports jitter, a
+    /// better measure of its clock's rate) is announced again.
+    static let reannounceSeconds = 0.002
+
+    /// `cueAhead` for each cue not yet heard, up to `announceAheadSeconds` past the next one,
+    /// not yet announced for about this time: when it will be heard, from where the device's
+    /// latest report places the session's frames, at the device's rate as measured. Only while
+    /// the session plays on a clock that nothing in flight is about to move; a pulled session
+    /// whose host gives no heard times announces nothing.
+    private func announceCuesAhead(now: MonotonicTime) -> [SessionEvent] {
+        while nextCue < cueOnsets.count, cueOnsets[nextCue].frame <= latestSessionFrame { nextCue += 1 }
+        announced = announced.filter { $0.key > latestSessionFrame }
+        guard machine.state.kind == .active, clockRunning, deviceClockKnown, !clockUnsure, clockCommandsInFlight == 0,
+            let anchor = lastHeard, anchor.audible.nanoseconds > 0
+        else { return [] }
+        let ppm = timing.deviceClockPPM.flatMap { abs($0) < CueTiming.plausiblePPM ? $0 : nil } ?? 0
+        let rate = Double(configuration.rate) * (1 + ppm / 1_000_000)
+        var events: [SessionEvent] = []
+        var horizon: Double?
+        for cue in cueOnsets[nextCue...] {
+            let audible = anchor.audible.seconds + Double(cue.frame - anchor.sessionFrame) / rate
+            if let horizon, audible > horizon { break }
+            horizon = horizon ?? audible + Self.announceAheadSeconds
+            guard audible > now.seconds else { continue }
+            if let told = announced[cue.frame], abs(told - audible) <= Self.reannounceSeconds { continue }
+            announced[cue.frame] = audible
+            events.append(SessionEvent(.cueAhead(sound: cue.sound), frame: cue.frame, audible: audible))
+        }
+        return events
+    }
+
+    /// The cues announced and not yet heard, as they were told: for whoever starts listening
+    /// after they were.
+    var cuesAhead: [SessionEvent] {
+        announced.filter { $0.key > latestSessionFrame }.sorted { $0.key < $1.key }.map { frame, audible in
+            let sound = cueOnsets.first { $0.frame == frame }?.sound ?? ""
+            return SessionEvent(.cueAhead(sound: sound), frame: frame, audible: audible)
+        }
+    }
+
+    /// `cuesWithdrawn` when cues were announced that may now not sound when announced (a pause,
+    /// skip or stop taken, audio or the device lost): whoever marks them waits for their `cue`
+    /// events, or for their announcement again.
+    private func withdrawCuesAhead(clockUnsure unsure: Bool = false) -> [SessionEvent] {
+        if unsure { clockUnsure = true }
+        guard !announced.isEmpty else { return [] }
+        announced.removeAll()
+        return [SessionEvent(.cuesWithdrawn)]
     }
 
     /// Audio was lost, paused or skipped: the next cue starts a new chain of intervals.

@@ -126,7 +126,8 @@ public final class GongSession: Sendable {
     }
 
     /// Everything that happens from now on, ending with `finished` (at once if the session is
-    /// over). Ask before `start()` to see it all.
+    /// over), after the cues already announced (`cueAhead`) and still ahead. Ask before `start()`
+    /// to see it all.
     public func events() -> AsyncStream<SessionEvent> {
         core.subscribe()
     }
@@ -264,6 +265,8 @@ private final class SessionCore: Sendable {
             let id = shared.nextSubscriber
             shared.nextSubscriber += 1
             shared.subscribers[id] = continuation
+            // Cues announced before it came are still ahead: told to it first.
+            for event in shared.live.cuesAhead { continuation.yield(event) }
         }
         return stream
     }
@@ -280,7 +283,11 @@ private final class SessionCore: Sendable {
     }
 
     func moveOn(frames: Int64) -> Bool {
-        shared.withLock { shared in shared.report == nil && shared.live.moveOn(frames: frames) }
+        shared.withLock { shared in
+            guard shared.report == nil, let events = shared.live.moveOn(frames: frames) else { return false }
+            emit(events, to: &shared)
+            return true
+        }
     }
 
     func send(_ command: SessionCommand) -> Result<Void, CommandRefusal> {

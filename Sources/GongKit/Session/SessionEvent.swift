@@ -42,6 +42,14 @@ public struct SessionEvent: Sendable, Equatable {
         /// device's hands, too late to take back. `lateFrames` is its lateness in all, `audible`
         /// when it was really heard.
         case cueHeardLate(sound: String, lateFrames: Int64)
+        /// A cue not yet heard is to be heard at `audible` (its scheduled `frame`), as the
+        /// device's clock stands now: said ahead, so a display can mark it when it sounds
+        /// rather than when its `cue` event comes. Said again if the estimate moves.
+        case cueAhead(sound: String)
+        /// The cues announced by `cueAhead` and not yet heard may not sound then (a pause, skip
+        /// or stop was taken, audio or the device lost): forget them; those still to come are
+        /// announced again once the session knows when.
+        case cuesWithdrawn
         /// The fade-out after a pause is done: silence from `frame`.
         case paused
         case resumed
@@ -89,8 +97,8 @@ public struct SessionEvent: Sendable, Equatable {
     /// The `type` a line is written with: each kind's name, written once here, in the order
     /// docs/embedding.md's table lists them.
     public enum TypeName: String, Sendable, CaseIterable {
-        case started, firstFrameAudible, phaseBegan, cue, cueHeardLate, paused, resumed, skipped, stopping, gainChanged,
-            xrun
+        case started, firstFrameAudible, phaseBegan, cue, cueHeardLate, cueAhead, cuesWithdrawn
+        case paused, resumed, skipped, stopping, gainChanged, xrun
         case suspendRecovered, deviceLost, deviceBack, priorityRefused, ignored, internalError, eventsLost
         case failed, finished
     }
@@ -103,6 +111,8 @@ public struct SessionEvent: Sendable, Equatable {
         case .phaseBegan: .phaseBegan
         case .cue: .cue
         case .cueHeardLate: .cueHeardLate
+        case .cueAhead: .cueAhead
+        case .cuesWithdrawn: .cuesWithdrawn
         case .paused: .paused
         case .resumed: .resumed
         case .skipped: .skipped
@@ -168,8 +178,9 @@ extension SessionEvent: Codable {
             // Which gong is speaking: the writer's build, not a property of the session, so
             // it is written here and not carried in `Kind` (a reader needs no version to act).
             try c.encode(GongVersion.description, forKey: .version)
-        case .firstFrameAudible, .paused, .resumed, .stopping:
+        case .firstFrameAudible, .paused, .resumed, .stopping, .cuesWithdrawn:
             break
+        case .cueAhead(let sound): try c.encode(sound, forKey: .sound)
         case .phaseBegan(let phase, let cycle, let cycles, let seconds):
             try c.encode(phase, forKey: .phase); try c.encode(cycle, forKey: .cycle)
             try c.encode(cycles, forKey: .cycles); try c.encode(seconds, forKey: .seconds)
@@ -237,6 +248,8 @@ extension SessionEvent: Codable {
                 offFrames: try c.decodeIfPresent(Int64.self, forKey: .offFrames))
         case .cueHeardLate:
             kind = .cueHeardLate(sound: try string(.sound), lateFrames: try c.decode(Int64.self, forKey: .lateFrames))
+        case .cueAhead: kind = .cueAhead(sound: try string(.sound))
+        case .cuesWithdrawn: kind = .cuesWithdrawn
         case .paused: kind = .paused
         case .resumed: kind = .resumed
         case .skipped: kind = .skipped(seconds: try c.decode(Double.self, forKey: .seconds))

@@ -12,7 +12,7 @@ enum NoticeFormat {
         case .started(_, let device, let rate, let channels, let format, let latency):
             text =
                 "playing on \(device): \(rate) Hz, \(channels == 1 ? "mono" : "stereo"), \(format), \(Figure.fixed(latency, 1)) ms latency"
-        case .firstFrameAudible, .finished:
+        case .firstFrameAudible, .finished, .cueAhead, .cuesWithdrawn:
             return nil
         case .phaseBegan(let name, let cycle, let count, let length):
             text = "\(name) began (cycle \(cycle)/\(count), \(DurationText.format(seconds: length)))"
