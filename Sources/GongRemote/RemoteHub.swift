@@ -531,8 +531,10 @@ public final class RemoteHub: @unchecked Sendable {
         }
     }
 
-    /// posix_spawn in a new session (setsid) with SIGCHLD's default restored in the child, its
-    /// output to /dev/null: the remote neither waits for it nor takes it down when it dies.
+    /// posix_spawn in a new session (setsid) with SIGCHLD's default restored in the child and no
+    /// signal blocked (a mask inherited from the spawning thread would leave the session deaf to
+    /// SIGTERM), its output to /dev/null: the remote neither waits for it nor takes it down when
+    /// it dies.
     static func spawnDetached(_ executable: String, _ arguments: [String], environment: [String: String])
         -> Result<Int32, SpawnError>
     {
@@ -544,7 +546,11 @@ public final class RemoteHub: @unchecked Sendable {
         sigaddset(&defaults, SIGCHLD)
         sigaddset(&defaults, SIGPIPE)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(Self.spawnSetsid | POSIX_SPAWN_SETSIGDEF))
+        var noneBlocked = sigset_t()
+        sigemptyset(&noneBlocked)
+        posix_spawnattr_setsigmask(&attributes, &noneBlocked)
+        posix_spawnattr_setflags(
+            &attributes, Int16(Self.spawnSetsid | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
