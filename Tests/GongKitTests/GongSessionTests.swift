@@ -135,11 +135,14 @@ import Testing
             return all
         }
         // Sent after the flood: refused while the audio thread catches up, then taken.
-        while let refusal = Self.refusal(of: .stop, by: session) {
-            #expect(refusal.reason == .busy, "\(refusal)")
-            guard refusal.reason == .busy else { break }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        var notBusy: CommandRefusal?
+        #expect(
+            await Waiting.until {
+                guard let refusal = Self.refusal(of: .stop, by: session) else { return true }
+                if refusal.reason != .busy { notBusy = refusal }
+                return refusal.reason != .busy
+            }, "the stop was taken once the audio thread caught up")
+        #expect(notBusy == nil, "refused for another reason than busy: \(String(describing: notBusy))")
         let report = await session.report()
         let events = await Self.collect(all)
         for (command, refusal) in outcomes {
@@ -187,9 +190,9 @@ import Testing
             for await refused in group { all += refused }
             return all
         }
-        while let refusal = Self.refusal(of: .stop, by: session), refusal.reason == .busy {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        #expect(
+            await Waiting.until { Self.refusal(of: .stop, by: session).map { $0.reason != .busy } ?? true },
+            "the stop was taken once the audio thread caught up")
         let report = await session.report()
         let events = await Self.collect(all)
         #expect(refusals.allSatisfy { $0.reason == .busy }, "\(refusals)")
