@@ -47,7 +47,10 @@ import Testing
                 engine.send(next.1)
                 pending.removeFirst()
             }
-            _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
+            // Asleep until the next report; the thread rings once more as it ends.
+            if engine.isRunning {
+                _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
+            }
         }
         if engine.isRunning { engine.send(.halt) }
         engine.join()
@@ -125,7 +128,7 @@ import Testing
         while engine.isRunning || engine.events.approximateCount > 0 {
             engine.clearEventsReady()
             while let event = engine.events.tryPop() { events.append(event) }
-            _ = Waiting.readable(engine.eventsReadyDescriptor)
+            if engine.isRunning { _ = Waiting.readable(engine.eventsReadyDescriptor) }
         }
         engine.join()
         while let event = engine.events.tryPop() { events.append(event) }
