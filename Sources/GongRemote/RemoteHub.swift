@@ -220,6 +220,8 @@ public final class RemoteHub: @unchecked Sendable {
             bellsAction(String(command.dropFirst("/api/bells/".count)), request.body, by: device, reply)
         case (.GET, "/api/history"):
             reply(history(request.query))
+        case (.POST, "/api/history/add"):
+            addSit(request.body, by: device, reply)
         case (.GET, _), (.POST, _):
             reply(.error(.notFound, "notFound", "no such place: \(path)"))
         default:
@@ -532,17 +534,12 @@ public final class RemoteHub: @unchecked Sendable {
             posix_spawn_file_actions_addopen(
                 &actions, descriptor, "/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
         }
+
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
-        var inherited: [String] = []
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if !environment.keys.contains(where: { text.hasPrefix($0 + "=") }) { inherited.append(text) }
-            entry += 1
-        }
-        let envp = (inherited + environment.map { "\($0.key)=\($0.value)" }).map { strdup($0) } + [nil]
+        let envp = Self.environment(over: environment).map { strdup($0) } + [nil]
         defer { envp.forEach { free($0) } }
+        markCloseOnExec()
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard result == 0 else { return .failure(SpawnError(code: result)) }
@@ -582,8 +579,21 @@ public final class RemoteHub: @unchecked Sendable {
             if let until = pause.until { line += #","until":\#(JSONText.string(until))"# }
             if pause.today == true { line += #","today":true"# }
             bellsCommand(line + "}", action: "pause", by: device, reply)
+        case "schedule":
+            // Checked by `gong bells` itself, by the rules its flags and config.toml are read by.
+            guard let rules = try? JSONDecoder().decode([String: RawJSON].self, from: Data(body)) else {
+                return reply(
+                    .error(
+                        .badRequest, "badArgument",
+                        #"schedule takes the [bells] keys that say when, e.g. {"every": "45m", "active": "09:00-18:00"}"#
+                    ))
+            }
+            let object =
+                "{" + rules.keys.sorted().map { JSONText.string($0) + ":" + rules[$0]!.text }.joined(separator: ",")
+                + "}"
+            bellsCommand(#"{"command":"schedule","rules":\#(object)}"#, action: "schedule", by: device, reply)
         default:
-            reply(.error(.notFound, "unknownCommand", "the bells take pause, resume, ring, next"))
+            reply(.error(.notFound, "unknownCommand", "the bells take pause, resume, ring, next, schedule"))
         }
     }
 
@@ -643,6 +653,126 @@ public final class RemoteHub: @unchecked Sendable {
         } catch {
             return .error(.internalServerError, "history", String(describing: error))
         }
+    }
+
+    /// A sit added by hand, written by `gong history add` run as a process of its own: the same
+    /// checks and the same one-line errors as on the command line, and the remote never holds the
+    /// history open for writing. The write waits for a session's (SQLite's busy timeout) in that
+    /// process, on a thread of its own here, so the event loop and the phones never wait; the
+    /// phones are told once it is written.
+    private func addSit(_ body: [UInt8], by device: RemoteDevice, _ reply: @escaping (RemoteResponse) -> Void) {
+        struct Sit: Decodable {
+            var pattern: String
+            var at: String
+            var length: String
+        }
+        guard let sit = try? JSONDecoder().decode(Sit.self, from: Data(body)) else {
+            return reply(
+                .error(
+                    .badRequest, "badArgument",
+                    #"add takes {"pattern": "two-phase", "at": "2026-11-23 07:00", "length": "20m"}"#))
+        }
+        guard let path = configuration.historyPath, path.hasSuffix("/gong/history.sqlite") else {
+            return reply(.error(.conflict, "noHistory", "this remote serves no history"))
+        }
+        var environment = configuration.sessionEnvironment
+        environment["XDG_DATA_HOME"] = String(path.dropLast("/gong/history.sqlite".count))
+        // `--flag=value`: a value that begins with a dash is still the value.
+        let arguments = ["history", "add", "--pattern=\(sit.pattern)", "--at=\(sit.at)", "--length=\(sit.length)"]
+        let executable = configuration.gongExecutable
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        pool.runIfActive(eventLoop: loop) { Self.runToEnd(executable, arguments, environment: environment) }
+            .assumeIsolated().whenComplete { [self] result in
+                pool.shutdownGracefully { _ in }
+                guard case .success(let (status, output)) = result else {
+                    return reply(.error(.internalServerError, "cannotAdd", "gong history add could not be run"))
+                }
+                let line = String(output.split(separator: "\n").last ?? "")
+                let said = line.hasPrefix("gong: ") ? String(line.dropFirst(6)) : line
+                guard status == 0 else {
+                    // 64 and 65: what was given is wrong (sysexits); anything else is the box's.
+                    let code: HTTPResponseStatus = status == 64 || status == 65 ? .badRequest : .internalServerError
+                    return reply(.error(code, code == .badRequest ? "badArgument" : "history", said))
+                }
+                broadcast(
+                    #"{"type":"change","by":\#(JSONText.string(device.name)),"action":"history.add","serverMs":\#(Self.nowMs())}"#
+                )
+                broadcast(#"{"type":"history","by":\#(JSONText.string(device.name)),"serverMs":\#(Self.nowMs())}"#)
+                reply(.json(.ok, #"{"ok":true,"said":\#(JSONText.string(said))}"#))
+            }
+    }
+
+    /// Runs a process to its end, its output and errors read together: for a short command whose
+    /// exit status and last line are the answer. Blocking: never on the event loop.
+    static func runToEnd(_ executable: String, _ arguments: [String], environment: [String: String]) -> (Int32, String)
+    {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { return (-1, "no pipe: \(String(cString: strerror(errno)))") }
+        // Not inherited by the sessions the loop starts meanwhile (dup2 gives the child its own).
+        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], STDOUT_FILENO)
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], STDERR_FILENO)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let envp = Self.environment(over: environment).map { strdup($0) } + [nil]
+        defer { envp.forEach { free($0) } }
+        markCloseOnExec()
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        close(pipeEnds[1])
+        defer { close(pipeEnds[0]) }
+        guard spawned == 0 else { return (-1, String(cString: strerror(spawned))) }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(pipeEnds[0], &chunk, chunk.count)
+            if count > 0 {
+                if output.count < 64 * 1024 { output += chunk[0..<count] }
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exited = status & 0x7f == 0
+        return (exited ? (status >> 8) & 0xff : -1, String(decoding: output, as: UTF8.self))
+    }
+
+    /// Every descriptor of this process past the standard three made close-on-exec, before a
+    /// process is started: swift-nio's sockets are not, and a session that kept the listening
+    /// socket would hold the port after the remote is gone, so a remote started again could not
+    /// listen on it (nor a phone reach it).
+    static func markCloseOnExec() {
+        guard let directory = opendir("/proc/self/fd") else { return }
+        defer { closedir(directory) }
+        let own = dirfd(directory)
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if let descriptor = Int32(name), descriptor > STDERR_FILENO, descriptor != own {
+                _ = fcntl(descriptor, F_SETFD, fcntl(descriptor, F_GETFD) | FD_CLOEXEC)
+            }
+        }
+    }
+
+    /// This process's environment with `overrides` set over it, as `NAME=value` lines.
+    static func environment(over overrides: [String: String]) -> [String] {
+        var inherited: [String] = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if !overrides.keys.contains(where: { text.hasPrefix($0 + "=") }) { inherited.append(text) }
+            entry += 1
+        }
+        return inherited + overrides.map { "\($0.key)=\($0.value)" }
     }
 
     // MARK: Phones

@@ -41,6 +41,8 @@ extension RemotePage {
         .cal{display:grid;grid-template-columns:repeat(7,1fr);gap:4px}.cal i{aspect-ratio:1;border-radius:4px;background:var(--line)}
         .plan{list-style:none;margin:0;padding:0}.plan li{display:flex;justify-content:space-between;padding:6px 0;border-bottom:1px solid var(--line)}
         label{display:block;margin-top:8px}label input,label select{width:100%}
+        details{margin-top:12px;border-top:1px solid var(--line);padding-top:8px}summary{min-height:44px;line-height:44px;cursor:pointer;font-weight:600}
+        .two{display:grid;grid-template-columns:1fr 1fr;gap:0 8px}.two>*,.two input{min-width:0}.err{color:var(--warn);font-size:15px}
         [hidden]{display:none!important}
         </style>
         </head>
@@ -92,6 +94,19 @@ extension RemotePage {
         <div class="row"><button id="b1h">Pause 1 h</button><button id="bToday">Pause today</button><button id="bResume">Resume</button></div>
         <div class="row"><button id="bRing">Ring now</button><button id="bNext">Pass over next</button></div>
         <ul class="plan" id="plan" aria-label="Today's bells"></ul>
+        <details id="sched"><summary>Schedule</summary>
+        <p class="mute">As in config.toml's [bells]: one of every, at, random.</p>
+        <div class="two">
+        <label>Every<input id="s_every" placeholder="e.g. 45m"></label><label>Random<input id="s_random" placeholder="e.g. 20m-60m"></label>
+        </div>
+        <label>At<input id="s_at" placeholder="e.g. 08:00,12:30"></label>
+        <div class="two">
+        <label>Active<input id="s_active" placeholder="all day"></label><label>Days<input id="s_days" placeholder="every day"></label>
+        <label>Quiet<input id="s_quiet" placeholder="none"></label><label>Most a day<input id="s_max" inputmode="numeric" placeholder="no cap"></label>
+        </div>
+        <p id="schedMsg" class="mute" role="status"></p>
+        <div class="row"><button id="schedBtn">Save schedule</button></div>
+        </details>
         </div>
         </section>
 
@@ -99,6 +114,15 @@ extension RemotePage {
         <h2 id="histH">Practice</h2>
         <div id="hist" class="mute"></div>
         <div class="cal" id="cal" aria-label="Calendar of the last weeks"></div>
+        <details id="addSit"><summary>Add a sit by hand</summary>
+        <label>What<input id="a_pattern" value="sitting" aria-label="What you sat"></label>
+        <div class="two">
+        <label>Day<input id="a_day" type="date"></label><label>Began<input id="a_time" type="time" value="07:00"></label>
+        </div>
+        <label>Length<input id="a_length" placeholder="20m"></label>
+        <p id="addMsg" class="mute" role="status"></p>
+        <div class="row"><button id="addBtn">Add</button></div>
+        </details>
         </section>
         <p class="mute" style="margin:0 16px 24px" id="clock"></p>
         </div>
@@ -116,7 +140,7 @@ extension RemotePage {
           const r=await fetch(path,{method,headers:body?{"Content-Type":"application/json"}:{},body:body?JSON.stringify(body):undefined,credentials:"same-origin"});
           const j=await r.json().catch(()=>({}));
           if(r.status===401){showPair();throw new Error("unpaired")}
-          if(!r.ok){note((j.error&&j.error.message)||("error "+r.status));throw new Error(r.status)}
+          if(!r.ok){const m=(j.error&&j.error.message)||("error "+r.status);note(m);throw new Error(m)}
           return j;
         }
         function note(t){const n=$("note");n.textContent=t;n.style.display="block";clearTimeout(note.t);note.t=setTimeout(()=>n.style.display="none",4000)}
@@ -148,12 +172,15 @@ extension RemotePage {
             toggle:s.state==="paused"?"Paused":"Resumed"};$("sitBy").textContent=(w[lastChange.action]||lastChange.action)+" by "+lastChange.by}
           if(document.activeElement!==$("gain")){$("gain").value=s.gainDB;$("gainV").textContent=s.gainDB+" dB"}
         }
+        const keys=["every","at","random","active","days","quiet","max"];let shownSched="";
         function renderBells(){
           $("bellsNone").hidden=!!bells;$("bellsRun").hidden=!bells;if(!bells)return;
           // A pause that reaches past the next bell: it will not ring, so it is not counted down.
           const held=!!bells.pausedUntil&&!!bells.next&&(bells.pausedUntil==="resume"||bells.next<bells.pausedUntil);
           $("nextLeft").textContent=held?"paused":bells.nextDue?fmt(bells.nextDue-now()/1000):"none";
           $("nextAt").textContent=bells.next?(held?"not at ":"at ")+bells.next.slice(11)+(bells.passingOver?" (to be passed over)":""):"";
+          // Filled when the box's schedule changes, so a field being edited is left alone.
+          const sc=JSON.stringify(bells.schedule||null);if(bells.schedule&&sc!==shownSched){shownSched=sc;for(const k of keys)$("s_"+k).value=bells.schedule[k]||""}
           $("bellsPaused").textContent=bells.pausedUntil?(bells.pausedUntil==="resume"?"Paused until resumed":"Paused until "+bells.pausedUntil.slice(11))+(bells.by?" (by "+bells.by+")":""):"";
         }
         async function loadPlan(){
@@ -207,7 +234,8 @@ extension RemotePage {
             else if(m.type==="history")loadHistory();
             else if(m.type==="event"){if(m.event.type==="cue")cueAt(m.event,m.wallMinusMonotonicMs)}
             else if(m.type==="change"){
-              if(m.action.startsWith("bells.")){if(m.bells){bells=m.bells;bells.by=m.by;renderBells();loadPlan()}note(m.by+": bells "+m.action.slice(6))}
+              if(m.action==="history.add")note(m.by+" added a sit");
+              else if(m.action.startsWith("bells.")){if(m.bells){bells=m.bells;bells.by=m.by;renderBells();loadPlan()}note(m.by+": bells "+m.action.slice(6))}
               else{lastChange=m;renderSit()}
             }
             else if(m.type==="bells"){if(m.event===null){bells=null;renderBells()}else if(m.event.type==="bellsChanged"){bells=Object.assign(bells||{},m.event);renderBells()}else{loadPlan();api("GET","/api/bells").then(b=>{bells=b.bells;renderBells()}).catch(()=>{})}}
@@ -215,7 +243,7 @@ extension RemotePage {
           ws.onclose=e=>{
             if(e.code===1008){showPair();return}
             if(!lostAt)lostAt=Date.now();
-            $("banner").style.display="block";
+            $("banner").style.display="block";$("note").style.display="none";
             setTimeout(connect,retry);retry=Math.min(retry*2,10000);
           };
         }
@@ -233,6 +261,12 @@ extension RemotePage {
         $("bResume").onclick=()=>post("/api/bells/resume");
         $("bRing").onclick=()=>post("/api/bells/ring");
         $("bNext").onclick=()=>post("/api/bells/next");
+        // The box checks what is sent, by the rules gong bells and config.toml are read by, and
+        // its one line says what is wrong.
+        async function send(path,body,msg,done){const m=$(msg);m.textContent="";try{const j=await api("POST",path,body);m.className="mute";m.textContent=done(j);return true}catch(e){m.className="err";m.textContent=e.message;return false}}
+        $("schedBtn").onclick=()=>{const b={};for(const k of keys){const v=$("s_"+k).value.trim();if(v)b[k]=v}send("/api/bells/schedule",b,"schedMsg",j=>"The bells ring by it now"+(j.bells.savedTo?", and config.toml keeps it":"; not kept in config.toml: "+j.bells.notSaved)+(j.bells.flagsWin?" (gong bells' own "+j.bells.flagsWin+" wins when it starts again)":"")+".")};
+        $("a_day").value=new Date(Date.now()-new Date().getTimezoneOffset()*6e4).toISOString().slice(0,10);
+        $("addBtn").onclick=async()=>{if(await send("/api/history/add",{pattern:$("a_pattern").value.trim(),at:$("a_day").value+" "+$("a_time").value,length:$("a_length").value.trim()},"addMsg",j=>j.said[0].toUpperCase()+j.said.slice(1)+"."))$("a_length").value=""};
         setInterval(()=>{if(!document.hidden){renderSit();renderBells()}},250);
         document.addEventListener("visibilitychange",()=>{if(!document.hidden&&ws&&ws.readyState>1)connect()});
         fetch("/api/device",{credentials:"same-origin"}).then(r=>{if(r.status===401)showPair();else connect()}).catch(()=>{$("banner").style.display="block";setTimeout(()=>location.reload(),3000)});

@@ -144,3 +144,60 @@ import Testing
         #expect(bells.dropFirst().first?["outcome"] == "planned")
     }
 }
+
+/// A schedule changed while the bells run (`schedule` on the socket, from a phone).
+@Suite struct BellsLoopScheduleTests {
+    /// The new schedule's next bell is the one waited for; what was handled stays handled and a
+    /// pause holds; the reply and the subscribers' line say the schedule in effect.
+    @Test func aNewScheduleIsWaitedOnAtOnceAndAPauseHolds() throws {
+        var (loop, plan, start) = try BellsLoopTests.hourly()
+        _ = loop.next(at: start)
+        let now = start.wall / BellsLoopTests.second
+        _ = loop.answer(.pause(.seconds(7200)), now: now)
+        let schedule = try BellRules.schedule(["at": .array(["06:15", "23:10"]), "quiet": "22:00-23:00"])
+        let answer = loop.answer(.schedule(schedule), now: now)
+        #expect(answer.failure == nil && answer.changed)
+        #expect(answer.fields["schedule"] == ["at": "06:15,23:10", "quiet": "22:00-23:00"])
+        #expect(answer.said == "bells: schedule now at = 06:15,23:10, quiet = 22:00-23:00")
+        #expect(loop.keeper.pausedUntil == now + 7200, "the pause holds")
+        let next = try #require(loop.keeper.nextBell)
+        #expect(next.description.hasSuffix("06:15") && next.instant > now)
+        #expect(loop.next(at: start) == .wait(untilWall: next.instant * BellsLoopTests.second - BellsLoopTests.lead))
+        #expect(loop.keeper.plan.seed == plan.seed, "random gaps keep their seed")
+    }
+
+    /// A schedule that leaves no bell is refused and changes nothing.
+    @Test func aScheduleWithNoBellLeftIsRefusedAndChangesNothing() throws {
+        var (loop, plan, start) = try BellsLoopTests.hourly()
+        _ = loop.next(at: start)
+        var rules = try BellRules.schedule(["every": "1h"])
+        rules.days = []
+        let answer = loop.answer(.schedule(rules), now: start.wall / BellsLoopTests.second)
+        #expect(answer.failure?.code == .badArgument && answer.failure?.message.contains("no bell") == true)
+        #expect(loop.keeper.plan.rules == plan.rules)
+    }
+
+    /// What the schedule says of itself reads back to the same rules, and the socket's request
+    /// reads it as `BellRules.schedule` does.
+    @Test func theScheduleReadsBackAsItIsWritten() throws {
+        let rules = try BellRules.schedule([
+            "random": "20m-1h30m", "active": "09:00-18:00", "days": "fri-mon",
+            "quiet": .array(["12:00-13:00", "22:00-07:00"]),
+            "max": 12
+        ])
+        let texts = rules.scheduleTexts
+        #expect(texts["days"] == "mon,fri,sat,sun" && texts["random"] == "20m-1h30m")
+        #expect(try BellRules.schedule(texts.mapValues(AnyJSON.string)) == rules)
+        let (_, parsed) = BellRequest.parse(#"{"command": "schedule", "rules": {"every": "5s"}}"#)
+        guard case .failure(let failure) = parsed else {
+            Issue.record("a 5 s gap was taken")
+            return
+        }
+        #expect(
+            failure.message
+                == #"bells.every = "5s": not a whole-second gap from 1m to 24h; use a duration such as 45m or 1h30m"#)
+        let (_, missing) = BellRequest.parse(#"{"command": "schedule"}"#)
+        #expect(
+            missing == .failure(.init(code: .badArgument, message: #"schedule needs "rules", e.g. {"every": "45m"}"#)))
+    }
+}

@@ -61,9 +61,10 @@ final class RemoteWorld {
         return nil
     }()
 
-    func server(showStreaks: Bool = true) throws -> RemoteServer {
+    /// A remote on `port` (0: any free one).
+    func server(showStreaks: Bool = true, port: Int = 0) throws -> RemoteServer {
         var configuration = RemoteConfiguration(store: store, controlDirectory: control, gongExecutable: gongExecutable)
-        configuration.port = 0
+        configuration.port = port
         configuration.historyPath = history
         configuration.showStreaks = showStreaks
         configuration.sessionEnvironment = environment
@@ -85,9 +86,9 @@ struct Phone {
     let token: String
     var headers: [String] { ["Origin: http://127.0.0.1:\(port)", "Cookie: gong_token=\(token)"] }
 
-    init(port: Int, store: RemoteStore, name: String = "Anna's phone") throws {
+    init(port: Int, store: RemoteStore, name: String = "Anna's phone", role: RemoteRole = .control) throws {
         self.port = port
-        let code = try store.newPairingCode(role: .control, now: Int64(time(nil)))
+        let code = try store.newPairingCode(role: role, now: Int64(time(nil)))
         let reply = try exchange(
             "POST", "/api/pair", port: port, headers: ["Origin: http://127.0.0.1:\(port)"],
             body: #"{"code":"\#(code)","name":"\#(name)","bearer":true}"#)

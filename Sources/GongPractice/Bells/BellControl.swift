@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import GongAudio
+import GongCore
 
 /// What `gong ctl` asks of `gong bells`, one JSON object a line on the same socket a session
 /// listens on (`ControlSockets`), answered with a reply line like a session's:
@@ -11,6 +12,8 @@ import GongAudio
 ///     → {"command": "resume"}  {"command": "ring"}  {"command": "next"}
 ///     → {"command": "plan", "day": "2026-11-26"}  (the day's bells and what became of each;
 ///                                                 today without a day)
+///     → {"command": "schedule", "rules": {"every": "45m", "active": "09:00-18:00"}}
+///                                 (a new schedule, taken at once: `BellRules.schedule`)
 ///     → {"command": "subscribe"}  (the reply, then a JSON line for each bell and each change,
 ///                                  on this connection, until it closes)
 public enum BellRequest: Sendable, Equatable {
@@ -26,8 +29,10 @@ public enum BellRequest: Sendable, Equatable {
     case plan(day: Int?)
     /// Keep the connection: every bell and every change follows on it as a JSON line.
     case subscribe
+    /// When bells ring from now on: the schedule's keys (`BellRules.scheduleKeys`), checked.
+    case schedule(BellRules)
 
-    public static let names = ["status", "pause", "resume", "ring", "next", "plan", "subscribe"]
+    public static let names = ["status", "pause", "resume", "ring", "next", "plan", "subscribe", "schedule"]
 
     /// The request's `command`, as it is sent.
     public var name: String {
@@ -39,6 +44,7 @@ public enum BellRequest: Sendable, Equatable {
         case .next: "next"
         case .plan: "plan"
         case .subscribe: "subscribe"
+        case .schedule: "schedule"
         }
     }
 
@@ -63,6 +69,19 @@ public enum BellRequest: Sendable, Equatable {
         case "ring": return (id, .success(.ring))
         case "next": return (id, .success(.next))
         case "subscribe": return (id, .success(.subscribe))
+        case "schedule":
+            guard let values = object["rules"]?.object else {
+                return (
+                    id,
+                    .failure(
+                        .init(code: .badArgument, message: #"schedule needs "rules", e.g. {"every": "45m"}"#))
+                )
+            }
+            do throws(PatternError) {
+                return (id, .success(.schedule(try BellRules.schedule(values))))
+            } catch {
+                return (id, .failure(.init(code: .badArgument, message: error.description)))
+            }
         case "plan":
             guard let given = object["day"] else { return (id, .success(.plan(day: nil))) }
             let text = given.string ?? "(not a string)"

@@ -62,7 +62,7 @@ public struct BellDecision: Sendable, Equatable {
 /// back therefore rings nothing twice (the next bell waits for the wall clock to reach it again);
 /// a clock set forward, or a suspend, skips the bells it passed over and says why.
 public struct BellKeeper: Sendable {
-    public let plan: BellPlan
+    public private(set) var plan: BellPlan
     /// How long before a bell's second gong wakes to open the device: enough for the bell to be
     /// heard on its second.
     public let leadNanoseconds: Int64
@@ -135,6 +135,17 @@ public struct BellKeeper: Sendable {
 
     /// The next bell is passed over (`gong ctl next`).
     public mutating func passOverNext() { passingOverNext = true }
+
+    /// Bells from now on by `plan` (a schedule changed while the bells run). What is handled stays
+    /// handled, so no bell of the old plan or the new one rings twice or late; a pause holds; a
+    /// bell being passed over was the old plan's, so the new plan's next one rings. False, and
+    /// nothing changed, when the new plan leaves no bell to wait for.
+    public mutating func replace(plan new: BellPlan) -> Bool {
+        guard new.next(after: handledThrough) != nil else { return false }
+        plan = new
+        passingOverNext = false
+        return true
+    }
 
     private static func seconds(_ nanoseconds: Int64) -> Int64 {
         nanoseconds >= 0 ? nanoseconds / 1_000_000_000 : (nanoseconds - 999_999_999) / 1_000_000_000

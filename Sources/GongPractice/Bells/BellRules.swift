@@ -1,3 +1,4 @@
+import GongAudio
 import GongCore
 import GongKit
 
@@ -178,17 +179,87 @@ public struct BellRules: Sendable, Equatable {
                 } else {
                     nil
                 }
-            do throws(BellRuleProblem) {
-                guard let text else { throw BellRuleProblem("not a value this key takes", key.example) }
-                try rules.set(key, text)
-            } catch {
-                throw PatternError(
-                    location: location, key: "bells.\(name)", value: written, problem: error.problem,
-                    allowed: error.allowed, remedy: error.remedy)
-            }
+            try rules.set(key, text, placed: location, written: written)
             keys.insert(key)
         }
         return (rules, keys)
+    }
+
+    /// Sets one key as `read` does, a problem placed as the config file places it
+    /// (`bells.every = "5s": …; use …`), `location` before it when there is one.
+    mutating func set(_ key: Key, _ text: String?, placed location: String?, written: String) throws(PatternError) {
+        do throws(BellRuleProblem) {
+            guard let text else { throw BellRuleProblem("not a value this key takes", key.example) }
+            try set(key, text)
+        } catch {
+            throw PatternError(
+                location: location, key: "bells.\(key.rawValue)", value: written, problem: error.problem,
+                allowed: error.allowed, remedy: error.remedy)
+        }
+    }
+
+    // MARK: The schedule
+
+    /// The keys that say when bells ring, which `gong bells` takes while it runs (`schedule` on
+    /// its socket); the others say how a bell sounds, found once when it starts.
+    public static let scheduleKeys: [Key] = [.every, .at, .random, .active, .days, .quiet, .max]
+
+    /// A whole schedule, each value as a person writes it (`at` and `quiet` also as lists, `max`
+    /// also as a number), read by the same `set` a flag and the config file's key are: a problem
+    /// is the config file's line without its file. Keys left out take their defaults (all day,
+    /// every day, no quiet hours, no cap); a timing is needed.
+    public static func schedule(_ values: [String: AnyJSON]) throws(PatternError) -> BellRules {
+        var rules = BellRules()
+        for name in values.keys.sorted() {
+            let item = values[name]!
+            let written = item.string ?? item.text()
+            guard let key = Key(rawValue: name), scheduleKeys.contains(key) else {
+                throw PatternError(
+                    key: "bells.\(name)", value: written, problem: "not part of the schedule",
+                    allowed: "one of " + scheduleKeys.map(\.rawValue).joined(separator: ", ")
+                        + " (sound, gain, then and seed are set in config.toml or by flags)")
+            }
+            let text: String? =
+                if let string = item.string {
+                    string
+                } else if let array = item.array, array.allSatisfy({ $0.string != nil }) {
+                    array.compactMap(\.string).joined(separator: ",")
+                } else if key == .max, let number = item.int {
+                    String(number)
+                } else {
+                    nil
+                }
+            try rules.set(key, text, placed: nil, written: written)
+        }
+        do throws(BellRuleProblem) { return try rules.checked() } catch {
+            throw PatternError(key: "bells", problem: error.problem, allowed: error.allowed)
+        }
+    }
+
+    /// The schedule's keys as a person writes them (and `schedule` reads them back): only those
+    /// set.
+    public var scheduleTexts: [String: String] {
+        var texts: [String: String] = [:]
+        switch timing {
+        case .every(let seconds): texts["every"] = Self.gapText(seconds)
+        case .at(let times): texts["at"] = times.map(Self.clockText).joined(separator: ",")
+        case .random(let least, let most): texts["random"] = Self.gapText(least) + "-" + Self.gapText(most)
+        case nil: break
+        }
+        if let active { texts["active"] = active.description }
+        if days.count < 7 {
+            texts["days"] = Self.dayNames.indices.filter(days.contains).map { Self.dayNames[$0] }.joined(separator: ",")
+        }
+        if !quiet.isEmpty { texts["quiet"] = quiet.map(\.description).joined(separator: ",") }
+        if let maxPerDay { texts["max"] = String(maxPerDay) }
+        return texts
+    }
+
+    private static func gapText(_ seconds: Int) -> String { DurationText.format(seconds: Double(seconds)) }
+
+    static func clockText(_ second: Int) -> String {
+        second == DayBoundary.secondsPerDay
+            ? "24:00" : Figure.zeroPadded(second / 3600, 2) + ":" + Figure.zeroPadded(second % 3600 / 60, 2)
     }
 
     /// The keys that set a timing, one of which the rules need.
@@ -332,7 +403,7 @@ public struct BellRuleProblem: Error, Sendable, Equatable {
 
 /// A span of the day by the wall clock, `09:00-18:00`; an end before its start runs past
 /// midnight (`22:00-07:00`).
-public struct ClockSpan: Sendable, Equatable {
+public struct ClockSpan: Sendable, Equatable, CustomStringConvertible {
     /// Seconds after midnight.
     public var start: Int
     public var end: Int
@@ -350,6 +421,9 @@ public struct ClockSpan: Sendable, Equatable {
         guard let end else { return nil }
         self.init(start: start.secondsAfterMidnight, end: end)
     }
+
+    /// `09:00-18:00`, as `init?(text:)` reads it.
+    public var description: String { BellRules.clockText(start) + "-" + BellRules.clockText(end) }
 
     /// Whether a time of day (seconds after midnight) falls inside, its start included, its end not.
     public func contains(_ second: Int) -> Bool {

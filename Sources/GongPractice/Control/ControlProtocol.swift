@@ -48,6 +48,11 @@ public enum ControlProtocol {
         }
         public var code: Code
         public var message: String
+
+        public init(code: Code, message: String) {
+            self.code = code
+            self.message = message
+        }
     }
 
     /// A line taken apart: the command and its id, or why it cannot be carried out.

@@ -31,6 +31,8 @@ struct BellsLoop {
         var planDay: Int?
         /// `subscribe`: the connection is kept, and told every bell and every change.
         var subscribes = false
+        /// The request cannot be carried out: the reply says why, and nothing changed.
+        var failure: ControlProtocol.Failure?
         /// The request changed the bells (a pause, a resume, a bell asked for or passed over):
         /// the subscribers are told, with the reply's fields.
         var changed = false
@@ -104,6 +106,17 @@ struct BellsLoop {
             said = "bells: resumed"
         case .ring: ringAsked = true
         case .next: keeper.passOverNext()
+        case .schedule(let schedule):
+            let rules = keeper.plan.rules.overridden(by: schedule, keys: Set(BellRules.scheduleKeys))
+            guard let plan = BellPlan(rules: rules, zone: keeper.plan.zone, seed: keeper.plan.seed),
+                keeper.replace(plan: plan)
+            else {
+                let failure = ControlProtocol.Failure(
+                    code: .badArgument,
+                    message: "bells: this schedule leaves no bell in the next eight days; widen active, days or quiet")
+                return Answer(fields: [:], failure: failure)
+            }
+            said = "bells: schedule now " + Self.scheduleLine(rules)
         }
         let today = tally.day == keeper.plan.localDay(of: now)
         var fields: [String: AnyJSON] = [
@@ -114,12 +127,20 @@ struct BellsLoop {
             fields["nextDue"] = AnyJSON(next.instant)
             if keeper.passingOverNext { fields["passingOver"] = true }
         }
+        fields["schedule"] = .object(keeper.plan.rules.scheduleTexts.mapValues(AnyJSON.string))
         if let until = keeper.pausedUntil {
             fields["pausedUntil"] = .string(until == .max ? "resume" : keeper.plan.wallText(until))
         }
         return Answer(
             fields: fields, said: said, subscribes: request == .subscribe,
             changed: request != .status && request != .subscribe)
+    }
+
+    /// `every = 45m, active = 09:00-18:00`: the schedule as its keys say it, in their order.
+    static func scheduleLine(_ rules: BellRules) -> String {
+        let texts = rules.scheduleTexts
+        return BellRules.scheduleKeys.compactMap { key in texts[key.rawValue].map { "\(key.rawValue) = \($0)" } }
+            .joined(separator: ", ")
     }
 
     /// A `plan` reply's fields: the day's planned bells, each with what became of it as the

@@ -1,5 +1,6 @@
 import Glibc
 import GongAudio
+import GongCore
 import GongKit
 import GongPractice
 import GongTerminal
@@ -75,6 +76,21 @@ final class BellsRun {
         control.publish(BellsCommand.bellLine(decision, heard: heard))
     }
 
+    /// A schedule taken from the socket kept in config.toml too, so the bells started again ring
+    /// by it; the reply says where (`savedTo`), or why not (`notSaved`), and which of this
+    /// process's own flags would still win over the file when it starts again (`flagsWin`).
+    private func keep(_ rules: BellRules, in fields: inout [String: AnyJSON]) {
+        do {
+            fields["savedTo"] = .string(try GongConfig.saveSchedule(rules))
+        } catch {
+            fields["notSaved"] = .string(error.description)
+            printError("bells: the schedule is not kept in config.toml: \(error.description)")
+        }
+        let flags = (try? command.flagRules().keys) ?? []
+        let winning = BellRules.scheduleKeys.filter(flags.contains).map { "--\($0.rawValue)" }
+        if !winning.isEmpty { fields["flagsWin"] = .string(winning.joined(separator: " ")) }
+    }
+
     /// Answers one request on the control socket; a change it made is told to the subscribers
     /// after the reply is written to the asker.
     private func serveControl() {
@@ -93,8 +109,10 @@ final class BellsRun {
                 let records = (try? history?.bells(onDay: date)) ?? []
                 return (BellControlSocket.reply(id: id, bells: loop.plan(day: day, records: records, now: now)), false)
             }
+            if let failure = answer.failure { return (BellControlSocket.reply(id: id, failure: failure), false) }
             if let said = answer.said { command.say(said) }
             var fields = answer.fields
+            if case .schedule = request { keep(loop.keeper.plan.rules, in: &fields) }
             // What the bells have cost so far: this process, waiting, and the processes that rang.
             fields["cpuMs"] = .number(BellsCommand.cpuMilliseconds(RUSAGE_SELF))
             fields["ringingCpuMs"] = .number(BellsCommand.cpuMilliseconds(RUSAGE_CHILDREN))
