@@ -234,11 +234,16 @@ import Testing
         var iterator = try #require(session).events().makeAsyncIterator()
         session?.start()
         _ = try #require(await Self.first(&iterator) { $0.type == "cue" })
+        // Where it stood when let go: on a loaded machine the test may hear of the first cue a
+        // minute after it played, so the halt is judged from here, not from the start.
+        let playedWhenLetGo = try #require(session).status.elapsedSeconds
         session = nil
         #expect(watched == nil, "nothing but the caller keeps a session alive")
         let finished = try #require(await Self.first(&iterator) { $0.isFinished }, "the stream ends with finished")
         guard case .finished(let report) = finished.kind else { return }
-        #expect(report.stoppedEarly && report.playedSeconds < 60, "\(report)")
+        #expect(
+            report.stoppedEarly && report.playedSeconds < playedWhenLetGo + 30,
+            "\(report), let go at \(playedWhenLetGo) s")
         #expect(await iterator.next() == nil, "and then ends")
     }
 
