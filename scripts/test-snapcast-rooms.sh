@@ -152,6 +152,13 @@ session() { # DURATION DEVICE NAME
   "$gong" run interval --set bell=3s --duration "$1" --cue bell=woodblock --cue end=woodblock --json --device "$2" \
     </dev/null >"$work/$3.jsonl" 2>"$work/$3.err"
 }
+# Waits for one session run in the background; a session that failed fails the run, naming it.
+# (One `wait` of several pids returns only the last one's status.)
+await_session() { # PID NAME
+  local status=0
+  wait "$1" || status=$?
+  [ "$status" = 0 ] || { echo "snapcast-rooms: gong's $2 session exited with status $status: $(head -c 500 "$work/$2.err")" >&2; exit 1; }
+}
 
 if [ "${SHORT:-0}" = 1 ]; then length=1m stop_at=20; else length=2m stop_at=40; fi
 
@@ -179,7 +186,8 @@ sleep "$((stop_at - 2)).5"
 stop_client b
 sleep 10
 start_client b
-wait "$gong_session" "$reference_session"
+await_session "$gong_session" gong
+await_session "$reference_session" reference
 stop_recording
 
 record restart
@@ -189,7 +197,7 @@ sleep 10
 kill -KILL "$server"; wait "$server" 2>/dev/null || true
 sleep 2
 start_server
-wait "$restart_session"
+await_session "$restart_session" restart
 stop_recording
 
 python3 - "$work" "${SHORT:-0}" <<'JUDGE'

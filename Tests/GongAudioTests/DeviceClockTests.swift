@@ -183,6 +183,28 @@ import Testing
         #expect(lost == 240)
     }
 
+    @Test func aReportedUnderrunTheDeviceMeasuredIsTakenAtOnceAsMeasured() {
+        var (clock, written) = Self.steadyClock(reports: 10)
+        // A second lost, which the reports' times put at 1 s to the nanosecond; the device,
+        // counting on its own clock, says 48 031 frames. One report, no second to confirm it.
+        clock.noteReportedUnderrun()
+        #expect(clock.awaitsUnderrunMeasure)
+        written += Self.step
+        let later = Self.start + 1_000_000_000
+        let lost = clock.observe(
+            writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: later),
+            measuredLoss: 48_031)
+        #expect(lost == 48_031 && !clock.awaitsUnderrunMeasure)
+        // The clock goes on from where the report placed frame 0.
+        #expect(clock.originNanoseconds == later)
+        // A measure with no underrun told is not taken.
+        written += Self.step
+        #expect(
+            clock.observe(
+                writtenFrames: written, delayFrames: 480, measuredAt: Self.moment(written: written, origin: later),
+                measuredLoss: 100) == nil)
+    }
+
     @Test func aReportedUnderrunThatLostNoTimeIsNotReported() {
         var (clock, written) = Self.steadyClock(reports: 100)
         // The server said it ran dry, but every frame is still heard when it was due.

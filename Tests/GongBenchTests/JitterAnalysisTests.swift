@@ -126,7 +126,9 @@ import Testing
         var analysis = JitterAnalysis(rate: rate, paced: true)
         let before = periods(count: 100, ppm: 100)
         for timing in before { analysis.add(timing) }
-        analysis.addUnderrun(lostFrames: 4800, at: before[99].written + 1)
+        // Told as heard again 200 ms after the last report before it: the 100 ms lost, and the
+        // frames written after it heard a little later still. The silence began between the two.
+        analysis.addUnderrun(lostFrames: 4800, at: before[99].written + 200_000_000)
         // After the gap the frames are heard 100 ms later than before it.
         for var timing in periods(count: 200, ppm: 100).suffix(100) {
             timing.statusTimestamp += 100_000_000
@@ -139,6 +141,28 @@ import Testing
         #expect(abs(fit.driftPPM - 100) < 2)
         // Each stretch has its own line: the gap is no jitter.
         #expect(try #require(fit.jitter.max) < 30)
+    }
+
+    @Test func anUnderrunBeforeTheClockCouldBePlacedLeavesLaterCuesJudgedOnTheirFrames() throws {
+        var analysis = JitterAnalysis(rate: rate, paced: true)
+        let all = periods(count: 200, ppm: 100)
+        // One report, then an underrun of 4 800 frames (100 ms) told: the first stretch has too
+        // few reports for a line, and the session moved on by the loss.
+        analysis.add(all[0])
+        analysis.addUnderrun(lostFrames: 4800, at: all[0].written + 1)
+        for var timing in all.dropFirst() {
+            timing.statusTimestamp += 100_000_000
+            analysis.add(timing)
+        }
+        let fit = try #require(analysis.clockFit)
+        // A cue at session frame 240 000 is device frame 235 200, heard 100 ms later than the
+        // frames before the loss placed it: exactly on time, not 100 ms early.
+        let heard = fit.heardNanoseconds(ofFrame: 240_000)
+        analysis.addCue(sessionFrame: 240_000, audible: heard)
+        #expect(abs(try #require(analysis.cueError.max)) < 1)
+        let origin: Int64 = 1_000_000_000
+        let expected = origin + 100_000_000 + Int64((Double(235_200) / (48000 * 1.0001) * 1e9).rounded())
+        #expect(abs(heard - expected) < 100_000, "\(heard - expected) ns off")
     }
 
     @Test func anUnpacedDeviceHasNoClock() {

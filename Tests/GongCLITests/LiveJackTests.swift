@@ -528,10 +528,11 @@ enum JackServer {
         #expect(events.finished?["rate"] as? Int == 48000, "\(result.stdout)")
     }
 
-    /// In this process: what JackPCM grants, that JACK's cycles pace it and its reports place
-    /// frame 0 at the same moment (the server's clock, read each cycle), and that what the
+    /// In this process: what JackPCM grants, that JACK's cycles pace it and nine in ten of its
+    /// reports place frame 0 within 5 ms of their median (the server's clock, read each cycle;
+    /// a busy machine's jack2 moves its clock by milliseconds, see below), and that what the
     /// callback has not claimed can be taken back — all of it, and no more.
-    @Test func itIsPacedByJackReportsExactlyAndTakesBackWhatIsNotClaimed() throws {
+    @Test func itIsPacedByJackNineInTenReportsAgreeWithin5msAndTakesBackWhatIsNotClaimed() throws {
         try JackServer.require()
         // libjack reads the server's name from this process's environment as the client opens.
         let saved = JackServer.environment.keys.map { ($0, getenv($0).map { String(cString: $0) }) }

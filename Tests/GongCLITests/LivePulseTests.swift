@@ -557,9 +557,70 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         print("PipeWire at rest, pulse: heard intervals \(Set(intervals).sorted()), gong's account \(finished)")
     }
 
+    /// gong's own client on PulseAudio is stopped for a second just after a cue, longer than its
+    /// 500 ms buffer: the server runs dry, plays silence, and when gong goes on, drops the first
+    /// frames it writes. gong tells the loss within half a second of going on, and within a frame
+    /// of what the recording of the sink shows: it moves the session on by exactly what it told,
+    /// so the recorded interval across the stop is the schedule's 144 000 frames give or take
+    /// the one frame the measure can be off (the server's count of the silence and two of its
+    /// reports, read across a few tens of milliseconds of the sink's drift, round to the
+    /// nearest frame: `UnderrunMeasure`), and every other interval is exact.
+    @Test func aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndWithinAFrameOfTheRecording() throws {
+        let server = SoundServer.pulseAudio
+        try server.require()
+        let scratch = try ScratchDirectory()
+        let pattern = try Self.pattern(in: scratch, duration: "15s")
+        let recorder = try MonitorRecorder(path: scratch.file("monitor.raw"), server: server)
+        let (process, out) = try startGong(
+            ["run", pattern, "--device", "pulse", "--channels", "1", "--rate", "48000", "--json"],
+            environment: server.environment)
+        // Just after the second cue (4 s), so the silence falls between it and the third (7 s).
+        var output = readEvents(from: out, until: "cue", count: 2)
+        usleep(300_000)
+        kill(process.processIdentifier, SIGSTOP)
+        usleep(1_000_000)
+        kill(process.processIdentifier, SIGCONT)
+        let resumed = MonotonicTime.now()
+        var toldAfter: Double?
+        while true {
+            let data = out.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            output += String(decoding: data, as: UTF8.self)
+            if toldAfter == nil, !GongEvents(output).all("xrun").isEmpty {
+                toldAfter = MonotonicTime.now().seconds - resumed.seconds
+            }
+        }
+        process.waitUntilExit()
+        let recording = recorder.stop()
+        #expect(process.terminationStatus == 0)
+        let events = GongEvents(output)
+        let finished = try #require(events.finished, "\(output)")
+        #expect(finished["cycles"] as? Int == 5 && finished["stoppedEarly"] as? Bool == false, "\(finished)")
+        // The stop is told, as one loss at least as long as the part of the second the buffer did
+        // not cover; a busy machine may add an underrun of its own, told and judged alike.
+        let lost = events.losses.map(\.frames)
+        #expect(lost.contains { $0 >= 24_000 && $0 <= 72_000 }, "xruns lost \(lost) frames: \(finished)")
+        #expect(finished["xruns"] as? Int == lost.count && finished["lostFrames"] as? Int == lost.reduce(0, +))
+        let told = try #require(toldAfter, "no xrun told: \(output)")
+        #expect(told < 0.5, "the loss was told \(told) s after gong went on")
+        let heard = onsets(in: recording)
+        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        // The stop falls between the second cue and the third.
+        #expect(
+            heard.count == 5 && abs(intervals[1] - 144_000) <= 1
+                && intervals.enumerated().allSatisfy { $0.offset == 1 || $0.element == 144_000 },
+            "recorded intervals \(intervals) (told lost \(lost)): \(finished)")
+        print(
+            "PulseAudio pulse, a 1 s stop: told \(told) s after going on, lost \(lost) frames;"
+                + " recorded intervals \(intervals)")
+    }
+
     /// The process is stopped for a second mid-session, longer than its buffer: the session
-    /// recovers, counts the xrun, moves its clock on and completes.
-    @Test(arguments: LiveRoute.eachServersOwn)
+    /// recovers, counts the xrun, moves its clock on and completes. On gong's own client on
+    /// PulseAudio the loss is held to the frame
+    /// (`aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndWithinAFrameOfTheRecording`); here, gong's
+    /// stream on PipeWire's graph, and in `make test-long` the other ways in.
+    @Test(arguments: LiveRoute.eachServersOwn.filter { $0.route == .pipeWireStream })
     func aStoppedProcessRecoversCountsTheXrunAndCompletes(_ live: LiveRoute) throws {
         let (server, route) = (live.server, live.route)
         try server.require()

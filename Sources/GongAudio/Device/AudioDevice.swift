@@ -318,11 +318,17 @@ public struct PCMStatus: Sendable, Equatable, BitwiseCopyable {
     /// Frames written but not yet heard: the next frame written is heard `delay` frames from `timestamp`.
     public var delayFrames: Int
     public var timestamp: MonotonicTime
+    /// What the last underrun the device told of (`-EPIPE`) cost, in its own frames, when the
+    /// device measured it itself (gong's PulseAudio client, from the server's count of the
+    /// silence: `UnderrunMeasure`): set on the first report after the measure, nil otherwise.
+    /// Without it the device clock measures the underrun from the reports' times.
+    public var underrunLostFrames: Int64?
 
-    public init(state: State, delayFrames: Int, timestamp: MonotonicTime) {
+    public init(state: State, delayFrames: Int, timestamp: MonotonicTime, underrunLostFrames: Int64? = nil) {
         self.state = state
         self.delayFrames = delayFrames
         self.timestamp = timestamp
+        self.underrunLostFrames = underrunLostFrames
     }
 }
 

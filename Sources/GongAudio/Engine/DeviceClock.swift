@@ -85,11 +85,23 @@ struct DeviceClock {
         reportedUnderruns += 1
     }
 
+    /// Whether an underrun the device reported waits to be measured: reports are wanted soon.
+    var awaitsUnderrunMeasure: Bool {
+        @_noAllocation @_noLocks get { reportedUnderruns > 0 && originNanoseconds != nil }
+    }
+
     /// Takes one status report: `writtenFrames` handed to the device so far, the next of which
     /// is heard `delayFrames` after `measuredAt`. Returns the frames lost, when the report shows
     /// (or confirms) a gap or measures a reported underrun that lost any.
+    ///
+    /// - Parameter measuredLoss: what the reported underrun cost, as the device measured it on
+    ///   its own clock (`PCMStatus.underrunLostFrames`): taken as it is, at once. The reports'
+    ///   times alone would measure it on the system clock, across the whole stall, and need a
+    ///   second report to confirm a large one.
     @_noAllocation @_noLocks
-    mutating func observe(writtenFrames: Int64, delayFrames: Int, measuredAt: Int64) -> Int64? {
+    mutating func observe(writtenFrames: Int64, delayFrames: Int, measuredAt: Int64, measuredLoss: Int64? = nil)
+        -> Int64?
+    {
         // A report read again (a sound server answers a timing request once a second, and the
         // loop reads the last answer five times a second) says nothing new, and must not count
         // as the second report that confirms a gap: one late answer read twice moved the
@@ -103,7 +115,10 @@ struct DeviceClock {
             windowEndFrame = writtenFrames + rate
         }
         var lost: Int64?
-        if measuresGaps, let expected = originNanoseconds, origin - expected > gapThresholdNanoseconds {
+        if reportedUnderruns > 0, originNanoseconds != nil, let measuredLoss {
+            lost = measuredLoss > 0 ? measuredLoss : nil
+            restart(at: origin)
+        } else if measuresGaps, let expected = originNanoseconds, origin - expected > gapThresholdNanoseconds {
             // It must show in two reports in a row, so one odd report cannot skip part of the
             // session; the smaller of the two is what was lost.
             if pendingGap > 0 {

@@ -372,7 +372,9 @@ struct PushLoop: ~Copyable {
 
     /// Reads the device's status when due — every period until the clock is known, then every
     /// `statusIntervalSeconds` — and learns from it: an underrun a server hid, and when the
-    /// session's first frame is heard. The status read, if one was.
+    /// session's first frame is heard. The status, if one was read and the clock took it (a
+    /// report of a stream not playing, or too old, places nothing: whoever measures the clock
+    /// from the records must not take it either).
     @_noAllocation @_noLocks
     private mutating func readClock() -> PCMStatus? {
         let written = stream.writtenFrames
@@ -386,7 +388,10 @@ struct PushLoop: ~Copyable {
         // not really be playing yet (PulseAudio's null sink wakes up to 2 s late), so its
         // timestamps only count from then on.
         let consuming = written >= Int64(device.bufferFrames + 2 * periodFrames)
-        let due = written >= stream.nextStatusFrame || stream.clock.originNanoseconds == nil
+        // An underrun waiting to be measured is measured as soon as the device can.
+        let due =
+            written >= stream.nextStatusFrame || stream.clock.originNanoseconds == nil
+            || stream.clock.awaitsUnderrunMeasure
         guard paced && consuming && due, let status = device.status() else { return nil }
         stream.nextStatusFrame = written + statusIntervalFrames
         // A report may be a little old (a sound server's is its last timing reply): what it says
@@ -396,12 +401,13 @@ struct PushLoop: ~Copyable {
             status.delayFrames >= 0,
             Int64(status.delayFrames) - FrameTime.frames(inNanoseconds: age, rate: Int64(rate))
                 <= Int64(4 * device.bufferFrames + rate / 10)
-        else { return status }
+        else { return nil }
         // What the device plays is heard later by what follows it (a Snapcast server's buffer):
         // the clock is of when a listener hears it.
         if let lostFrames = stream.clock.observe(
             writtenFrames: written, delayFrames: status.delayFrames,
-            measuredAt: status.timestamp.nanoseconds + device.heardAfterNanoseconds)
+            measuredAt: status.timestamp.nanoseconds + device.heardAfterNanoseconds,
+            measuredLoss: status.underrunLostFrames)
         {
             reportUnderrun(
                 lostFrames: lostFrames, heard: stream.clock.audibleNanoseconds(ofDeviceFrame: written) ?? 0)

@@ -286,6 +286,16 @@ func pulseCountUnderflows(_ stream: OpaquePointer, into counter: UnsafeMutablePo
         }, counter)
 }
 
+/// Sets `flag` when the server says the stream started playing: after an underrun, once the
+/// buffer is full again (`prebuf`).
+func pulseNoteStarts(_ stream: OpaquePointer, setting flag: UnsafeMutablePointer<Bool>) {
+    pa_stream_set_started_callback(
+        stream,
+        { _, flag in
+            flag?.assumingMemoryBound(to: Bool.self).pointee = true
+        }, flag)
+}
+
 // The calls the real-time loop makes: gong allocates and locks nothing around them. (libpulse
 // itself allocates a little for a write and a timing request; see `PulsePCM.status`.)
 
@@ -312,6 +322,9 @@ func pulseDrain(_ stream: OpaquePointer, loop: OpaquePointer, timeoutMs: Int64) 
         ? 0 : -ETIMEDOUT
 }
 
+/// Where in the stream (bytes, a read index) the server last ran dry; -1 when it has not said.
+func pulseUnderflowIndex(_ stream: OpaquePointer) -> Int64 { pa_stream_get_underflow_index(stream) }
+
 /// Asks the server for a new timing report; the operation to watch, or nil.
 func pulseRequestTiming(_ stream: OpaquePointer) -> OpaquePointer? { pa_stream_update_timing_info(stream, nil, nil) }
 
@@ -330,6 +343,10 @@ struct PulseTimingReport {
     /// library's "invalid" (unknown) is returned as it is, a huge number.
     var sinkMicroseconds: UInt64
     var playing: Bool
+    /// While the stream is not playing after an underrun, the bytes of silence its sink has
+    /// rendered in its place since (`underrun_for`); while it plays, the bytes played since it
+    /// last started (`playing_for`).
+    var sinceUnderrunBytes: Int64
     /// When it was measured, on the server's system clock (CLOCK_REALTIME).
     var measuredWallNanoseconds: Int64
 }
@@ -341,7 +358,7 @@ func pulseTimingReport(_ stream: OpaquePointer) -> PulseTimingReport? {
     else { return nil }
     return PulseTimingReport(
         writeIndex: report.write_index, readIndex: report.read_index, sinkMicroseconds: report.sink_usec,
-        playing: report.playing != 0,
+        playing: report.playing != 0, sinceUnderrunBytes: report.since_underrun,
         measuredWallNanoseconds: Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1000
     )
 }

@@ -36,6 +36,11 @@ public final class PulsePCM: PCM {
     /// Reports measured before the last underrun was told of say nothing of the silence it left
     /// (system clock, nanoseconds).
     private var reportsValidFrom: Int64 = 0
+    /// What an underrun cost, measured on the sink's own clock (`UnderrunMeasure`); nil on
+    /// pipewire-pulse, whose reports are too stale for it (the device clock measures there).
+    private var underrunMeasure: UnderrunMeasure?
+    /// Set by the main loop when the server says the stream started again after an underrun.
+    private let started: UnsafeMutablePointer<Bool>
     private let frameBytes: Int
     private let periodBytes: Int
     /// How much longer than a period a wait that must sleep sleeps: half a period, at most
@@ -114,7 +119,10 @@ public final class PulsePCM: PCM {
         underflows.initialize(to: 0)
         rung = .allocate(capacity: 1)
         rung.initialize(to: false)
+        started = .allocate(capacity: 1)
+        started.initialize(to: false)
         pulseCountUnderflows(playback, into: underflows)
+        pulseNoteStarts(playback, setting: started)
         let granted = pulseGrantedShape(playback, asked: asked)
         mainLoop = loop
         self.context = client
@@ -123,6 +131,7 @@ public final class PulsePCM: PCM {
         periodBytes = max(frameBytes, granted.periodBytes / frameBytes * frameBytes)
         napSlackFrames = min(Int64(periodBytes / frameBytes / 2), Int64(granted.rate) / 20)
         reportAgeNanoseconds = reportAge
+        underrunMeasure = reportAge == nil ? UnderrunMeasure() : nil
         takeBackMargin = PulsePCM.takeBackMarginNanoseconds(reportAge: reportAge)
         configuration = PCMConfiguration(
             device: request.device, rate: granted.rate, channels: granted.channels, format: format,
@@ -249,13 +258,24 @@ public final class PulsePCM: PCM {
         close()
         underflows.deallocate()
         rung.deallocate()
+        started.deallocate()
     }
 
-    /// `-EPIPE` once for each underrun the server told of, as ALSA reports one.
+    /// `-EPIPE` once for each underrun the server told of, as ALSA reports one. Told before
+    /// anything more is written, which is when the silence it left can be measured (see
+    /// `UnderrunMeasure`): the report that anchors the measure is asked for here.
     private var underrun: Int32 {
-        guard underflows.pointee > underflowsReported else { return 0 }
+        guard underflows.pointee > underflowsReported, let stream else { return 0 }
         underflowsReported = underflows.pointee
         reportsValidFrom = PulsePCM.systemClockNanoseconds()
+        if underrunMeasure != nil {
+            started.pointee = false
+            if let timingRequest { pulseOperationRelease(timingRequest) }
+            timingRequest = pulseRequestTiming(stream)
+            lastTimingRequest = reportsValidFrom
+            let index = pulseUnderflowIndex(stream)
+            underrunMeasure?.begin(underflowFrame: index < 0 ? -1 : index / Int64(frameBytes))
+        }
         return -EPIPE
     }
 
@@ -327,11 +347,14 @@ public final class PulsePCM: PCM {
                 rung.pointee = false
                 return PCMWait.woken
             }
+            followUnderrunMeasure(stream)
             let writable = pulseWritableBytes(stream) + takenBackBytes
             if writable >= periodBytes { return 1 }
             let remaining = deadline - MonotonicTime.now().nanoseconds
             guard remaining > 0 else { return 0 }
-            if !napped {
+            // While an underrun is measured the server's word that the stream started again is
+            // waited for, not slept through: the report asked for then measures it best.
+            if !napped && !(underrunMeasure?.isMeasuring ?? false) {
                 napped = true
                 let napFrames = Int64(periodBytes / frameBytes) + napSlackFrames
                 if nap(
@@ -344,6 +367,24 @@ public final class PulsePCM: PCM {
                 continue
             }
             guard pulseRunOnce(loop, timeoutMicroseconds: remaining / 1000) >= 0 else { return -ENODEV }
+        }
+    }
+
+    /// Takes the answer to the timing request, if it came: while an underrun is measured, it is
+    /// the measure's (`UnderrunMeasure`), and once the measure's anchor is taken and the server
+    /// says the stream plays again, the report that measures it is asked for at once.
+    private func followUnderrunMeasure(_ stream: OpaquePointer) {
+        if let pending = timingRequest, pulseOperationIsDone(pending) {
+            pulseOperationRelease(pending)
+            timingRequest = nil
+            if let report = pulseTimingReport(stream) {
+                underrunMeasure?.take(report, frameBytes: frameBytes, rate: configuration.rate)
+            }
+        }
+        if timingRequest == nil, started.pointee, underrunMeasure?.awaitsPlay ?? false {
+            started.pointee = false
+            timingRequest = pulseRequestTiming(stream)
+            lastTimingRequest = PulsePCM.systemClockNanoseconds()
         }
     }
 
@@ -430,15 +471,15 @@ public final class PulsePCM: PCM {
     /// directly").
     public func status() -> PCMStatus? {
         guard broken == 0, let stream else { return nil }
-        if let pending = timingRequest, pulseOperationIsDone(pending) {
-            pulseOperationRelease(pending)
-            timingRequest = nil
-        }
+        followUnderrunMeasure(stream)
         // Each request costs libpulse an allocation on this thread and the server a round trip,
-        // and a report is exact however old: one a second, and one at once after an underrun.
+        // and a report is exact however old: one a second, one at once after an underrun, and
+        // while an underrun is measured, each time the last was answered (should the server's
+        // word that the stream started not come).
         let wallNanoseconds = PulsePCM.systemClockNanoseconds()
         if timingRequest == nil,
             wallNanoseconds - lastTimingRequest >= 1_000_000_000 || reportsValidFrom > lastTimingRequest
+                || underrunMeasure?.awaitsPlay ?? false
         {
             timingRequest = pulseRequestTiming(stream)
             lastTimingRequest = wallNanoseconds
@@ -454,8 +495,10 @@ public final class PulsePCM: PCM {
         // An unknown sink latency comes as PA_USEC_INVALID: a report that says more than ten
         // seconds is out of bounds for the loop anyway, and must not overflow here.
         let sinkFrames = Int(min(report.sinkMicroseconds, 10_000_000) * UInt64(configuration.rate) / 1_000_000)
-        return PCMStatus(
+        var status = PCMStatus(
             state: report.playing ? .running : .prepared, delayFrames: queuedFrames + sinkFrames, timestamp: measured)
+        if report.playing { status.underrunLostFrames = underrunMeasure?.takeLostFrames() }
+        return status
     }
 
     /// The server's last timing report, if its indices are whole and it was measured after the

@@ -26,7 +26,8 @@ public struct JitterAnalysis: Sendable {
     public let paced: Bool
     public private(set) var periods: [PeriodTiming] = []
     private var cues: [(sessionFrame: Int64, audible: Int64)] = []
-    private var underrunTimes: [Int64] = []
+    /// Where the device clock's stretches break, with the frames the session was told lost there.
+    private var breaks: [(at: Int64, lostFrames: Int64)] = []
     public private(set) var cuesPlayed = 0
     public private(set) var underruns = 0
     public private(set) var framesLost: Int64 = 0
@@ -45,17 +46,22 @@ public struct JitterAnalysis: Sendable {
         if audible > 0 { cues.append((sessionFrame, audible)) }
     }
 
-    /// `at`: when the session was heard again (0 if unknown); reports after it start a new
-    /// stretch of the device clock.
+    /// `at`: when the session was heard again (0 if unknown). Reports from when the silence
+    /// began (that, less the frames lost) start a new stretch of the device clock: a report
+    /// measured while the device still played what came before was measured before then, and
+    /// those measured after it are of the frames after the loss, which are heard only once the
+    /// buffer written after it has played — as much as the buffer later than `at` is, so a break
+    /// at `at` put a buffer's worth of them in the stretch before.
     public mutating func addUnderrun(lostFrames: Int64, at: Int64) {
         underruns += 1
         framesLost += lostFrames
-        underrunTimes.append(at > 0 ? at : periods.last?.written ?? 0)
+        let silenceBegan = at - FrameTime.nanoseconds(ofFrames: lostFrames, rate: Int64(rate))
+        breaks.append((at > 0 ? silenceBegan : periods.last?.written ?? 0, lostFrames))
     }
 
     public mutating func addDeviceLoss(at: Int64) {
         deviceLosses += 1
-        underrunTimes.append(at > 0 ? at : periods.last?.written ?? 0)
+        breaks.append((at > 0 ? at : periods.last?.written ?? 0, 0))
     }
 
     public var wakeLatency: Distribution {
@@ -91,11 +97,21 @@ public struct JitterAnalysis: Sendable {
     public var clockFit: ClockFit? {
         guard paced else { return nil }
         var stretches: [[(time: Int64, played: Int64)]] = [[]]
-        var breaks = underrunTimes.sorted()[...]
+        // The frames told lost before each stretch: the session moved on by them, so a cue's
+        // frame in a later stretch is that much further on than the device's.
+        var lostBefore: [Int64] = [0]
+        var lost: Int64 = 0
+        var pending = breaks.sorted { $0.at < $1.at }[...]
         for period in periods where period.statusTimestamp > 0 {
-            while let next = breaks.first, next <= period.statusTimestamp {
-                breaks.removeFirst()
-                if !(stretches.last?.isEmpty ?? true) { stretches.append([]) }
+            while let next = pending.first, next.at <= period.statusTimestamp {
+                pending.removeFirst()
+                lost += next.lostFrames
+                if !(stretches.last?.isEmpty ?? true) {
+                    stretches.append([])
+                    lostBefore.append(lost)
+                } else {
+                    lostBefore[lostBefore.count - 1] = lost
+                }
             }
             let played = period.statusWrittenFrames - period.statusDelayFrames
             // A report read again (a sound server answers a timing request once a second, and
@@ -104,7 +120,8 @@ public struct JitterAnalysis: Sendable {
             if let last = stretches[stretches.count - 1].last, last.played == played { continue }
             stretches[stretches.count - 1].append((period.statusTimestamp, played))
         }
-        return ClockFit(stretches: stretches.filter { $0.count >= 2 }, rate: rate)
+        let kept = zip(stretches, lostBefore).filter { $0.0.count >= 2 }
+        return ClockFit(stretches: kept.map(\.0), lostFramesBefore: kept.map(\.1), rate: rate)
     }
 
     public var cueError: Distribution {
@@ -150,7 +167,15 @@ public struct ClockFit: Sendable {
     /// among seven bent the median to −11 %. So the first stretch's leading reports are judged
     /// against a line through its later half alone, those further than `settlingNanoseconds`
     /// off it left out, and the line fitted again through the rest.
-    init?(stretches: [[(time: Int64, played: Int64)]], rate: Int) {
+    ///
+    /// The cues are judged against frame 0 of the first stretch. When that stretch has too few
+    /// reports to place it (an underrun in the first second), frame 0 is placed from the first
+    /// stretch that has, less the frames the session was told lost before it
+    /// (`lostFramesBefore`, one for each stretch): otherwise every cue would be judged off by
+    /// exactly that loss (a 29 696-frame underrun at the start judged every cue 618 ms early).
+    /// Only there does the analysis take gong's word for a loss; the recording tests judge it.
+    init?(stretches: [[(time: Int64, played: Int64)]], lostFramesBefore: [Int64]? = nil, rate: Int) {
+        var lostBefore = lostFramesBefore ?? Array(repeating: 0, count: stretches.count)
         guard let opening = stretches.first, let start = opening.first?.time, let end = opening.last?.time else {
             return nil
         }
@@ -161,7 +186,10 @@ public struct ClockFit: Sendable {
         }.count
         var settled = stretches
         settled[0].removeFirst(min(settling, settled[0].count))
-        if settled[0].count < 2 { settled.removeFirst() }
+        if settled[0].count < 2 {
+            settled.removeFirst()
+            lostBefore.removeFirst()
+        }
         guard let line = ClockFit.line(through: settled) else { return nil }
         framesPerSecond = line.slope * 1e9
         nominalRate = rate
@@ -169,7 +197,8 @@ public struct ClockFit: Sendable {
         reports = stretches.reduce(0) { $0 + $1.count }
         residuals = ClockFit.residuals(of: settled, line: line)
         // Frame 0 of the first stretch, settled or not: its offset is the settled line's.
-        firstFrameNanoseconds = Double(line.base) + line.origins[0]
+        firstFrameNanoseconds =
+            Double(line.base) + line.origins[0] - Double(lostBefore.first ?? 0) / line.slope
     }
 
     /// Reports a stretch may have before the slope is taken from pairs a stride apart instead
