@@ -114,11 +114,13 @@ let package = Package(
         .testTarget(
             name: "GongRemoteTests",
             dependencies: [
-                "GongRemote", "GongPractice", .product(name: "NIOCore", package: "swift-nio"),
+                "GongRemote", "GongPractice", "GongTestSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio")
             ]),
         .testTarget(name: "GongABITests", dependencies: ["GongABI", "GongKit", "GongTestSupport"]),
-        .testTarget(name: "GongCLITests", dependencies: ["gong", "GongKit", "GongPractice", "CJackTap", "CPipeWireTap"])
+        .testTarget(
+            name: "GongCLITests",
+            dependencies: ["gong", "GongKit", "GongPractice", "GongTestSupport", "CJackTap", "CPipeWireTap"])
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

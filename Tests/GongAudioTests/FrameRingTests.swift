@@ -1,5 +1,6 @@
 import CGongStreams
 import Foundation
+import GongTestSupport
 import Synchronization
 import Testing
 
@@ -101,9 +102,11 @@ import Testing
             let want = UInt32.random(in: 1...100)
             let read = buffer.withUnsafeMutableBufferPointer { gong_frame_ring_read(ring, $0.baseAddress, want) }
             seen.append(contentsOf: buffer.prefix(Int(read)))
+            // The ring rings no one (its reader is a real-time callback, which never sleeps):
+            // an empty read backs off a moment, as such a reader's next callback would come.
             if read == 0 { usleep(50) }
         }
-        while !writerDone.load(ordering: .acquiring) { usleep(100) }
+        #expect(Waiting.until { writerDone.load(ordering: .acquiring) }, "the writer thread finished")
 
         let places = seen.map { $0 & ((1 << 40) - 1) }
         #expect(places == Array(0..<total), "every place once, in order")

@@ -35,6 +35,7 @@ import Testing
         var pending = commands
         let deadline = Date().addingTimeInterval(60)
         while engine.isRunning || engine.events.approximateCount > 0, Date() < deadline {
+            engine.clearEventsReady()
             while let event = engine.events.tryPop() {
                 events.append(event)
                 if case .render(let render, _) = event, case .cueStarted = render.kind { cues += 1 }
@@ -46,7 +47,10 @@ import Testing
                 engine.send(next.1)
                 pending.removeFirst()
             }
-            usleep(1000)
+            // Asleep until the next report; the thread rings once more as it ends.
+            if engine.isRunning {
+                _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
+            }
         }
         if engine.isRunning { engine.send(.halt) }
         engine.join()
@@ -122,8 +126,9 @@ import Testing
         engine.start()
         var events: [EngineEvent] = []
         while engine.isRunning || engine.events.approximateCount > 0 {
+            engine.clearEventsReady()
             while let event = engine.events.tryPop() { events.append(event) }
-            usleep(20_000)
+            if engine.isRunning { _ = Waiting.readable(engine.eventsReadyDescriptor) }
         }
         engine.join()
         while let event = engine.events.tryPop() { events.append(event) }
@@ -239,6 +244,7 @@ import Testing
         var lostAt: (cpu: Double?, wall: Date)?
         let deadline = Date().addingTimeInterval(30)
         while engine.isRunning, Date() < deadline {
+            engine.clearEventsReady()
             while let event = engine.events.tryPop() {
                 events.append(event)
                 if case .deviceLost = event {
@@ -258,7 +264,7 @@ import Testing
                     resumed = true
                 }
             }
-            usleep(50_000)
+            _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
         }
         engine.join()
         while let event = engine.events.tryPop() { events.append(event) }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import GongCore
+import GongTestSupport
 import Testing
 
 @testable import GongAudio
@@ -191,21 +192,21 @@ import Testing
             while engine.render(into: buffer, frames: 256) != .over {
                 if buffer.contains(where: { $0 != 0 }) { audibleBlocks.withLock { $0.append(pulled) } }
                 pulled += 256
-                usleep(20)
+                usleep(20)  // a host's pace, roughly: it leaves the control side a core to run on
             }
         }
         host.start()
         var events: [EngineEvent] = []
-        /// Takes events until one matches, for at most 60 s.
+        /// Takes events until one matches, asleep on the event bell between them, for at most 60 s.
         func waitFor(_ matches: (RenderEvent.Kind) -> Bool) -> RenderEvent? {
             let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline {
+            repeat {
+                engine.clearEventsReady()
                 while let event = engine.events.tryPop() {
                     events.append(event)
                     if case .render(let render, _) = event, matches(render.kind) { return render }
                 }
-                usleep(500)
-            }
+            } while Waiting.readable(engine.eventsReadyDescriptor, seconds: deadline.timeIntervalSinceNow)
             return nil
         }
         let cue = try #require(waitFor { if case .cueStarted = $0 { true } else { false } })
@@ -213,7 +214,9 @@ import Testing
         _ = try #require(waitFor { if case .cueStarted = $0 { true } else { false } })
         #expect(engine.send(.pause))
         let paused = try #require(waitFor { $0 == .paused })
-        usleep(50_000)  // the host pulls on, in silence
+        // The host pulls on, in silence, for more than a block.
+        let pulledWhenPaused = engine.framesRendered
+        #expect(Waiting.until { engine.framesRendered > pulledWhenPaused + 512 }, "the host pulled on while paused")
         #expect(engine.send(.resume))
         let resumed = try #require(waitFor { $0 == .resumed })
         #expect(resumed.sessionFrame == paused.sessionFrame, "the session clock stood still")
@@ -239,9 +242,7 @@ import Testing
         // The stop reached the end long before 8000 s of the host's frames.
         #expect(engine.framesRendered < Int(timeline.plannedEndFrame) / 10)
         // The host thread has seen `.over` and ended.
-        let deadline = Date().addingTimeInterval(10)
-        while !host.isFinished, Date() < deadline { usleep(1000) }
-        #expect(host.isFinished)
+        #expect(Waiting.until(seconds: 10) { host.isFinished }, "the host thread ended")
     }
 
     /// A control side that stops taking events loses them once the ring is full, and hears how

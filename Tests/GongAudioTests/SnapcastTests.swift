@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import GongCore
+import GongTestSupport
 import Testing
 
 @testable import GongAudio
@@ -56,8 +57,10 @@ import Testing
         let path = directory + "/fifo"
         #expect(mkfifo(path, 0o600) == 0)
         let control = try FakeControl(reply: Self.reply(fifo: path, status: "idle"))
-        let reader = open(path, O_RDONLY | O_NONBLOCK)
-        defer { close(reader) }
+        // Close-on-exec: a process another test starts meanwhile must not hold the FIFO's read
+        // end open, or the reader never goes. Closed once, below or on the way out.
+        var reader = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        defer { if reader >= 0 { close(reader) } }
         let device = try SnapcastPCM(
             PCMRequest(device: "snapcast:" + path, latencyMs: 100),
             address: try #require(SnapcastAddress("\(path)?control=127.0.0.1:\(control.port)&buffer=700")))
@@ -112,11 +115,13 @@ import Testing
         #expect(Array(received.dropFirst(leadIn * 2)) == samples)
 
         close(reader)
+        reader = -1
         var lost: Int32 = 0
-        for _ in 0..<100 where lost == 0 {
+        _ = Waiting.until {
             let written = samples.withUnsafeBytes { device.writeInterleaved($0.baseAddress!, frames: 480) }
             if written < 0 && written != Int(-EAGAIN) && written != Int(-EPIPE) { lost = Int32(written) }
             _ = device.wait(timeoutMs: 20)
+            return lost != 0
         }
         #expect(lost == -ENODEV)
         device.close()
@@ -130,7 +135,7 @@ import Testing
         let path = directory + "/fifo"
         #expect(mkfifo(path, 0o600) == 0)
         let control = try FakeControl(reply: Self.reply(fifo: path, status: "idle"))
-        let reader = open(path, O_RDONLY | O_NONBLOCK)
+        let reader = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         defer { close(reader) }
         let device = try SnapcastPCM(
             PCMRequest(device: "snapcast:" + path, latencyMs: 100),
@@ -168,7 +173,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/fifo"
         #expect(mkfifo(path, 0o600) == 0)
-        let reader = open(path, O_RDONLY | O_NONBLOCK)
+        let reader = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         defer { close(reader) }
         let playing = try FakeControl(reply: Self.reply(fifo: path, status: "playing"))
         var started = MonotonicTime.now()

@@ -1,4 +1,5 @@
 import Foundation
+import GongTestSupport
 import Testing
 
 /// `gong ctl` against a running `gong bells` on ALSA's null device: status, the three kinds of
@@ -39,10 +40,9 @@ final class RunningBells {
         _ arguments: [String], in scratch: ScratchDirectory, environment extra: [String: String] = [:]
     ) async throws -> RunningBells {
         let bells = try RunningBells(arguments, in: scratch, environment: extra)
-        let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: bells.socket) && Date() < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        #expect(
+            await Waiting.until { FileManager.default.fileExists(atPath: bells.socket) },
+            "gong bells made its control socket")
         return bells
     }
 
@@ -88,14 +88,11 @@ final class RunningBells {
 
         #expect(try ctl(["ring"]).status == 0)
         // Rung on the null device about two seconds later, and counted.
-        var rung = false
-        let ringDeadline = Date().addingTimeInterval(30)
-        while !rung && Date() < ringDeadline {
-            try await Task.sleep(for: .milliseconds(200))
-            let said = try ctl(["status"]).stdout
-            rung = said.contains(" 1 rung") || said.contains(" 2 rung")
-        }
-        #expect(rung)
+        #expect(
+            try await Waiting.until(seconds: 30, longestPause: 0.2) {
+                let said = try ctl(["status"]).stdout
+                return said.contains(" 1 rung") || said.contains(" 2 rung")
+            }, "gong ctl status counts the bell rung")
 
         // The bell asked for is in the history, and gong stats shows it.
         let stats = try runGong(
@@ -118,13 +115,9 @@ final class RunningBells {
         let bells = try await RunningBells.started(["--every", "1h", "--device", "null"], in: ScratchDirectory())
         let ctl = bells.ctl
         #expect(try ctl(["ring"]).status == 0)
-        var rung = false
-        let ringDeadline = Date().addingTimeInterval(30)
-        while !rung && Date() < ringDeadline {
-            try await Task.sleep(for: .milliseconds(500))
-            rung = try ctl(["status"]).stdout.contains(" 1 rung")
-        }
-        try #require(rung, "gong ctl ring rang nothing")
+        try #require(
+            try await Waiting.until(seconds: 30, longestPause: 0.2) { try ctl(["status"]).stdout.contains(" 1 rung") },
+            "gong ctl ring rang nothing")
 
         let tasks = "/proc/\(bells.pid)/task"
         func switches() throws -> Int {
@@ -141,10 +134,11 @@ final class RunningBells {
         func asleepInItsWait() -> Bool {
             ((try? String(contentsOfFile: "/proc/\(bells.pid)/wchan", encoding: .utf8)) ?? "").contains("poll")
         }
-        let settleDeadline = Date().addingTimeInterval(10)
-        while !asleepInItsWait() && Date() < settleDeadline { try await Task.sleep(for: .milliseconds(20)) }
-        try #require(asleepInItsWait(), "gong bells is not asleep in its wait 10 s after ringing")
+        try #require(
+            await Waiting.until(seconds: 10) { asleepInItsWait() },
+            "gong bells is not asleep in its wait 10 s after ringing")
         let before = try switches()
+        // The idle window is what is measured: a fixed three seconds, not a wait for anything.
         try await Task.sleep(for: .seconds(3))
         let after = try switches()
         #expect(after - before == 0, "gong bells woke \(after - before) times in 3 idle seconds")
@@ -158,11 +152,11 @@ final class RunningBells {
             ["--every", "1h", "--device", "null", "--json", "--then", "box 1 cycles"], in: ScratchDirectory())
         #expect(try bells.ctl(["ring"]).status == 0)
         var lines: [[String: Any]] = []
-        let ringDeadline = Date().addingTimeInterval(60)
-        while !lines.contains(where: { $0["type"] as? String == "bell" }) && Date() < ringDeadline {
-            try await Task.sleep(for: .milliseconds(250))
-            lines = try bells.lines()
-        }
+        #expect(
+            try await Waiting.until {
+                lines = try bells.lines()
+                return lines.contains { $0["type"] as? String == "bell" }
+            }, "the bell's line was written")
         let started = try #require(lines.first { $0["type"] as? String == "started" })
         #expect(started["pattern"] as? String == "bell, then box")
         let cues = lines.filter { $0["type"] as? String == "cue" }
@@ -205,22 +199,20 @@ final class RunningBells {
             let startedBefore = try bells.lines(of: "started").count
             #expect(try bells.ctl(["ring"]).status == 0)
             if let during {
-                let startDeadline = Date().addingTimeInterval(60)
-                while try bells.lines(of: "started").count == startedBefore && Date() < startDeadline {
-                    try await Task.sleep(for: .milliseconds(100))
-                }
+                #expect(
+                    try await Waiting.until { try bells.lines(of: "started").count > startedBefore },
+                    "the bell's session started")
                 during(try bells.ctl(["status"]))
                 #expect(
                     try bells.lines(of: "bell").count == before,
                     "gong ctl status was answered only once the bell had rung")
             }
-            let ringDeadline = Date().addingTimeInterval(60)
-            while Date() < ringDeadline {
-                let lines = try bells.lines(of: "bell")
-                if lines.count > before { return lines[before] }
-                try await Task.sleep(for: .milliseconds(250))
+            var lines: [[String: Any]] = []
+            _ = try await Waiting.until {
+                lines = try bells.lines(of: "bell")
+                return lines.count > before
             }
-            return [:]
+            return lines.count > before ? lines[before] : [:]
         }
         /// A PulseAudio on the test's socket, answering before this returns; its pid.
         func startServer() async throws -> pid_t {
@@ -232,9 +224,8 @@ final class RunningBells {
                     "-L", "module-null-sink sink_name=room rate=48000"
                 ], environment: ["PULSE_RUNTIME_PATH": pulse])
             try #require(started == 0, "pulseaudio did not start")
-            let up = Date().addingTimeInterval(30)
-            while try runTool("/usr/bin/pactl", ["info"], environment: ["PULSE_SERVER": server]) != 0 && Date() < up {
-                try await Task.sleep(for: .milliseconds(100))
+            _ = try await Waiting.until(seconds: 30, longestPause: 0.1) {
+                try runTool("/usr/bin/pactl", ["info"], environment: ["PULSE_SERVER": server]) == 0
             }
             let pid = pid_t(
                 try String(contentsOfFile: pulse + "/pid", encoding: .utf8).trimmingCharacters(
@@ -244,8 +235,7 @@ final class RunningBells {
         // SIGKILL: a process started by a test inherits the runner's blocked SIGTERM.
         func stop(_ pid: pid_t) {
             kill(pid, SIGKILL)
-            let gone = Date().addingTimeInterval(10)
-            while kill(pid, 0) == 0 && Date() < gone { usleep(50_000) }
+            _ = Waiting.ended(pid, seconds: 10)
             for leftover in ["native", "pid"] { try? FileManager.default.removeItem(atPath: pulse + "/" + leftover) }
         }
 

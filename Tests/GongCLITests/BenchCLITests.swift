@@ -1,4 +1,5 @@
 import Foundation
+import GongTestSupport
 import Testing
 
 /// `gong bench` on what needs no sound server: ALSA's `null` device, and its errors.
@@ -103,7 +104,13 @@ import Testing
         // The null device plays as fast as it renders: a day takes it about 40 s.
         let result = try runGong(["bench", "jitter", "--duration", "24h", "--device", "null", "--json"]) { pid in
             guard waitUntilCatching(SIGINT, pid: pid) else { return }
-            sleep(1)
+            // Once it measures: its audio thread is there, and named.
+            _ = Waiting.until {
+                let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+                return tasks.contains {
+                    (try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8)) == "gong audio\n"
+                }
+            }
             kill(pid, SIGINT)
         }
         // As cyclictest: the run so far, reported, and a normal exit.

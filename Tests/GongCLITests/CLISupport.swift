@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import GongTestSupport
 import Testing
 
 /// The `gong` executable built alongside the tests.
@@ -67,18 +68,18 @@ final class ScratchDirectory {
 /// Waits until process `pid` catches `signal` (its handler installed: `SigCgt` in its status),
 /// up to `timeoutSeconds`; false if it never did or has gone.
 func waitUntilCatching(_ signal: Int32, pid: pid_t, timeoutSeconds: Double = 60) -> Bool {
-    let deadline = Date().addingTimeInterval(timeoutSeconds)
-    while Date() < deadline {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
-        if let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
-            let mask = UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16),
-            mask & (1 << UInt64(signal - 1)) != 0
-        {
+    var gone = false
+    let catching = Waiting.until(seconds: timeoutSeconds) {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
+            gone = true
             return true
         }
-        usleep(20_000)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
+            let mask = UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
+        return mask & (1 << UInt64(signal - 1)) != 0
     }
-    return false
+    return catching && !gone
 }
 
 /// Whether this run must reach everything its tests need: under `make test` (GONG_MAKE_TEST,

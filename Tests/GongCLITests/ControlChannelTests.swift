@@ -1,6 +1,7 @@
 import Foundation
 import GongKit
 import GongPractice
+import GongTestSupport
 import Testing
 
 /// A session gong plays on ALSA's `null` (as fast as it renders: a 23-hour meditation lasts
@@ -33,19 +34,13 @@ final class ControlledRun {
     }
 
     /// The reply carrying `id`, once it has come.
-    func reply(_ id: Int, seconds: Double = 60) -> [String: Any]? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if let reply = events.all("reply").first(where: { $0["id"] as? Int == id }) { return reply }
-            usleep(5000)
-        }
-        return nil
-    }
+    func reply(_ id: Int, seconds: Double = 60) -> [String: Any]? { events.reply(id, seconds: seconds) }
 
+    /// True once gong has ended and `Process` has taken its status in.
     func waitForExit(seconds: Double = 120) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        return !process.isRunning
+        guard Waiting.ended(process.processIdentifier, seconds: seconds) else { return false }
+        process.waitUntilExit()
+        return true
     }
 
     var socketPath: String { "\(runtime)/gong/\(process.processIdentifier).sock" }
@@ -241,14 +236,7 @@ func errorCode(_ reply: [String: Any]?) -> String? { (reply?["error"] as? [Strin
         // Blocks until the shell opens the FIFO to read it.
         let commands = try #require(FileHandle(forWritingAtPath: fifo))
         func send(_ line: String) { commands.write(Data((line + "\n").utf8)) }
-        func reply(_ id: Int) -> [String: Any]? {
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline {
-                if let reply = events.all("reply").first(where: { $0["id"] as? Int == id }) { return reply }
-                usleep(5000)
-            }
-            return nil
-        }
+        func reply(_ id: Int) -> [String: Any]? { events.reply(id) }
 
         #expect(events.wait(for: "started", seconds: 60))
         terminal.type(" ")

@@ -1,4 +1,5 @@
 import Foundation
+import GongTestSupport
 import Testing
 
 /// `gong history` and `gong stats` end to end, each test with a history of its own.
@@ -67,13 +68,12 @@ import Testing
         run.send(#"{"command": "pause", "id": 1}"#)
         #expect(run.events.wait(for: "paused", seconds: 60))
         // Its record, written as it started and again as it paused.
-        let deadline = Date().addingTimeInterval(60)
         var records: [[String: Any]] = []
-        while Date() < deadline {
-            records = try place.history()
-            if records.first?["pauses"] as? Int == 1 { break }
-            usleep(50_000)
-        }
+        #expect(
+            try Waiting.until {
+                records = try place.history()
+                return records.first?["pauses"] as? Int == 1
+            }, "the record says paused: \(records)")
         #expect(records.first?["ending"] as? String == "playing", "\(records)")
         kill(run.process.processIdentifier, SIGKILL)
         #expect(run.waitForExit())
@@ -187,13 +187,12 @@ import Testing
         run.send(#"{"command": "pause", "id": 1}"#)
         #expect(run.events.wait(for: "paused", seconds: 60))
         var snapshot: [String: Any] = [:]
-        let deadline = Date().addingTimeInterval(60)
-        while snapshot["state"] as? String != "paused", Date() < deadline {
-            usleep(50_000)
+        _ = Waiting.until {
             let name = (try? FileManager.default.contentsOfDirectory(atPath: sessions))?.first { $0.hasSuffix(".json") }
             snapshot =
                 name.flatMap { FileManager.default.contents(atPath: sessions + "/" + $0) }
                 .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+            return snapshot["state"] as? String == "paused"
         }
         #expect(snapshot["state"] as? String == "paused" && snapshot["pauses"] as? Int == 1, "\(snapshot)")
         kill(run.process.processIdentifier, SIGKILL)
@@ -277,11 +276,11 @@ import Testing
         func resume(typing keys: String) throws -> (status: Int32, types: [String]) {
             let gong = try GongOnTerminal(["resume", "--json"], environment: place.environment)
             let (process, terminal, events) = (gong.process, gong.terminal, gong.events)
-            usleep(500_000)
+            // Typed once gong reads keys one by one: a key typed before the terminal leaves
+            // line mode may be flushed as it does.
+            #expect(terminal.waitUntilReadingKeys(), "gong resume began reading keys")
             terminal.type(keys)
-            let deadline = Date().addingTimeInterval(120)
-            while process.isRunning, Date() < deadline { usleep(20_000) }
-            if process.isRunning { process.terminate() }
+            if !Waiting.ended(process.processIdentifier, seconds: 120) { process.terminate() }
             process.waitUntilExit()
             return (process.terminationStatus, events.types)
         }

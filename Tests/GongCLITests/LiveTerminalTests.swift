@@ -1,5 +1,6 @@
 import Foundation
 import GongAudio
+import GongTestSupport
 import Testing
 
 /// A pseudo-terminal: gong reads keys from its slave end as from a person's terminal.
@@ -22,6 +23,15 @@ final class PseudoTerminal {
 
     func type(_ text: String) {
         _ = text.utf8CString.withUnsafeBufferPointer { write(master, $0.baseAddress, text.utf8.count) }
+    }
+
+    /// Sleeps until the program on the terminal has turned line mode off (it reads keys one by
+    /// one, as gong does once it listens for them), or `seconds` pass.
+    func waitUntilReadingKeys(seconds: Double = 60) -> Bool {
+        Waiting.until(seconds: seconds) {
+            var settings = termios()
+            return tcgetattr(slave.fileDescriptor, &settings) == 0 && settings.c_lflag & tcflag_t(ICANON) == 0
+        }
     }
 
     /// The far end goes away, as when an SSH connection drops.
@@ -59,9 +69,9 @@ final class GongOnTerminal {
     }
 }
 
-/// Reads gong's JSON lines as they come.
+/// Reads gong's JSON lines as they come; a waiter sleeps until the next one arrives.
 final class EventReader: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = NSCondition()
     private var buffer = Data()
     private var lines: [[String: Any]] = []
 
@@ -76,7 +86,20 @@ final class EventReader: @unchecked Sendable {
                 buffer.removeSubrange(buffer.startIndex...newline)
                 if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] { lines.append(object) }
             }
+            lock.broadcast()
             if data.isEmpty { handle.readabilityHandler = nil }
+        }
+    }
+
+    /// Sleeps until the lines so far satisfy `condition` (looked at again as each line comes),
+    /// or `seconds` pass; what `condition` last returned.
+    func waitUntil<Found>(seconds: Double, _ condition: ([[String: Any]]) -> Found?) -> Found? {
+        let deadline = Date().addingTimeInterval(seconds)
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if let found = condition(lines) { return found }
+            guard lock.wait(until: deadline) else { return condition(lines) }
         }
     }
 
@@ -104,12 +127,16 @@ final class EventReader: @unchecked Sendable {
     /// Waits until `count` events of `type` have arrived.
     @discardableResult
     func wait(for type: String, count: Int = 1, seconds: Double = 15) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if types.filter({ $0 == type }).count >= count { return true }
-            usleep(10_000)
+        waitUntil(seconds: seconds) { lines in
+            lines.count { $0["type"] as? String == type } >= count ? true : nil
+        } ?? false
+    }
+
+    /// The reply carrying `id`, once it has come.
+    func reply(_ id: Int, seconds: Double = 60) -> [String: Any]? {
+        waitUntil(seconds: seconds) { lines in
+            lines.first { $0["type"] as? String == "reply" && $0["id"] as? Int == id }
         }
-        return false
     }
 }
 

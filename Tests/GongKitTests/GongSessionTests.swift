@@ -135,11 +135,14 @@ import Testing
             return all
         }
         // Sent after the flood: refused while the audio thread catches up, then taken.
-        while let refusal = Self.refusal(of: .stop, by: session) {
-            #expect(refusal.reason == .busy, "\(refusal)")
-            guard refusal.reason == .busy else { break }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        var notBusy: CommandRefusal?
+        #expect(
+            await Waiting.until {
+                guard let refusal = Self.refusal(of: .stop, by: session) else { return true }
+                if refusal.reason != .busy { notBusy = refusal }
+                return refusal.reason != .busy
+            }, "the stop was taken once the audio thread caught up")
+        #expect(notBusy == nil, "refused for another reason than busy: \(String(describing: notBusy))")
         let report = await session.report()
         let events = await Self.collect(all)
         for (command, refusal) in outcomes {
@@ -187,9 +190,9 @@ import Testing
             for await refused in group { all += refused }
             return all
         }
-        while let refusal = Self.refusal(of: .stop, by: session), refusal.reason == .busy {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        #expect(
+            await Waiting.until { Self.refusal(of: .stop, by: session).map { $0.reason != .busy } ?? true },
+            "the stop was taken once the audio thread caught up")
         let report = await session.report()
         let events = await Self.collect(all)
         #expect(refusals.allSatisfy { $0.reason == .busy }, "\(refusals)")
@@ -231,11 +234,16 @@ import Testing
         var iterator = try #require(session).events().makeAsyncIterator()
         session?.start()
         _ = try #require(await Self.first(&iterator) { $0.type == "cue" })
+        // Where it stood when let go: on a loaded machine the test may hear of the first cue a
+        // minute after it played, so the halt is judged from here, not from the start.
+        let playedWhenLetGo = try #require(session).status.elapsedSeconds
         session = nil
         #expect(watched == nil, "nothing but the caller keeps a session alive")
         let finished = try #require(await Self.first(&iterator) { $0.isFinished }, "the stream ends with finished")
         guard case .finished(let report) = finished.kind else { return }
-        #expect(report.stoppedEarly && report.playedSeconds < 60, "\(report)")
+        #expect(
+            report.stoppedEarly && report.playedSeconds < playedWhenLetGo + 30,
+            "\(report), let go at \(playedWhenLetGo) s")
         #expect(await iterator.next() == nil, "and then ends")
     }
 

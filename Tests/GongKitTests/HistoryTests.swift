@@ -1,6 +1,7 @@
 import Foundation
 import GongCore
 import GongKit
+import GongTestSupport
 import Testing
 
 @testable import GongPractice
@@ -173,10 +174,9 @@ import Testing
         stopped.start()
         let wholeReport = await whole.report()
         // Stopped once it has played (its record was written as it started).
-        let deadline = Date().addingTimeInterval(120)
-        while try history.record(id: recordings[1].record.id) == nil, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        #expect(
+            try await Waiting.until(seconds: 120) { try history.record(id: recordings[1].record.id) != nil },
+            "the second session's record was written as it started")
         try stopped.send(.stop)
         let stoppedReport = await stopped.report()
         for recording in recordings { #expect(await recording.waitForEnd(timeoutSeconds: 30)) }
@@ -292,19 +292,17 @@ import Testing
             // lock for a moment, and without one it would fail at once, hold nothing, and leave
             // every probe succeeding (the test would then wait out the whole minute for nothing).
             input.fileHandleForWriting.write(Data(".timeout 60000\nBEGIN IMMEDIATE;\n".utf8))
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline {
-                // sqlite3 without a busy timeout: its write fails at once while the lock is held.
+            // sqlite3 without a busy timeout: its write fails at once while the lock is held.
+            let held = try Waiting.until {
                 let probe = Process()
                 probe.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
                 probe.arguments = [path, "BEGIN IMMEDIATE; ROLLBACK;"]
                 probe.standardError = Pipe()
                 try probe.run()
                 probe.waitUntilExit()
-                if probe.terminationStatus != 0 { return }
-                usleep(20_000)
+                return probe.terminationStatus != 0
             }
-            throw POSIXError(.ETIMEDOUT)
+            guard held else { throw POSIXError(.ETIMEDOUT) }
         }
 
         func release() {

@@ -55,15 +55,18 @@ import Testing
         return (session, session.start())
     }
 
-    /// Polls until `condition` holds for the events so far, or the session is over.
+    /// Takes the session's events, asleep on its event bell between them, until `condition`
+    /// holds for the events so far, the session is over, or `seconds` pass.
     static func poll(
         _ session: LiveSession, into events: inout [SessionEvent], seconds: Double,
         until condition: ([SessionEvent]) -> Bool = { _ in false }
     ) {
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline, !session.isOver, !condition(events) {
+        events += session.poll()
+        while !session.isOver, !condition(events),
+            Waiting.readable(session.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
+        {
             events += session.poll()
-            usleep(5000)
         }
         events += session.poll()
     }
@@ -232,9 +235,9 @@ import Testing
         func inject(_ fault: FaultInjectingPCM.Fault) throws {
             let device = try #require(latest.withLock { $0 })
             device.injectOnNextWrite(fault)
-            let deadline = Date().addingTimeInterval(10)
-            while !device.requestedFaultFired, Date() < deadline { usleep(2000) }
-            #expect(device.requestedFaultFired, "the device took a write after the fault was asked for")
+            #expect(
+                Waiting.until(seconds: 10) { device.requestedFaultFired },
+                "the device took a write after the fault was asked for")
         }
     }
 
@@ -536,12 +539,7 @@ import Testing
             }
         }
         var events = session.start()
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, !session.isOver {
-            events += session.poll()
-            usleep(2000)
-        }
-        events += session.poll()
+        LiveSessionDeviceLossTests.poll(session, into: &events, seconds: 30)
         return events.compactMap { if case .phaseBegan(_, _, _, let length) = $0.kind { length } else { nil } }
     }
 

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GongCore
 import GongKit
+import GongTestSupport
 import Synchronization
 import Testing
 
@@ -115,15 +116,15 @@ import Testing
             parameters: "--set sit=1h", device: "null"
         ) { failure in Issue.record("\(failure)") }
         session.start()
-        let deadline = Date().addingTimeInterval(120)
-        while !FileManager.default.fileExists(atPath: scratch.store.path(for: recorder.record.id)), Date() < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        #expect(
+            await Waiting.until(seconds: 120) {
+                FileManager.default.fileExists(atPath: scratch.store.path(for: recorder.record.id))
+            }, "the snapshot was written as the session started")
         try session.send(.pause)
         var written: SessionSnapshot?
-        while written?.state != .paused, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        _ = await Waiting.until(seconds: 120) {
             written = try? SnapshotStore.read(scratch.store.path(for: recorder.record.id)).get()
+            return written?.state == .paused
         }
         #expect(written?.state == .paused && written?.pauses == 1 && written?.pattern == GongSessionTests.long)
         #expect(written?.device == "null" && written?.parameters == "--set sit=1h" && written?.processID == getpid())
@@ -186,13 +187,11 @@ import Testing
         }
         /// Waits until the snapshot on disk satisfies `condition`; the last one read.
         func snapshot(where condition: (SessionSnapshot) -> Bool) async throws -> SessionSnapshot? {
-            let deadline = Date().addingTimeInterval(60)
             var read: SessionSnapshot?
-            repeat {
+            _ = await Waiting.until {
                 read = try? SnapshotStore.read(path).get()
-                if let read, condition(read) { return read }
-                try await Task.sleep(for: .milliseconds(10))
-            } while Date() < deadline
+                return read.map(condition) ?? false
+            }
             return read
         }
         session.start()

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import GongPractice
+import GongTestSupport
 import Testing
 
 @testable import GongRemote
@@ -104,14 +105,7 @@ struct Phone {
     /// The live feed, past its hello.
     func socket() throws -> RawClient {
         let client = try RawClient(port: port, timeout: 30)
-        client.send(
-            request(
-                "GET", "/ws", port: port,
-                headers: [
-                    "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
-                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="
-                ] + headers))
-        _ = client.response()
+        _ = client.upgradeToWebSocket(port: port, headers: headers)
         _ = readFrame(client)
         return client
     }
@@ -133,16 +127,6 @@ func messages(on client: RawClient, containing wanted: [[String]]) -> [String?] 
         }
     }
     return found
-}
-
-/// Polls `condition` every 50 ms until it holds or `seconds` pass (for a process to get going).
-func eventually(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = RemoteHub.nowMs() + Int64(seconds * 1000)
-    while RemoteHub.nowMs() < deadline {
-        if try condition() { return true }
-        usleep(50_000)
-    }
-    return try condition()
 }
 
 @Suite("gong remote's API", .serialized)
@@ -192,7 +176,7 @@ struct RemoteAPITests {
         server = try world.server()
         let again = try Phone(port: server.port, store: world.store)
         #expect(
-            try eventually(10) { try again.get("/api/session")?.body.contains(#""pid":\#(pid)"#) == true },
+            try Waiting.until(seconds: 10) { try again.get("/api/session")?.body.contains(#""pid":\#(pid)"#) == true },
             "the new remote found the sit")
         #expect(try again.post("/api/session/stop")?.status == 200)
         var status: Int32 = 0
@@ -217,7 +201,7 @@ struct RemoteAPITests {
             var status: Int32 = 0
             waitpid(pid, &status, 0)
         }
-        #expect(try eventually(20) { try phone.get("/api/bells")?.body.contains(#""next":"#) == true })
+        #expect(try Waiting.until(seconds: 20) { try phone.get("/api/bells")?.body.contains(#""next":"#) == true })
 
         let paused = try phone.post("/api/bells/pause", #"{"seconds":3600}"#)
         #expect(paused?.status == 200 && paused?.body.contains(#""pausedUntil":"#) == true, "\(paused?.body ?? "")")

@@ -1,4 +1,5 @@
 import Glibc
+import GongTestSupport
 import Testing
 
 @testable import GongRemote
@@ -88,7 +89,7 @@ struct RemoteBrowserTests {
             case "BACK\n":
                 // The port may be held a moment longer by the connections just closed.
                 var refusal: (any Error)?
-                _ = eventually(10) {
+                _ = Waiting.until(seconds: 10) {
                     do { server = try world.server(port: port) } catch { refusal = error }
                     return server != nil
                 }

@@ -73,6 +73,19 @@ struct RawClient {
         }
     }
 
+    /// Asks to upgrade to a WebSocket on `/ws` of 127.0.0.1:`port`, with `headers` besides the
+    /// handshake's own; the server's answer.
+    func upgradeToWebSocket(port: Int, headers: [String]) -> HTTPReply? {
+        _ = send(
+            request(
+                "GET", "/ws", port: port,
+                headers: [
+                    "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
+                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="
+                ] + headers))
+        return response()
+    }
+
     /// One response's head and its body (by Content-Length).
     func response() -> HTTPReply? {
         var bytes: [UInt8] = []

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import GongPractice
+import GongTestSupport
 import Testing
 
 @testable import GongRemote
@@ -46,7 +47,7 @@ struct RemoteEditTests {
             var status: Int32 = 0
             waitpid(pid, &status, 0)
         }
-        #expect(try eventually(20) { try phone.get("/api/bells")?.body.contains(#""every":"1h""#) == true })
+        #expect(try Waiting.until(seconds: 20) { try phone.get("/api/bells")?.body.contains(#""every":"1h""#) == true })
         let before = try phone.get("/api/bells")?.body ?? ""
         #expect(before.contains(#""active":"06:00-22:00""#), "\(before)")
 

@@ -52,14 +52,7 @@ final class RemoteFixture {
     /// A WebSocket upgrade sent with `headers`; the client and the status line's code.
     func upgrade(headers: [String]) throws -> (RawClient, Int?) {
         let client = try RawClient(port: port)
-        client.send(
-            request(
-                "GET", "/ws", port: port,
-                headers: [
-                    "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
-                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="
-                ] + headers))
-        return (client, client.response()?.status)
+        return (client, client.upgradeToWebSocket(port: port, headers: headers)?.status)
     }
 
     /// True while the server answers a plain request: what "a second client served" means.
@@ -239,6 +232,7 @@ struct RemoteSecurityTests {
         let start = RemoteHub.nowMs()
         var served = 0
         // A byte every 100 ms: the request never completes; the server gives up after a second.
+        // (The pause is the attack under test: a client that trickles, not a wait for anything.)
         for byte in Array("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8) + Array(repeating: 120, count: 200) {
             guard slow.send([byte]) else { break }
             if fixture.serves() { served += 1 }

@@ -198,16 +198,14 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
         }
     }
 
-    /// Sleeps in steps of 20 ms while the audio thread runs: false once it has ended (a stop
-    /// while the device was gone), so no more attempts are made.
+    /// Sleeps for `milliseconds`, or until the audio thread has ended (a stop while the device
+    /// was gone), whichever comes first: false once it has ended, so no more attempts are made.
+    /// It waits on `done`, which the thread signals as it ends, and gives the signal back for
+    /// `join`; the thread signals it after its real-time loop, never within it.
     private func sleepWhileRunning(milliseconds: Int) -> Bool {
-        var slept = 0
-        while slept < milliseconds {
-            guard isRunning else { return false }
-            usleep(20_000)
-            slept += 20
-        }
-        return isRunning
+        guard done.wait(timeout: .now() + .milliseconds(milliseconds)) == .success else { return isRunning }
+        done.signal()
+        return false
     }
 
     /// Holds the new device on this side, then hands it to the audio thread and wakes it.

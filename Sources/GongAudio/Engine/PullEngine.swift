@@ -37,6 +37,10 @@ public final class PullEngine: SessionEngine, @unchecked Sendable {
     /// From `start` until `finished` has been reported.
     private let running = Atomic<Bool>(false)
     private let framesPulled = Atomic<Int>(0)
+    /// Rung once `running` has turned false: what `join` sleeps on. The rendering thread rings
+    /// it through `finishedRinger`, which costs no reference counting (as `EngineLink`'s bells).
+    private let finishedBell = Doorbell()
+    private let finishedRinger: Unmanaged<Doorbell>
 
     /// What only the rendering thread touches between calls.
     private struct PullState: ~Copyable {
@@ -58,6 +62,7 @@ public final class PullEngine: SessionEngine, @unchecked Sendable {
         self.renderer = .allocate(capacity: 1)
         self.renderer.initialize(to: renderer)
         audio = link.audioSide
+        finishedRinger = .passUnretained(finishedBell)
     }
 
     deinit {
@@ -99,10 +104,15 @@ public final class PullEngine: SessionEngine, @unchecked Sendable {
     }
 
     /// Waits until the session has finished (the host pulled it to its end, or it was let go
-    /// with `abandon`). It sleeps in steps of a millisecond: the host's thread must not be
-    /// made to signal anyone.
+    /// with `abandon`): asleep in `poll` on the doorbell rung then. The host's thread rings it as
+    /// it rings the event bell, with a byte written to a non-blocking pipe; it signals no
+    /// semaphore or condition, which would take a lock on the real-time path. The bell is never
+    /// emptied, so a later join returns at once.
     public func join() {
-        while running.load(ordering: .acquiring) { usleep(1000) }
+        var watch = pollfd(fd: finishedBell.descriptor, events: Int16(POLLIN), revents: 0)
+        while running.load(ordering: .acquiring) {
+            _ = poll(&watch, 1, -1)
+        }
     }
 
     /// The host will pull no more (its session is being freed): the session ends here, and
@@ -114,6 +124,7 @@ public final class PullEngine: SessionEngine, @unchecked Sendable {
         audio.report(.finished(lastFrameAudible: MonotonicTime(nanoseconds: 0)))
         running.store(false, ordering: .releasing)
         link.eventBell.ring()
+        finishedBell.ring()
     }
 
     /// A host's callback is no device of gong's: it is never lost, so there is nothing to close
@@ -182,6 +193,9 @@ public final class PullEngine: SessionEngine, @unchecked Sendable {
             // thread rings once more when it ends).
             running.store(false, ordering: .releasing)
             audio.ringEventBell()
+            // The same non-blocking write, vouched for as the event bell's is (`EngineLink`).
+            let finished = finishedRinger
+            _unsafePerformance { finished._withUnsafeGuaranteedRef { $0.ring() } }
         }
         return .playing
     }

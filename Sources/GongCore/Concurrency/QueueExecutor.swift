@@ -6,8 +6,7 @@ import Dispatch
 /// all: a task that must run for a session's end to be taken in then waits, for nothing, until
 /// they let go. A dispatch queue's thread comes from libdispatch's own pool instead, which starts
 /// another thread when those it has are blocked.
-public final class QueueExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: the queue is thread-safe, and it is the only state.
+public final class QueueExecutor: TaskExecutor, Sendable {
     private let queue: DispatchQueue
 
     public init(label: String) {

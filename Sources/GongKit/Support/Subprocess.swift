@@ -4,9 +4,11 @@ import GongCore
 /// Another program run by gong (`systemctl`, `pactl`, `parec`), started with `posix_spawn`:
 /// what Foundation's `Process` does, without the Foundation that brings ICU's data along.
 ///
-/// Its standard input reads `/dev/null`; its output and errors go to `/dev/null` or to a pipe
-/// gong reads. It leads a process group of its own, so a signal to the group reaches whatever it
-/// starts in turn (a shell's children), and it starts with no signal blocked or ignored: a
+/// Its standard input reads `/dev/null`; its output and errors go to `/dev/null`, to a pipe gong
+/// reads, or where gong's own go. It leads a process group of its own unless told not to, so a
+/// signal to the group reaches whatever it starts in turn (a shell's children); one that stays
+/// in gong's group hears a Ctrl-C on gong's terminal as gong does. It can be handed one more
+/// descriptor of gong's, at a number of its choosing. It starts with no signal blocked or ignored: a
 /// process inherits the blocked signals of the thread that starts it, and Swift's worker threads
 /// block them all (started from one, `parec` did not hear the SIGTERM meant to stop it).
 public final class Subprocess: Sendable {
@@ -15,6 +17,20 @@ public final class Subprocess: Sendable {
         case discarded
         /// To a pipe, read with `readOutput()` / `readErrors()`.
         case captured
+        /// Where gong's own goes.
+        case inherited
+    }
+
+    /// One of gong's descriptors, handed on as `number` in the new process: a copy made by
+    /// `dup2`, open across the exec though gong's own is close-on-exec. `number` must differ from
+    /// `descriptor` (a `dup2` onto itself copies nothing) and from the standard three.
+    public struct HandedOn: Sendable {
+        public var descriptor: Int32
+        public var number: Int32
+        public init(_ descriptor: Int32, as number: Int32) {
+            self.descriptor = descriptor
+            self.number = number
+        }
     }
 
     /// Why it did not start: the C library's words for `posix_spawn`'s error (`No such file or
@@ -30,8 +46,13 @@ public final class Subprocess: Sendable {
     private let ended = Locked<Int32?>(nil)
 
     /// Starts `executable` (a path) with `arguments` and gong's environment.
+    ///
+    /// - Parameters:
+    ///   - handingOn: a descriptor it is given besides the standard three.
+    ///   - ownProcessGroup: false to leave it in gong's process group.
     public init(
-        _ executable: String, _ arguments: [String], output: Output = .discarded, errors: Output = .discarded
+        _ executable: String, _ arguments: [String], output: Output = .discarded, errors: Output = .discarded,
+        handingOn handedOn: HandedOn? = nil, ownProcessGroup: Bool = true
     ) throws(LaunchFailure) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -48,12 +69,15 @@ public final class Subprocess: Sendable {
         posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+            &attributes,
+            Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | (ownProcessGroup ? POSIX_SPAWN_SETPGROUP : 0)))
+        if let handedOn { posix_spawn_file_actions_adddup2(&actions, handedOn.descriptor, handedOn.number) }
 
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         var readEnds: [Int32] = []
         var writeEnds: [Int32] = []
         func route(_ output: Output, to descriptor: Int32) -> Int32? {
+            if case .inherited = output { return nil }
             guard case .captured = output else {
                 posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", O_WRONLY, 0)
                 return nil
@@ -129,6 +153,9 @@ public final class Subprocess: Sendable {
         // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import (they are macros).
         return status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
     }
+
+    /// True once it has ended by a signal (`terminationStatus` is then the signal's number).
+    public var endedBySignal: Bool { ended.withLock { $0 }.map { $0 & 0x7f != 0 } ?? false }
 
     private static func readToEnd(_ descriptor: Int32) -> [UInt8] {
         var data: [UInt8] = []

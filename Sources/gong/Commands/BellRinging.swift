@@ -43,7 +43,7 @@ struct BellRinger {
     /// descriptor `answer`.
     func arguments(dueWallNanoseconds: Int64, answer: Int32) -> [String] {
         var arguments = [
-            "gong", "ring-bell", "--due", String(dueWallNanoseconds), "--sound", soundPath, "--gain", String(gainDB),
+            "ring-bell", "--due", String(dueWallNanoseconds), "--sound", soundPath, "--gain", String(gainDB),
             "--device", device, "--volume", String(volumeDB), "--answer-fd", String(answer)
         ]
         if let latencyMs { arguments += ["--latency", String(latencyMs)] }
@@ -72,40 +72,26 @@ struct BellRinger {
         // The waiting process has no other thread that could start a process meanwhile.
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         defer { close(ends[0]) }
-        // Above the descriptors a process starts with, so the dup2 below always clears the
-        // close-on-exec flag on the copy the child gets.
+        // Above the descriptors a process starts with, so the copy the child gets is a new one,
+        // never close-on-exec. The child stays in this process's group, and its output goes where
+        // this one's does (its `--json` lines).
         let answer: Int32 = 64
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, ends[1], answer)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // A child starts with nothing blocked and the stop signals at their defaults, whatever
-        // the waiting process had (a test runner blocks SIGTERM).
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = arguments(dueWallNanoseconds: bell.instant * 1_000_000_000, answer: answer).map { strdup($0) }
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv + [nil], environ)
-        close(ends[1])
-        guard spawned == 0 else {
-            return Heard(failure: "the ringing process could not be started: \(String(cString: strerror(spawned)))")
+        let process: Subprocess
+        do {
+            process = try Subprocess(
+                "/proc/self/exe", arguments(dueWallNanoseconds: bell.instant * 1_000_000_000, answer: answer),
+                output: .inherited, errors: .inherited, handingOn: .init(ends[1], as: answer), ownProcessGroup: false)
+        } catch {
+            close(ends[1])
+            return Heard(failure: "the ringing process could not be started: \(error.description)")
         }
-        let said = readAll(ends[0], child: pid, watch: watch)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        close(ends[1])
+        let said = readAll(ends[0], child: process.processIdentifier, watch: watch)
+        process.waitUntilExit()
         if let heard = Self.heard(from: said) { return heard }
         let ending =
-            status & 0x7f == 0 ? "exited with status \((status >> 8) & 0xff)" : "was ended by signal \(status & 0x7f)"
+            process.endedBySignal
+            ? "was ended by signal \(process.terminationStatus)" : "exited with status \(process.terminationStatus)"
         return Heard(failure: "the ringing process \(ending) before it answered")
     }
 
