@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import GongTestSupport
 import Testing
 
 @testable import GongRemote
@@ -35,7 +36,8 @@ struct RemoteKillTests {
                 "--load=module-native-protocol-unix socket=\(box.pulseSocket)"
             ])
         try #require(
-            eventually(30) { box.run(["/usr/bin/pactl", "info"]).status == 0 }, "the test's PulseAudio answers")
+            Waiting.until(seconds: 30) { box.run(["/usr/bin/pactl", "info"]).status == 0 },
+            "the test's PulseAudio answers")
         // An idle null sink takes seconds to wake for a new stream; a sound card does not.
         try box.start(
             "keeper",
@@ -58,7 +60,8 @@ struct RemoteKillTests {
 
         let port = try freePort()
         var remote = try box.start("remote", [gongExecutable, "remote", "--listen", "127.0.0.1:\(port)"])
-        try #require(eventually(30) { (try? exchange("GET", "/", port: port))??.status == 200 }, "the remote serves")
+        try #require(
+            Waiting.until(seconds: 30) { (try? exchange("GET", "/", port: port))??.status == 200 }, "the remote serves")
         var phones: [Phone] = []
         for index in 1...5 {
             let pair = box.run([gongExecutable, "remote", "pair", "--url", "http://127.0.0.1:\(port)/"])
@@ -80,7 +83,7 @@ struct RemoteKillTests {
         }
         var due: Double?
         try #require(
-            eventually(30) {
+            Waiting.until(seconds: 30) {
                 let body = (try? phones[0].get("/api/bells"))??.body ?? ""
                 due = (try? JSONDecoder().decode(Bells.self, from: Data(body.utf8)))?.bells?.nextDue
                 return due != nil
@@ -108,7 +111,7 @@ struct RemoteKillTests {
         }
         var bell: Line?
         try #require(
-            eventually(60) {
+            Waiting.until(seconds: 60) {
                 bell = box.text("bells.out").split(separator: "\n").compactMap {
                     try? JSONDecoder().decode(Line.self, from: Data($0.utf8))
                 }.first { $0.type == "bell" }
@@ -124,7 +127,7 @@ struct RemoteKillTests {
         var back: [Double] = []
         for (index, phone) in phones.enumerated() {
             var hello: String?
-            _ = eventually(30) {
+            _ = Waiting.until(seconds: 30) {
                 hello = phone.connect(greeting: true).map { socket in
                     defer { socket.close() }
                     return socket.greeting ?? ""
