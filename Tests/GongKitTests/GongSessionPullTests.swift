@@ -133,9 +133,12 @@ import Testing
     /// from the resume. Judged as a display would: a mark set for each announcement, dropped at
     /// each withdrawal, and each cue event must find its mark set for the second it was heard.
     @Test func cuesAreAnnouncedAheadAtTheSecondTheyAreHeardAndAPauseWithdrawsThem() async throws {
-        // Twelve cues a second apart of session time, pulled five times faster than real time,
-        // each heard a minute after it is pulled (so still ahead however slowly a busy machine
-        // runs the host); the host waits at 2.5 s for the pause.
+        // Twelve cues a second apart of session time, pulled at about a device's pace (a cue is
+        // announced when the session's control side next runs: pulled five times faster, a
+        // loaded run's control side was held off longer than a second of session took, and
+        // three cues were pulled before their announcement), each heard a minute after it is
+        // pulled (so still ahead however slowly a busy machine runs the host); the host waits at
+        // 2.5 s for the pause.
         let pattern = Pattern(
             name: "quick", phases: [Phase("a", length: 1, cue: Cue("chime")), Phase("b", length: 1, cue: Cue("bowl"))],
             length: .cycles(6))
@@ -155,7 +158,7 @@ import Testing
                 }
                 pulled += 480
                 if pulled == 120_000 { paused.wait() }
-                usleep(2_000)
+                usleep(10_000)
             }
         }
         host.start()
