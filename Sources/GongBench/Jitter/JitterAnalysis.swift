@@ -172,7 +172,7 @@ public struct ClockFit: Sendable {
     /// reports to place it (an underrun in the first second), frame 0 is placed from the first
     /// stretch that has, less the frames the session was told lost before it
     /// (`lostFramesBefore`, one for each stretch): otherwise every cue would be judged off by
-    /// exactly that loss (a 29 696-frame underrun at the start judged every cue 618 ms early).
+    /// exactly that loss (bench/RESULTS.md, "A stopped process through gong's PulseAudio client").
     /// Only there does the analysis take gong's word for a loss; the recording tests judge it.
     init?(stretches: [[(time: Int64, played: Int64)]], lostFramesBefore: [Int64]? = nil, rate: Int) {
         var lostBefore = lostFramesBefore ?? Array(repeating: 0, count: stretches.count)
