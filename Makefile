@@ -27,7 +27,7 @@ GONG = .build/static/release/gong
 # interface, gong_* (packaging/libgong.map; the runtime in it is hidden already).
 STATIC = -c release --static-swift-stdlib -Xswiftc -static-stdlib -Xlinker -znow --scratch-path .build/static \
   -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker --no-export-dynamic \
-  -Xlinker --version-script=$(CURDIR)/packaging/libgong.map
+  -Xlinker --version-script=$(CURDIR)/packaging/libgong.map -Xswiftc -Osize -Xlinker --icf=all
 build: deps build-commit
 	$(SWIFT) build $(STATIC) --product gong
 
