@@ -24,7 +24,11 @@ GONG = .build/static/release/gong
 # rather than keeping a whole file for one; and no symbol exported that no one looks up: the
 # static runtime's link arguments export every symbol of an executable (-export-dynamic), which
 # costs gong its symbol table and keeps all of it alive, and libgong.so exports only its C
-# interface, gong_* (packaging/libgong.map; the runtime in it is hidden already).
+# interface, gong_* (packaging/libgong.map; the runtime in it is hidden already). Optimised for
+# size (-Osize) but for the code a real-time thread runs, which Package.swift keeps at -O: most of
+# gong is the CLI, the remote's swift-nio, the history and argument-parser, where size is what
+# counts; the mixer and the engines run at full speed. And functions whose code is identical
+# stored once (--icf=all; the Swift functions are in sections of their own already).
 STATIC = -c release --static-swift-stdlib -Xswiftc -static-stdlib -Xlinker -znow --scratch-path .build/static \
   -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker --no-export-dynamic \
   -Xlinker --version-script=$(CURDIR)/packaging/libgong.map -Xswiftc -Osize -Xlinker --icf=all
