@@ -237,7 +237,10 @@ final class UnprivilegedBox {
         [
             "HOME": root + "/home", "XDG_RUNTIME_DIR": root + "/run", "XDG_STATE_HOME": root + "/state",
             "XDG_DATA_HOME": root + "/data", "XDG_CONFIG_HOME": root + "/config",
-            "PULSE_SERVER": "unix:" + pulseSocket
+            "PULSE_SERVER": "unix:" + pulseSocket,
+            // The box's PulseAudio keeps its state here, not in a runtime path the test's own
+            // environment may name (a developer's private server): the box's user could not use it.
+            "PULSE_RUNTIME_PATH": root + "/run/pulse"
         ]
     }
 
