@@ -20,12 +20,16 @@ import GongCore
 ///   and the reports' distances from the line, at the device's own rate, its jitter.
 /// - **Cue error**: when the engine placed each cue (from the device clock), against the
 ///   schedule laid at the device's measured rate from the moment the fit puts device frame 0.
+///   A cue a loss later showed was heard late (`heardLate`) is judged by when it was heard, its
+///   final lateness, not by where it was first placed.
 public struct JitterAnalysis: Sendable {
     public let rate: Int
     /// False for a device that takes frames at once: its status says nothing of a clock.
     public let paced: Bool
     public private(set) var periods: [PeriodTiming] = []
-    private var cues: [(sessionFrame: Int64, audible: Int64)] = []
+    private var cues: [(sessionFrame: Int64, outputFrame: Int64, audible: Int64)] = []
+    /// Stretches of output a loss behind them made heard late, by so many frames.
+    private var lateStretches: [(from: Int64, to: Int64, frames: Int64)] = []
     /// Where the device clock's stretches break, with the frames the session was told lost there.
     private var breaks: [(at: Int64, lostFrames: Int64)] = []
     public private(set) var cuesPlayed = 0
@@ -40,10 +44,28 @@ public struct JitterAnalysis: Sendable {
 
     public mutating func add(_ period: PeriodTiming) { periods.append(period) }
 
-    /// A cue the engine started; `audible` 0 when the device gives no time.
-    public mutating func addCue(sessionFrame: Int64, audible: Int64) {
+    /// A cue the engine started, at `outputFrame` of the renderer's output (`RenderEvent`);
+    /// `audible` 0 when the device gives no time.
+    public mutating func addCue(sessionFrame: Int64, outputFrame: Int64, audible: Int64) {
         cuesPlayed += 1
-        if audible > 0 { cues.append((sessionFrame, audible)) }
+        if audible > 0 { cues.append((sessionFrame, outputFrame, audible)) }
+    }
+
+    /// The output from `fromOutputFrame` up to `toOutputFrame` was heard `frames` later than
+    /// placed (`EngineEvent.heardLate`): a cue there, told before or after, is late by them.
+    public mutating func addHeardLate(fromOutputFrame: Int64, toOutputFrame: Int64, frames: Int64) {
+        guard frames > 0, fromOutputFrame < toOutputFrame else { return }
+        lateStretches.append((fromOutputFrame, toOutputFrame, frames))
+    }
+
+    /// Each cue with when it was heard in the end: as placed, and later by every loss told
+    /// behind it.
+    private var heardCues: [(sessionFrame: Int64, audible: Int64)] {
+        cues.map { cue in
+            let late = lateStretches.filter { ($0.from..<$0.to).contains(cue.outputFrame) }.map(\.frames)
+                .reduce(0, +)
+            return (cue.sessionFrame, cue.audible + FrameTime.nanoseconds(ofFrames: late, rate: Int64(rate)))
+        }
     }
 
     /// `at`: when the session was heard again (0 if unknown). Reports from when the silence
@@ -127,7 +149,7 @@ public struct JitterAnalysis: Sendable {
     public var cueError: Distribution {
         var recorder = DistributionRecorder(signed: true)
         if let fit = clockFit {
-            for cue in cues {
+            for cue in heardCues {
                 recorder.record(nanoseconds: cue.audible - fit.heardNanoseconds(ofFrame: cue.sessionFrame))
             }
         }
@@ -137,7 +159,7 @@ public struct JitterAnalysis: Sendable {
     /// Each cue's error in nanoseconds, with when it was heard: for a plot and the CSV.
     public var cueErrors: [(audible: Int64, errorNanoseconds: Int64)] {
         guard let fit = clockFit else { return [] }
-        return cues.map { ($0.audible, $0.audible - fit.heardNanoseconds(ofFrame: $0.sessionFrame)) }
+        return heardCues.map { ($0.audible, $0.audible - fit.heardNanoseconds(ofFrame: $0.sessionFrame)) }
     }
 }
 
