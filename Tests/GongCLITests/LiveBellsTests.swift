@@ -10,18 +10,21 @@ extension LongRoundPulseTests {
     /// and the earliest arrivals around each onset give the line from the recording's frames to
     /// the system's clock, its slope the sink's own drift, measured there and taken out
     /// (`SinkClock`). The onset's instant on that line must be within `heardWithinMs` of a whole
-    /// second. gong's own account (`offMs`, by the device's clock) is held to 1 ms as well, and
-    /// printed beside the recording's.
+    /// second: 2 ms, not the 1 ms gong claims, because that is what the witness itself can be
+    /// trusted to (bench/RESULTS.md, "Bells through the day": most bells within 0.1 ms, one at
+    /// −1.05 ms on a loaded machine, where the monitor gained frames around the onset). gong's
+    /// own account (`offMs`, by the device's clock) is held to its 1 ms, and printed beside the
+    /// recording's.
     ///
     /// Each bell is its own stream, opened 3 s ahead: a stream's first frame is heard a little
     /// after it starts, and the session is moved on by as much once the device says so, or every
     /// bell would be that much late. About three minutes each.
-    static let heardWithinMs = 1.0
+    static let heardWithinMs = 2.0
     /// Three bells, two intervals, as the issue asks.
     static let bellsHeard = 3
 
     @Test(arguments: SoundServer.allCases)
-    func bellsAMinuteApartAreHeardWithin1msOfTheirSecondsOnTheSinksClock(server: SoundServer) throws {
+    func bellsAMinuteApartAreHeardWithin2msOfTheirSecondsOnTheSinksClock(server: SoundServer) throws {
         try server.require()
         // The first bell at the next minute: started at least 5 s before it, so it is not
         // skipped as too soon.
