@@ -10,15 +10,16 @@
 #
 # Three parts, each recorded on its own:
 #   cat     `cat` of gong's render of the same 2 minutes into the source (the stream Snapcast gets,
-#           paced by snapserver alone): the intervals Snapcast's own correction gives, the bar
-#           for gong's, over as many intervals;
+#           paced by snapserver alone): the intervals Snapcast's own correction gives, beside
+#           gong's, over as many intervals;
 #   gong    2 minutes of cues 3 s apart from gong, room_b's snapclient stopped at 40 s and started
 #           again at 50 s; gong's reference session 1.5 s behind it on the reference sink;
 #   restart gong for 30 s, the snapserver stopped at 10 s and started again 2 s later: gong must
 #           tell the loss, come back and complete, and the new server must get its stream.
 # SHORT=1 (make test's run; the full one is make test-long's): no cat part, and one minute of gong
-# with room_b's snapclient stopped at 20 s and started again at 30 s; gong's intervals are then
-# held to the 2 ms the rooms are held to against each other.
+# with room_b's snapclient stopped at 20 s and started again at 30 s. Either way gong's intervals
+# are held to the 2 ms the rooms are held to against each other (cat's, in the full run, are
+# printed beside them, Snapcast's own, never an allowance).
 # The judgement (python3, numpy) prints one line per figure and exits 1 if a bound is broken.
 #
 # Usage: scripts/test-snapcast-rooms.sh [GONG]   (default .build/debug/gong); KEEP=1 keeps the run's directory.
@@ -250,14 +251,14 @@ check(len(on_r) == sent, f"gong: {len(on_r)} of {sent} reference cues heard")
 worst = abs(deviations(on_a)).max()
 print(f"     gong: intervals in room a off by {sorted(set(deviations(on_a).tolist()))} frames")
 # What the feeder can spoil is the stream: a FIFO that runs dry (the server plays silence in its
-# place) or a server that lost its schedule moves every later cue in both rooms alike, by a few
+# place) or a session moved on by a false xrun moves every later cue in both rooms alike, by a few
 # milliseconds or more. Each client also stretches time on its own to follow the server, which
-# put single intervals up to 58 frames off in one room and not the other, for cat and gong alike
-# (the same frames, from a FIFO that never ran dry), and no two runs alike: the worst of two such
-# draws says nothing of the feeder. So gong's worst must be no worse than cat's, or within the
-# 2 ms (96 frames) the rooms are held to against each other.
-check(worst <= max(cat_worst, 96),
-      f"gong: worst interval in room a {worst} frames off; " + ("96 allowed (no cat part)" if short else f"cat's worst {cat_worst} (max of that and 96 allowed)"))
+# put single intervals tens of frames off in one room and not the other, for cat and gong alike
+# (bench/RESULTS.md, "Snapcast rooms"). gong is held to the 2 ms (96 frames) the rooms are held to
+# against each other, whatever cat did: cat's worst is printed beside it as Snapcast's own in the
+# same run, never an allowance (a server stall in cat's part would otherwise excuse any gong).
+check(worst <= 96,
+      f"gong: worst interval in room a {worst} frames off (96 = 2 ms allowed)" + ("" if short else f"; cat's worst {cat_worst}, Snapcast's own in this run"))
 xruns = [e for e in events("gong") if e["type"] == "xrun"]
 finished = [e for e in events("gong") if e["type"] == "finished"]
 print(f"     gong: {len(xruns)} xruns told, {finished[0].get('lostFrames') if finished else '?'} frames lost"

@@ -108,9 +108,10 @@ import Testing
         let fit = try #require(analysis.clockFit)
         // A cue at 10 s heard exactly where the device's clock puts it, one 1 ms late.
         let onTime = fit.heardNanoseconds(ofFrame: 480_000)
-        analysis.addCue(sessionFrame: 480_000, audible: onTime)
-        analysis.addCue(sessionFrame: 864_000, audible: fit.heardNanoseconds(ofFrame: 864_000) + 1_000_000)
-        analysis.addCue(sessionFrame: 0, audible: 0)  // placed before the clock was known
+        analysis.addCue(sessionFrame: 480_000, outputFrame: 480_000, audible: onTime)
+        analysis.addCue(
+            sessionFrame: 864_000, outputFrame: 864_000, audible: fit.heardNanoseconds(ofFrame: 864_000) + 1_000_000)
+        analysis.addCue(sessionFrame: 0, outputFrame: 0, audible: 0)  // placed before the clock was known
         #expect(analysis.cuesPlayed == 3)
         let errors = analysis.cueError
         #expect(errors.count == 2)
@@ -261,6 +262,27 @@ import Testing
         let errors = analysis.cueErrors.map(\.errorNanoseconds)
         #expect(errors.count == 2 && abs(errors[0]) < 1000, "\(errors)")
         #expect(abs(errors[1] - 5_333_333) < 1000, "\(errors)")
+    }
+
+    @Test func aCueALossShowedHeardLateIsJudgedByItsFinalLateness() throws {
+        var analysis = JitterAnalysis(rate: rate, paced: true)
+        for timing in periods(count: 400, ppm: 0) { analysis.add(timing) }
+        let fit = try #require(analysis.clockFit)
+        // Three cues placed on time; a loss of 256 frames behind the second was told after it
+        // (the output from just before it on), and the third came after that stretch.
+        analysis.addCue(sessionFrame: 96_000, outputFrame: 96_000, audible: fit.heardNanoseconds(ofFrame: 96_000))
+        analysis.addCue(sessionFrame: 192_000, outputFrame: 192_000, audible: fit.heardNanoseconds(ofFrame: 192_000))
+        analysis.addHeardLate(fromOutputFrame: 191_000, toOutputFrame: 200_000, frames: 256)
+        analysis.addCue(sessionFrame: 288_000, outputFrame: 288_000, audible: fit.heardNanoseconds(ofFrame: 288_000))
+        // A stretch told again later (a second loss reaching back over it) adds up; one ending
+        // where a cue begins does not reach it.
+        analysis.addHeardLate(fromOutputFrame: 150_000, toOutputFrame: 192_001, frames: 128)
+        analysis.addHeardLate(fromOutputFrame: 280_000, toOutputFrame: 288_000, frames: 64)
+        let errors = analysis.cueErrors.map { Double($0.errorNanoseconds) / 1e6 }
+        #expect(errors.count == 3)
+        // 384 frames at 48 kHz: 8 ms late; the others on time.
+        #expect(abs(errors[0]) < 0.001 && abs(errors[1] - 8) < 0.001 && abs(errors[2]) < 0.001, "\(errors) ms")
+        #expect(abs(try #require(analysis.cueError.max) - 8_000) < 1)
     }
 
     @Test func anUnpacedDeviceHasNoClock() {

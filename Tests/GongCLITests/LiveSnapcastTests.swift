@@ -3,25 +3,27 @@ import Testing
 
 /// Two Snapcast rooms on this machine, a snapserver and two snapclients of the test's own (each
 /// playing to its own sink of a private PulseAudio), fed by gong: every cue heard in both rooms,
-/// intervals no worse than `cat` of gong's render into the same source, the rooms aligned,
-/// `audible` within 2 ms of the recordings, a client stopped and a server restarted mid-session.
+/// each interval within 2 ms of 3 s, the rooms within 2 ms of each other, `audible` within 2 ms
+/// of the recordings, a client stopped and a server restarted mid-session. In the full rounds
+/// `cat` of gong's render into the same source is recorded too and its worst interval printed
+/// beside gong's, as Snapcast's own in that run: never an allowance for gong's.
 /// `scripts/test-snapcast-rooms.sh` runs the rooms and judges them (it says each figure). Here, in
 /// `make test`, one minute through a FIFO, about 2 minutes in all; the full rounds, with `cat` of
-/// the same render as the bar, through a FIFO and through a `tcp://` source, are
+/// the same render beside gong, through a FIFO and through a `tcp://` source, are
 /// `LongRoundSnapcastTests` (`make test-long`). `make test-snapcast` runs both suites alone.
 @Suite(.serialized) struct LiveSnapcastTests {
-    @Test func aMinuteInTwoRoomsThroughAFIFOHearsEveryCueAlignedAndOnTime() throws {
+    @Test func aMinuteInTwoRoomsThroughAFIFOHearsEveryCueOnTimeAndAlignedWithin2ms() throws {
         try playTwoRooms(source: "pipe", short: true)
     }
 }
 
 /// The Snapcast rooms' full rounds, about 6 minutes a source: `make test-long`.
 @Suite(.serialized) struct LongRoundSnapcastTests {
-    @Test func twoRoomsThroughAFIFOHearEveryCueAlignedAndOnTime() throws {
+    @Test func twoRoomsThroughAFIFOHearEveryCueOnTimeAndAlignedWithin2ms() throws {
         try playTwoRooms(source: "pipe")
     }
 
-    @Test func twoRoomsThroughATCPSourceHearEveryCueAlignedAndOnTime() throws {
+    @Test func twoRoomsThroughATCPSourceHearEveryCueOnTimeAndAlignedWithin2ms() throws {
         try playTwoRooms(source: "tcp")
     }
 }

@@ -195,7 +195,7 @@ public struct CueVerdict: Sendable {
         /// Why, in words, for the report.
         public var reason: String {
             switch self {
-            case .noDeviceTime: "the device gave no time for it (placed before its clock was known)"
+            case .noDeviceTime: "the device gave no time for it (none yet, or it has no clock)"
             case .noClock: "too few device clock reports for a line"
             case .implausibleClock:
                 "the clock fit's drift is beyond ±\(Int(ClockFit.plausibleDriftPPM)) ppm, no real device's: reports spoilt"

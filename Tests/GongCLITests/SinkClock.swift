@@ -1,0 +1,78 @@
+/// Where a recording's frames were played on the system's clock, worked out from when its blocks
+/// arrived at the recorder (`StampedMonitorRecorder`), never from anything gong says: the witness
+/// the bells test holds gong's seconds to.
+///
+/// A sink hands its monitor a block as it plays it, so a block's first frame was played no later
+/// than the block reached the recorder: each arrival, as (frame, arrival less frame / rate), is a
+/// point on or above the line that maps frames to the instants they were played, and the blocks
+/// that came promptly lie on it. Of each `binSeconds` of frames the earliest arrival is taken (a
+/// busy machine's late ones are dropped), and a line is fitted through those by Theil and Sen:
+/// its slope the median of the slopes between every two, so the sink's drift there is measured
+/// and taken out; its offset the median of theirs. Medians, because a few earliest arrivals lie
+/// off the line either way: a bin whose every block came late, and a block that begins part way
+/// into what the sink played at once, which arrives up to a millisecond ahead of its first
+/// frame's time (seen on PulseAudio's null sink as blocks of 140-odd frames among its 240s).
+/// Fitted only `reachSeconds` either side of the frame asked about: a PulseAudio null sink's
+/// monitor gains frames while a stream plays on it (100–250 ppm over a bell's ring), so its
+/// frames keep no one rate over a run.
+enum SinkClock {
+    /// A block the recorder read: its first frame, its length, and when the read returned
+    /// (seconds of CLOCK_REALTIME).
+    struct Arrival: Equatable, Sendable {
+        var firstFrame: Int
+        var frames: Int
+        var seconds: Double
+    }
+
+    /// When a frame was played by the arrivals' line.
+    struct Placement: Equatable, Sendable {
+        /// The instant, seconds of CLOCK_REALTIME.
+        var seconds: Double
+        /// How much faster than the system's clock the sink played (frames per second over the
+        /// rate, less one) where the line was fitted.
+        var drift: Double
+        /// The bins the line was fitted to, each its earliest arrival.
+        var bins: Int
+        /// How far from the line the median bin's earliest arrival lies, in seconds: near 0 when
+        /// most bins had a block that came promptly, more when the machine held the recorder off.
+        var medianLateness: Double
+
+        /// How far the instant is from the nearest whole second, in milliseconds.
+        var offSecondMs: Double { (seconds - seconds.rounded()) * 1000 }
+    }
+
+    /// Places `frame` by the arrivals whose first frames lie within `reachSeconds` of it; nil when
+    /// fewer than three bins of them do (no line can be judged).
+    static func place(
+        frame: Int, in arrivals: [Arrival], rate: Double = 48000, reachSeconds: Double = 2, binSeconds: Double = 0.1
+    ) -> Placement? {
+        guard let origin = arrivals.first else { return nil }
+        // Relative to the first arrival and to `frame`, so the arithmetic keeps its microseconds.
+        let base = origin.seconds - Double(origin.firstFrame) / rate
+        var earliest: [Int: (x: Double, y: Double)] = [:]
+        for arrival in arrivals {
+            let x = Double(arrival.firstFrame - frame) / rate
+            guard abs(x) <= reachSeconds else { continue }
+            let y = arrival.seconds - Double(arrival.firstFrame) / rate - base
+            let bin = Int((x / binSeconds).rounded(.down))
+            if earliest[bin].map({ y < $0.y }) ?? true { earliest[bin] = (x, y) }
+        }
+        let points = Array(earliest.values)
+        guard points.count >= 3 else { return nil }
+        var slopes: [Double] = []
+        for (index, early) in points.enumerated() {
+            for late in points[(index + 1)...] where late.x != early.x {
+                slopes.append((late.y - early.y) / (late.x - early.x))
+            }
+        }
+        let slope = median(slopes)
+        let intercept = median(points.map { $0.y - slope * $0.x })
+        return Placement(
+            seconds: base + intercept + Double(frame) / rate,
+            // Played at x (1 + slope) seconds for x seconds of frames: 1 / (1 + slope) − 1 fast.
+            drift: 1 / (1 + slope) - 1, bins: points.count,
+            medianLateness: median(points.map { abs($0.y - slope * $0.x - intercept) }))
+    }
+
+    private static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+}
