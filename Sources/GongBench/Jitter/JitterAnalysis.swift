@@ -20,6 +20,8 @@ import GongCore
 ///   and the reports' distances from the line, at the device's own rate, its jitter.
 /// - **Cue error**: when the engine placed each cue (from the device clock), against the
 ///   schedule laid at the device's measured rate from the moment the fit puts device frame 0.
+///   A cue is judged only on a clock the run can vouch for (`CueVerdict`); any other is counted
+///   as not judged, with why, and left out of the distribution: a wrong figure is worse than none.
 public struct JitterAnalysis: Sendable {
     public let rate: Int
     /// False for a device that takes frames at once: its status says nothing of a clock.
@@ -44,7 +46,7 @@ public struct JitterAnalysis: Sendable {
     /// renderer's, `RenderEvent.outputFrame`) places it for a later `addHeardLate`.
     public mutating func addCue(sessionFrame: Int64, outputFrame: Int64? = nil, audible: Int64) {
         cuesPlayed += 1
-        if audible > 0 { cues.append((sessionFrame, outputFrame, audible)) }
+        cues.append((sessionFrame, outputFrame, audible))
     }
 
     /// A loss came behind frames the device already held (`EngineEvent.heardLate`): the cues
@@ -54,7 +56,9 @@ public struct JitterAnalysis: Sendable {
     public mutating func addHeardLate(fromOutputFrame from: Int64, toOutputFrame to: Int64, frames: Int64) {
         let shift = FrameTime.nanoseconds(ofFrames: frames, rate: Int64(rate))
         for index in cues.indices {
-            guard let frame = cues[index].outputFrame, (from..<to).contains(frame) else { continue }
+            guard cues[index].audible > 0, let frame = cues[index].outputFrame, (from..<to).contains(frame) else {
+                continue
+            }
             cues[index].audible += shift
         }
     }
@@ -133,24 +137,85 @@ public struct JitterAnalysis: Sendable {
             if let last = stretches[stretches.count - 1].last, last.played == played { continue }
             stretches[stretches.count - 1].append((period.statusTimestamp, played))
         }
+        let firstIsTheSessions = stretches[0].count >= 2 && lostBefore[0] == 0
         let kept = zip(stretches, lostBefore).filter { $0.0.count >= 2 }
-        return ClockFit(stretches: kept.map(\.0), lostFramesBefore: kept.map(\.1), rate: rate)
+        return ClockFit(
+            stretches: kept.map(\.0), lostFramesBefore: kept.map(\.1), rate: rate,
+            firstIsTheSessions: firstIsTheSessions)
     }
 
+    /// Every cue played, in order, judged or said why not.
+    public var cueVerdicts: [CueVerdict] {
+        let fit = clockFit
+        return cues.map { cue in
+            CueVerdict(
+                sessionFrame: cue.sessionFrame, audible: cue.audible,
+                judgement: CueVerdict.judge(heard: cue.audible, frame: cue.sessionFrame, on: fit))
+        }
+    }
+
+    /// The judged cues' errors.
     public var cueError: Distribution {
         var recorder = DistributionRecorder(signed: true)
-        if let fit = clockFit {
-            for cue in cues {
-                recorder.record(nanoseconds: cue.audible - fit.heardNanoseconds(ofFrame: cue.sessionFrame))
-            }
-        }
+        for error in cueErrors { recorder.record(nanoseconds: error.errorNanoseconds) }
         return recorder.summary
     }
 
-    /// Each cue's error in nanoseconds, with when it was heard: for a plot and the CSV.
+    /// Each judged cue's error in nanoseconds, with when it was heard: for a plot and the CSV.
     public var cueErrors: [(audible: Int64, errorNanoseconds: Int64)] {
-        guard let fit = clockFit else { return [] }
-        return cues.map { ($0.audible, $0.audible - fit.heardNanoseconds(ofFrame: $0.sessionFrame)) }
+        cueVerdicts.compactMap { verdict in
+            if case .judged(let error) = verdict.judgement { (verdict.audible, error) } else { nil }
+        }
+    }
+}
+
+/// One cue, and whether the run's device clock could place it. The bench judges a cue only
+/// where it can vouch for the clock: a fit that is a real device's (its drift within
+/// `ClockFit.plausibleDriftPPM`), frame 0 placed by the session's own first stretch of reports,
+/// and the cue heard between two reports of one stretch, `ClockFit.minimumReports` or more,
+/// with no underrun between them. Outside that the line is extrapolated across a loss, or
+/// borrowed from gong's own word for the frames lost — what the bench is there to check —
+/// and recordings showed it wrong by the whole loss (bench/RESULTS.md, "Loaded clean run ci15").
+public struct CueVerdict: Sendable {
+    public let sessionFrame: Int64
+    /// When gong said it was heard (CLOCK_MONOTONIC ns), 0 if the device gave no time.
+    public let audible: Int64
+    public let judgement: Judgement
+    public var isJudged: Bool { if case .judged = judgement { true } else { false } }
+
+    public enum Judgement: Sendable, Equatable {
+        /// Heard this many nanoseconds after its schedule (negative: early).
+        case judged(errorNanoseconds: Int64)
+        case notJudged(NotJudged)
+    }
+
+    public enum NotJudged: String, Sendable, Equatable, Encodable {
+        case noDeviceTime, noClock, implausibleClock, noOrigin, outsideStretch
+
+        /// Why, in words, for the report.
+        public var reason: String {
+            switch self {
+            case .noDeviceTime: "the device gave no time for it (none yet, or it has no clock)"
+            case .noClock: "too few device clock reports for a line"
+            case .implausibleClock:
+                "the clock fit's drift is beyond ±\(Int(ClockFit.plausibleDriftPPM)) ppm, no real device's: reports spoilt"
+            case .noOrigin:
+                "frame 0 could not be placed: the first stretch of the device clock had too few reports before a break"
+            case .outsideStretch:
+                "heard where no stretch of the device clock has reports on both sides (beside an underrun, or at the run's edge)"
+            }
+        }
+    }
+
+    static func judge(heard: Int64, frame: Int64, on fit: ClockFit?) -> Judgement {
+        guard heard > 0 else { return .notJudged(.noDeviceTime) }
+        guard let fit else { return .notJudged(.noClock) }
+        guard fit.isPlausible else { return .notJudged(.implausibleClock) }
+        guard fit.originIsTrusted else { return .notJudged(.noOrigin) }
+        guard fit.spans.contains(where: { $0.reports >= ClockFit.minimumReports && $0.times.contains(heard) }) else {
+            return .notJudged(.outsideStretch)
+        }
+        return .judged(errorNanoseconds: heard - fit.heardNanoseconds(ofFrame: frame))
     }
 }
 
@@ -171,6 +236,19 @@ public struct ClockFit: Sendable {
     public let residuals: [(time: Int64, nanoseconds: Int64)]
     /// Where the first stretch's line puts device frame 0.
     private let firstFrameNanoseconds: Double
+    /// Each stretch the line was fitted through: its first and last report's times, and how many.
+    public let spans: [(times: ClosedRange<Int64>, reports: Int)]
+    /// Frame 0 was placed by the session's own first stretch, with `minimumReports` or more in it
+    /// once settled, not from a later one less the frames gong said it lost.
+    public let originIsTrusted: Bool
+
+    /// A fit spoilt by odd reports is thousands of ppm off (one was 12 000); a real clock is
+    /// within hundreds, and PipeWire's scattered reports leave ten seconds' slope uncertain by
+    /// about a thousand. Beyond this the line is no clock, and nothing is judged on it.
+    public static let plausibleDriftPPM: Double = 5000
+    /// The reports a stretch needs before a cue is judged on it: two always make a line.
+    public static let minimumReports = 3
+    public var isPlausible: Bool { abs(driftPPM) <= ClockFit.plausibleDriftPPM }
 
     /// The slope is Theil and Sen's: the median of the slopes between every two reports of a
     /// stretch, so a few odd reports cannot bend it as they bend least squares. Each stretch's
@@ -187,7 +265,10 @@ public struct ClockFit: Sendable {
     /// (`lostFramesBefore`, one for each stretch): otherwise every cue would be judged off by
     /// exactly that loss (bench/RESULTS.md, "A stopped process through gong's PulseAudio client").
     /// Only there does the analysis take gong's word for a loss; the recording tests judge it.
-    init?(stretches: [[(time: Int64, played: Int64)]], lostFramesBefore: [Int64]? = nil, rate: Int) {
+    init?(
+        stretches: [[(time: Int64, played: Int64)]], lostFramesBefore: [Int64]? = nil, rate: Int,
+        firstIsTheSessions: Bool = true
+    ) {
         var lostBefore = lostFramesBefore ?? Array(repeating: 0, count: stretches.count)
         guard let opening = stretches.first, let start = opening.first?.time, let end = opening.last?.time else {
             return nil
@@ -199,6 +280,7 @@ public struct ClockFit: Sendable {
         }.count
         var settled = stretches
         settled[0].removeFirst(min(settling, settled[0].count))
+        let originStretchKept = settled[0].count >= ClockFit.minimumReports
         if settled[0].count < 2 {
             settled.removeFirst()
             lostBefore.removeFirst()
@@ -209,6 +291,11 @@ public struct ClockFit: Sendable {
         settlingReports = settling
         reports = stretches.reduce(0) { $0 + $1.count }
         residuals = ClockFit.residuals(of: settled, line: line)
+        spans = settled.compactMap { stretch in
+            guard let first = stretch.map(\.time).min(), let last = stretch.map(\.time).max() else { return nil }
+            return (first...last, stretch.count)
+        }
+        originIsTrusted = firstIsTheSessions && originStretchKept
         // Frame 0 of the first stretch, settled or not: its offset is the settled line's.
         firstFrameNanoseconds =
             Double(line.base) + line.origins[0] - Double(lostBefore.first ?? 0) / line.slope

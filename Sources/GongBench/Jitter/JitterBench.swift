@@ -183,6 +183,7 @@ public struct JitterBench: Sendable {
             let fit = analysis.clockFit
             let periodSeconds = Double(configuration.periodFrames) / Double(configuration.rate)
             let render = analysis.renderTime
+            let verdicts = analysis.cueVerdicts
             return JitterReport(
                 conditions: conditions,
                 device: JitterReport.DeviceGranted(configuration),
@@ -191,10 +192,10 @@ public struct JitterBench: Sendable {
                 periodRecordsLost: periodRecordsLost, eventsDropped: eventsDropped,
                 wakeLatency: analysis.wakeLatency, timerLatency: timerLatency, renderTime: render,
                 renderP99ShareOfPeriod: render.p99.map { $0 / 1e6 / periodSeconds },
-                deviceClock: JitterReport.DeviceClock(
-                    reports: fit?.reports ?? 0, settlingReports: fit?.settlingReports ?? 0, driftPPM: fit?.driftPPM,
-                    jitter: fit?.jitter ?? Distribution(count: 0)),
+                deviceClock: JitterReport.DeviceClock(fit),
                 cuesPlayed: analysis.cuesPlayed, cueError: analysis.cueError,
+                cuesNotJudged: verdicts.filter { !$0.isJudged }.count,
+                cues: verdicts.map { JitterReport.CueEntry($0, rate: configuration.rate) },
                 underruns: analysis.underruns, underrunsPerHour: Double(analysis.underruns) / (elapsed / 3600),
                 framesLost: analysis.framesLost, deviceLosses: analysis.deviceLosses,
                 series: JitterReport.Series(analysis, fit: fit))

@@ -32,7 +32,12 @@ public struct JitterReport: Encodable, Sendable {
     public var renderP99ShareOfPeriod: Double?
     public var deviceClock: DeviceClock
     public var cuesPlayed: Int
+    /// The judged cues' errors; a cue the device clock cannot place is in `cuesNotJudged`.
     public var cueError: Distribution
+    /// Cues the bench could not place on a clock it can vouch for (`CueVerdict`).
+    public var cuesNotJudged: Int
+    /// Every cue in order: its error, or why it was not judged.
+    public var cues: [CueEntry]
     public var underruns: Int
     public var underrunsPerHour: Double
     public var framesLost: Int64
@@ -43,7 +48,7 @@ public struct JitterReport: Encodable, Sendable {
     private enum CodingKeys: String, CodingKey {
         case schema, conditions, device, priority, priorityRefused, seconds, stoppedEarly, periods, periodRecordsLost,
             eventsDropped, wakeLatency, timerLatency, renderTime, renderP99ShareOfPeriod, deviceClock, cuesPlayed,
-            cueError,
+            cueError, cuesNotJudged, cues,
             underruns, underrunsPerHour, framesLost, deviceLosses
     }
 
@@ -75,22 +80,65 @@ public struct JitterReport: Encodable, Sendable {
         }
     }
 
+    /// One cue: its error in µs when judged, else why not (`CueVerdict.NotJudged`, and in words).
+    public struct CueEntry: Encodable, Sendable {
+        /// Where the schedule has it, from the session's first frame.
+        public var sessionSeconds: Double
+        public var errorMicroseconds: Double?
+        public var notJudged: CueVerdict.NotJudged?
+        public var reason: String?
+
+        init(_ verdict: CueVerdict, rate: Int) {
+            sessionSeconds = Double(verdict.sessionFrame) / Double(rate)
+            switch verdict.judgement {
+            case .judged(let error): errorMicroseconds = Double(error) / 1000
+            case .notJudged(let why):
+                notJudged = why
+                reason = why.reason
+            }
+        }
+
+        private enum CodingKeys: String, CodingKey { case sessionSeconds, errorMicroseconds, notJudged, reason }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeEvery([
+                .sessionSeconds: sessionSeconds, .errorMicroseconds: errorMicroseconds, .notJudged: notJudged,
+                .reason: reason
+            ])
+        }
+    }
+
     public struct DeviceClock: Encodable, Sendable {
         /// Distinct status reports the fit was made from.
         public var reports: Int
         /// Reports left out as taken before the device really played (`ClockFit.settlingReports`).
         public var settlingReports: Int
         /// Against CLOCK_MONOTONIC; positive: the device plays more frames a second than nominal.
+        /// Null when the fit is no real device's clock (`ClockFit.plausibleDriftPPM`).
         public var driftPPM: Double?
-        /// The reports' distances from the fitted line, at the device's own rate.
+        /// The fit's drift when it was beyond any real device's, and so not stated as `driftPPM`.
+        public var rejectedDriftPPM: Double?
+        /// The reports' distances from the fitted line, at the device's own rate (none on a
+        /// rejected fit).
         public var jitter: Distribution
 
-        private enum CodingKeys: String, CodingKey { case reports, settlingReports, driftPPM, jitter }
+        init(_ fit: ClockFit?) {
+            reports = fit?.reports ?? 0
+            settlingReports = fit?.settlingReports ?? 0
+            let plausible = fit?.isPlausible ?? false
+            driftPPM = plausible ? fit?.driftPPM : nil
+            rejectedDriftPPM = plausible ? nil : fit?.driftPPM
+            jitter = plausible ? fit?.jitter ?? Distribution(count: 0) : Distribution(count: 0)
+        }
+
+        private enum CodingKeys: String, CodingKey { case reports, settlingReports, driftPPM, rejectedDriftPPM, jitter }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encodeEvery([
-                .reports: reports, .settlingReports: settlingReports, .driftPPM: driftPPM, .jitter: jitter
+                .reports: reports, .settlingReports: settlingReports, .driftPPM: driftPPM,
+                .rejectedDriftPPM: rejectedDriftPPM, .jitter: jitter
             ])
         }
     }
@@ -108,7 +156,9 @@ public struct JitterReport: Encodable, Sendable {
             let latencies = analysis.wakeLatencies
             wakeLatency = latencies.map { (seconds($0.woke), Double($0.nanoseconds) / 1000) }
             renderTime = analysis.periods.map { (seconds($0.woke), Double($0.rendered - $0.woke) / 1000) }
-            clockJitter = (fit?.residuals ?? []).map { (seconds($0.time), Double($0.nanoseconds) / 1000) }
+            clockJitter = (fit.flatMap { $0.isPlausible ? $0.residuals : nil } ?? []).map {
+                (seconds($0.time), Double($0.nanoseconds) / 1000)
+            }
             cueError = analysis.cueErrors.map { (seconds($0.audible), Double($0.errorNanoseconds) / 1000) }
         }
     }
@@ -121,7 +171,8 @@ public struct JitterReport: Encodable, Sendable {
             .priorityRefused: priorityRefused, .seconds: seconds, .stoppedEarly: stoppedEarly, .periods: periods,
             .periodRecordsLost: periodRecordsLost, .eventsDropped: eventsDropped, .wakeLatency: wakeLatency,
             .timerLatency: timerLatency, .renderTime: renderTime, .renderP99ShareOfPeriod: renderP99ShareOfPeriod,
-            .deviceClock: deviceClock, .cuesPlayed: cuesPlayed, .cueError: cueError, .underruns: underruns,
+            .deviceClock: deviceClock, .cuesPlayed: cuesPlayed, .cueError: cueError, .cuesNotJudged: cuesNotJudged,
+            .cues: cues, .underruns: underruns,
             .underrunsPerHour: underrunsPerHour, .framesLost: framesLost, .deviceLosses: deviceLosses
         ])
     }
@@ -199,11 +250,27 @@ public struct JitterReport: Encodable, Sendable {
                         + (deviceClock.settlingReports > 0
                             ? ", \(deviceClock.settlingReports) from before the device played left out of the jitter)"
                             : ")")
-                } ?? "no drift measured (\(device.paced ? "too few status reports" : "the device has no clock"))"))
+                } ?? "no drift measured (\(clockUnmeasured))"))
+        if cuesNotJudged > 0 {
+            lines.append(
+                "cues not judged: \(cuesNotJudged) of \(cuesPlayed), left out of the cue error: "
+                    + cues.compactMap { cue in
+                        cue.reason.map { "at \(fixed(cue.sessionSeconds, 3)) s, \($0)" }
+                    }.joined(separator: "; "))
+        }
         lines.append(
             "underruns: \(underruns) (\(fixed(underrunsPerHour, 1)) an hour), \(framesLost) frames lost, \(deviceLosses) device losses"
                 + (eventsDropped > 0 ? ", \(eventsDropped) events dropped" : ""))
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    private var clockUnmeasured: String {
+        if !device.paced { return "the device has no clock" }
+        if let rejected = deviceClock.rejectedDriftPPM {
+            return
+                "the fit through \(deviceClock.reports) reports, \(fixed(rejected, 0)) ppm off, is no real device's clock: reports spoilt"
+        }
+        return "too few status reports"
     }
 
     private func loads(_ values: [Double]) -> String {
