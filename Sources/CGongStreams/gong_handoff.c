@@ -158,6 +158,51 @@ int gong_clock_prediction_step(gong_clock_prediction *prediction, uint32_t curre
     return restarted;
 }
 
+/// Frames as nanoseconds at `rate`, in two parts so that no count of frames overflows.
+static int64_t frames_ns(uint64_t frames, uint32_t rate) {
+    return (int64_t)(frames / rate) * 1000000000LL + (int64_t)((frames % rate) * 1000000000ULL / rate);
+}
+
+void gong_clock_origin_init(gong_clock_origin *origin) {
+    memset(origin, 0, sizeof *origin);
+    origin->earliest_now = origin->earliest_before = INT64_MAX;
+}
+
+// The cycle that saw the restart or the jump may have woken late itself, so its own wake-up may
+// overstate the stop: the stop is told once GONG_CLOCK_ORIGIN_STOP_CYCLES cycles have placed it.
+uint64_t gong_clock_origin_step(gong_clock_origin *self, int64_t now_ns, uint32_t frame_time, uint32_t rate,
+                                int measure) {
+    if (rate == 0) return 0;
+    if (self->position_known)
+        self->position += (uint64_t)(int64_t)(int32_t)(frame_time - (uint32_t)self->position);
+    else
+        self->position = frame_time, self->position_known = 1;
+    int64_t origin = now_ns - frames_ns(self->position, rate);
+    int64_t earliest = self->earliest_now < self->earliest_before ? self->earliest_now : self->earliest_before;
+    if (measure && !self->stop_pending && earliest != INT64_MAX) {
+        self->stop_pending = 1;
+        self->origin_before_stop = earliest;
+        self->earliest_since_stop = INT64_MAX;
+        self->stop_cycles_left = GONG_CLOCK_ORIGIN_STOP_CYCLES;
+    }
+    if (self->stop_pending) {
+        if (origin < self->earliest_since_stop) self->earliest_since_stop = origin;
+        if (--self->stop_cycles_left > 0) return 0;
+        self->stop_pending = 0;
+        int64_t stopped = self->earliest_since_stop - self->origin_before_stop;
+        self->earliest_now = self->earliest_before = self->earliest_since_stop;
+        self->window_left = GONG_CLOCK_ORIGIN_WINDOW_CYCLES;
+        return stopped > GONG_CLOCK_ORIGIN_STOP_FLOOR_NS ? (uint64_t)stopped : 0;
+    }
+    if (origin < self->earliest_now) self->earliest_now = origin;
+    if (self->window_left == 0 || --self->window_left == 0) {
+        self->earliest_before = self->earliest_now;
+        self->earliest_now = INT64_MAX;
+        self->window_left = GONG_CLOCK_ORIGIN_WINDOW_CYCLES;
+    }
+    return 0;
+}
+
 gong_handoff *gong_handoff_new(uint32_t buffer_frames, uint32_t frame_bytes) {
     // The ring's indices are aligned to cache lines: so is the allocation (its size a multiple).
     struct gong_handoff *handoff = aligned_alloc(64, sizeof *handoff);

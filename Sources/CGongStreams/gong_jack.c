@@ -54,20 +54,11 @@ struct gong_jack_stream {
     uint64_t jump_began;
     /// When the server's clock expected the next cycle to begin, to judge a restart.
     gong_clock_prediction prediction;
-    /// A restart seen in a cycle whose timing was in doubt, for the next cycle timed to measure.
-    int restart_unmeasured;
-    /// The frame time, counted on past its 2^32 wrap (a day at 48 kHz).
-    uint64_t position;
-    int position_known;
-    /// When frame 0 was played, by each cycle's wake-up (CLOCK_MONOTONIC ns): the earliest of
-    /// this window of cycles and of the one before; cycles left in this window.
-    int64_t earliest_now, earliest_before;
-    uint32_t window_left;
-    /// A clock stop seen and not yet measured: the earliest origin before it, the earliest of
-    /// the cycles since, and how many more cycles to wait.
-    int stop_pending;
-    int64_t origin_before_stop, earliest_since_stop;
-    uint32_t stop_cycles_left;
+    /// A restart or a jump seen in a cycle whose timing was in doubt, for the next cycle timed to
+    /// measure.
+    int stop_unmeasured;
+    /// When frame 0 was played, by each cycle's wake-up, and the stops measured in it.
+    gong_clock_origin origin;
 
     /// The ports' playback latency (the largest), kept by the latency callback.
     _Atomic uint32_t latency_frames;
@@ -83,14 +74,6 @@ static void quiet_jack(void) {
 }
 
 // MARK: JACK's real-time thread
-
-/// Cycles in a window of the earliest wake-up: about a second at 256 frames.
-#define GONG_JACK_WINDOW_CYCLES 192
-/// Cycles after a clock stop over which the new origin is measured: jack2's dummy driver keeps
-/// its new timeline from the first of them.
-#define GONG_JACK_STOP_CYCLES 16
-/// A stop measured shorter than this is a wake-up's jitter, not told.
-#define GONG_JACK_STOP_FLOOR_NS 50000
 
 /// Frames as nanoseconds at `rate`, in two parts so that no count of frames overflows.
 static int64_t frames_ns(uint64_t frames, uint32_t rate) {
@@ -111,41 +94,6 @@ static int clock_restarted(struct gong_jack_stream *self, jack_nframes_t nframes
                                       self->rate);
 }
 
-/// Takes this cycle's wake-up (`now`, frame time `frame_time`) into the earliest origin, and
-/// measures a clock stop: the earliest origin of the cycles after it less the earliest before.
-/// The cycle that saw the restart woke late itself, so its own wake-up overstates the stop: the
-/// stop is told once GONG_JACK_STOP_CYCLES cycles have placed it.
-static void track_origin(struct gong_jack_stream *self, int64_t now, jack_nframes_t frame_time, int restarted) {
-    if (self->position_known)
-        self->position += (uint64_t)(int64_t)(int32_t)(frame_time - (uint32_t)self->position);
-    else
-        self->position = frame_time, self->position_known = 1;
-    int64_t origin = now - frames_ns(self->position, self->rate);
-    int64_t earliest = self->earliest_now < self->earliest_before ? self->earliest_now : self->earliest_before;
-    if (restarted && !self->stop_pending && earliest != INT64_MAX) {
-        self->stop_pending = 1;
-        self->origin_before_stop = earliest;
-        self->earliest_since_stop = INT64_MAX;
-        self->stop_cycles_left = GONG_JACK_STOP_CYCLES;
-    }
-    if (self->stop_pending) {
-        if (origin < self->earliest_since_stop) self->earliest_since_stop = origin;
-        if (--self->stop_cycles_left > 0) return;
-        self->stop_pending = 0;
-        int64_t stopped = self->earliest_since_stop - self->origin_before_stop;
-        if (stopped > GONG_JACK_STOP_FLOOR_NS) gong_handoff_clock_stopped(&self->handoff, (uint64_t)stopped);
-        self->earliest_now = self->earliest_before = self->earliest_since_stop;
-        self->window_left = GONG_JACK_WINDOW_CYCLES;
-        return;
-    }
-    if (origin < self->earliest_now) self->earliest_now = origin;
-    if (self->window_left == 0 || --self->window_left == 0) {
-        self->earliest_before = self->earliest_now;
-        self->earliest_now = INT64_MAX;
-        self->window_left = GONG_JACK_WINDOW_CYCLES;
-    }
-}
-
 static int on_process(jack_nframes_t nframes, void *data) {
     struct gong_jack_stream *self = data;
     jack_nframes_t frame_time = jack_last_frame_time(self->client);
@@ -155,7 +103,9 @@ static int on_process(jack_nframes_t nframes, void *data) {
     uint32_t missed = gong_cycle_skips_step(&self->skips, frame_time, nframes);
     if (missed) gong_handoff_missed(&self->handoff, missed, self->jump_began);
     if (self->skips.in_doubt) self->jump_began = began;
-    if (clock_restarted(self, nframes)) self->restart_unmeasured = 1;
+    // A restart the prediction saw, or a jump (gong_clock_origin says why), is measured by the
+    // origins of the next cycles timed.
+    if (clock_restarted(self, nframes) || self->skips.in_doubt) self->stop_unmeasured = 1;
 
     float *outputs[GONG_JACK_MAX_CHANNELS];
     for (uint32_t channel = 0; channel < self->channels; channel++)
@@ -193,8 +143,9 @@ static int on_process(jack_nframes_t nframes, void *data) {
     if (self->skips.in_doubt) {
         gong_handoff_cycle_untimed(&self->handoff);
     } else {
-        track_origin(self, now, frame_time, self->restart_unmeasured);
-        self->restart_unmeasured = 0;
+        uint64_t stopped = gong_clock_origin_step(&self->origin, now, frame_time, self->rate, self->stop_unmeasured);
+        if (stopped) gong_handoff_clock_stopped(&self->handoff, stopped);
+        self->stop_unmeasured = 0;
         gong_handoff_cycle_done(&self->handoff, now, heard, nframes);
     }
     return 0;
@@ -282,7 +233,7 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
         return -EHOSTDOWN;
     }
     self->rate = jack_get_sample_rate(self->client);
-    self->earliest_now = self->earliest_before = INT64_MAX;
+    gong_clock_origin_init(&self->origin);
     self->buffer_size = jack_get_buffer_size(self->client);
 
     // Named ports must exist, and take audio: checked before anything is registered.

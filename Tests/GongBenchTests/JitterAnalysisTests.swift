@@ -165,6 +165,61 @@ import Testing
         #expect(abs(heard - expected) < 100_000, "\(heard - expected) ns off")
     }
 
+    /// The shape of a loaded run through pipewire-pulse (issue 38's BenchPulseTests failure,
+    /// traced): the server's client side starved for a second, the stream ran dry, and gong,
+    /// woken late, wrote a cue after the silence had begun. The underrun was told (47 939
+    /// frames) and the session moved on by it, but that cue was already written: heard late by
+    /// the whole loss (the recording: 997.3 ms), and gong's clock, moved on, said so. The cues
+    /// after it, whose session frames moved on by the loss, were on time. The analysis must
+    /// judge each where it was heard: the one late by the loss, the rest on time.
+    @Test func aCueWrittenAfterTheSilenceBeganIsJudgedLateByItAndTheCuesAfterOnTime() throws {
+        var analysis = JitterAnalysis(rate: rate, paced: true)
+        let lost: Int64 = 47_939
+        let lostNanoseconds = Int64((Double(lost) / 48000 * 1e9).rounded())
+        let all = periods(count: 200, ppm: 300)
+        // Reports every period for 2.5 s, then the loss; the device's frames after it are heard
+        // the loss later than the first stretch's line puts them.
+        for timing in all.prefix(50) { analysis.add(timing) }
+        analysis.addUnderrun(lostFrames: lost, at: all[50].written + lostNanoseconds)
+        for var timing in all.dropFirst(50) {
+            timing.statusTimestamp += lostNanoseconds
+            timing.woke += lostNanoseconds
+            timing.written += lostNanoseconds
+            analysis.add(timing)
+        }
+        let fit = try #require(analysis.clockFit)
+        #expect(abs(fit.driftPPM - 300) < 2)
+        // Where the device really played each frame: frame 0 at 1 s, at its rate, and the frames
+        // written after the silence began a loss later.
+        func heard(deviceFrame: Int64) -> Int64 {
+            1_000_000_000 + lostNanoseconds + Int64((Double(deviceFrame) / (48000 * 1.0003) * 1e9).rounded())
+        }
+        // The cue at 2 s (session frame 96 000) was written after the silence began: device frame
+        // 96 000. The one at 4 s is at device frame 192 000 less the loss the session moved on by.
+        analysis.addCue(sessionFrame: 96000, outputFrame: 96000, audible: heard(deviceFrame: 96000))
+        analysis.addCue(sessionFrame: 192_000, outputFrame: 192_000 - lost, audible: heard(deviceFrame: 192_000 - lost))
+        let errors = analysis.cueErrors.map(\.errorNanoseconds)
+        #expect(errors.count == 2)
+        // Within the device's drift over the loss (300 ppm of a second) and the fit's rounding.
+        #expect(abs(errors[0] - lostNanoseconds) < 1_000_000, "\(errors)")
+        #expect(abs(errors[1]) < 1_000_000, "\(errors)")
+    }
+
+    /// JACK and PipeWire's own stream: a cue told on time, and then a loss behind it, once the
+    /// callback had claimed it, made it heard a cycle late (`heardLate`, gong's `cueHeardLate`).
+    /// Its error is its final lateness; a cue outside the frames heard late keeps its own.
+    @Test func aCueToldAndThenHeardLateIsJudgedByItsFinalLateness() throws {
+        var analysis = JitterAnalysis(rate: rate, paced: true)
+        for timing in periods(count: 400, ppm: 0) { analysis.add(timing) }
+        let fit = try #require(analysis.clockFit)
+        analysis.addCue(sessionFrame: 96000, outputFrame: 96000, audible: fit.heardNanoseconds(ofFrame: 96000))
+        analysis.addCue(sessionFrame: 192_000, outputFrame: 192_000, audible: fit.heardNanoseconds(ofFrame: 192_000))
+        analysis.addHeardLate(fromOutputFrame: 190_000, toOutputFrame: 193_000, frames: 256)
+        let errors = analysis.cueErrors.map(\.errorNanoseconds)
+        #expect(errors.count == 2 && abs(errors[0]) < 1000, "\(errors)")
+        #expect(abs(errors[1] - 5_333_333) < 1000, "\(errors)")
+    }
+
     @Test func anUnpacedDeviceHasNoClock() {
         var analysis = JitterAnalysis(rate: rate, paced: false)
         for timing in periods(count: 10, ppm: 0) { analysis.add(timing) }

@@ -147,12 +147,28 @@ import Testing
 /// `gong bench` on the test sound servers, timing to the frame: among the real-time suites,
 /// which run alone.
 @Suite(.serialized) struct BenchPulseTests {
+    /// Each cue's error as the bench states it is where the cue was heard, judged on a clock
+    /// independent of gong's: the sink's recording (on PipeWire the graph's own, by its tap; on
+    /// PulseAudio the null sink's monitor). A busy machine may starve the server's client side for
+    /// a second: the stream runs dry, and a cue gong wrote after the silence began is heard late
+    /// by all of it (a loaded run recorded a cue 997.3 ms late; the bench said 998.1). That cue's
+    /// error is the truth, not the bench's fault: held to the recording, within the route's
+    /// report jitter (30 ms), and to 30 ms of its schedule only on a run that lost nothing.
     @Test(arguments: SoundServer.allCases)
-    func jitterThroughAServerReportsDriftAndCueErrors(server: SoundServer) throws {
+    func jitterThroughAServerReportsDriftAndCueErrorsWhereTheRecordingHearsThem(server: SoundServer) throws {
         try server.require()
+        let scratch = try ScratchDirectory()
+        let csv = scratch.file("jitter.csv")
+        let recorder =
+            server == .pulseAudio ? try MonitorRecorder(path: scratch.file("monitor.raw"), server: server) : nil
+        let tap =
+            server == .pipeWire
+            ? try PipeWireTap(sink: "gong_test", environment: server.environment, seconds: 30) : nil
         let result = try runGong(
-            ["bench", "jitter", "--device", "pulse", "--duration", "10s", "--json"], home: realHome,
+            ["bench", "jitter", "--device", "pulse", "--duration", "10s", "--json", "--csv", csv], home: realHome,
             environment: server.environment)
+        let samples = recorder?.stop()
+        let onGraphsClock = tap?.finish()
         #expect(result.status == 0, "\(result.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let clock = try #require(report["deviceClock"] as? [String: Any])
@@ -166,11 +182,40 @@ import Testing
         #expect(report["cuesPlayed"] as? Int == 5)
         let cueError = try #require(report["cueError"] as? [String: Any])
         #expect((cueError["count"] as? Int ?? 0) >= 4)
+        // Where the recording hears each cue against the schedule (a cue every 2 s from the
+        // first, on the sink's own clock), in µs; nil where a hole in the tap's recording comes
+        // just before the onset.
+        let heard: [(frame: Int, placed: Bool)] =
+            onGraphsClock?.placedOnsets(quietFrames: 24000)
+            ?? onsets(in: samples ?? [], quietFrames: 24000).map { ($0, true) }
+        #expect(heard.count == 5, "5 woodblocks recorded, not \(heard.count) at \(heard)")
+        let recorded: [Double?] = heard.indices.map { index in
+            guard heard[index].placed && heard[0].placed else { return nil }
+            return Double(heard[index].frame - heard[0].frame - index * 96000) / 48000 * 1e6
+        }
+        // The bench's cue errors in order: those of the last cues (the first is placed before the
+        // device clock is known).
+        let stated = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasPrefix("cue,") }.compactMap { Double($0.split(separator: ",")[2]) }
+        let judged = zip(recorded.suffix(stated.count), stated).compactMap { recorded, stated in
+            recorded.map { (recorded: $0, stated: stated) }
+        }
+        let underruns = report["underruns"] as? Int ?? -1
         // Placed by the device's own clock: within the route's report jitter (30 ms through a
-        // sound server; PipeWire's scatter by ±6 ms on a busy machine), not a period (125 ms)
-        // or a buffer off.
-        let worst = max(abs(cueError["min"] as? Double ?? .infinity), abs(cueError["max"] as? Double ?? .infinity))
-        #expect(worst < 30_000, "cue errors in µs: \(cueError)")
+        // sound server; PipeWire's scatter by ±6 ms on a busy machine) of where the cue was
+        // heard, not a period (125 ms) or a buffer off.
+        #expect(
+            stated.count >= 4 && judged.count >= 3 && judged.allSatisfy { abs($0.stated - $0.recorded) < 30_000 },
+            "cue errors in µs, stated \(stated), recorded \(recorded); \(underruns) underruns, \(report["framesLost"] ?? 0) frames lost"
+        )
+        if underruns == 0 {
+            let worst = max(
+                abs(cueError["min"] as? Double ?? .infinity), abs(cueError["max"] as? Double ?? .infinity))
+            #expect(worst < 30_000, "cue errors in µs: \(cueError)")
+        }
+        print(
+            "bench jitter on \(server): cue errors stated \(stated.map { Int($0) }) µs, recorded \(recorded.map { $0.map { Int($0) } }) µs;"
+                + " \(underruns) underruns, \(report["framesLost"] ?? 0) frames lost")
         let device = try #require(report["device"] as? [String: Any])
         #expect(device["soundServer"] as? Bool == true && device["paced"] as? Bool == true)
         #expect((report["priority"] as? [String: Any])?["policy"] as? String != nil)

@@ -94,6 +94,47 @@ typedef struct gong_clock_prediction {
 int gong_clock_prediction_step(gong_clock_prediction *prediction, uint32_t current_frames, uint64_t current_usecs,
                                uint64_t next_usecs, uint32_t frames, uint32_t rate);
 
+/// Where a server's timeline puts frame 0, from each cycle's wake-up (JACK's): the cycle with
+/// frame time `f` began at its wake-up less `f` frames or before, never after, so the earliest of
+/// a window of wake-ups is that moment. A stop of the server's clock (its driver starting its
+/// timeline again) moves it later for good: measured as the earliest origin of the
+/// GONG_CLOCK_ORIGIN_STOP_CYCLES cycles after a cycle to `measure`, less the earliest before.
+///
+/// What to measure: a restart the prediction saw (gong_clock_prediction), and every jump in the
+/// frame time. A client that was not running (stopped, or held off by a busy machine) cannot see
+/// when the server's driver woke late meanwhile, and a restart carried in a long jump hides in the
+/// prediction's slack (a 64th of the time carried: 5 ms over 300 ms); the origins on either side
+/// of the jump show it. A jump the client only read early moves no origin, and measures nothing.
+typedef struct gong_clock_origin {
+    /// The frame time, counted on past its 2^32 wrap (a day at 48 kHz).
+    uint64_t position;
+    int position_known;
+    /// The earliest origin (CLOCK_MONOTONIC ns) of this window of cycles and of the one before;
+    /// cycles left in this window.
+    int64_t earliest_now, earliest_before;
+    uint32_t window_left;
+    /// A stop to measure: the earliest origin before it, the earliest of the cycles since, and
+    /// how many more cycles to wait.
+    int stop_pending;
+    int64_t origin_before_stop, earliest_since_stop;
+    uint32_t stop_cycles_left;
+} gong_clock_origin;
+
+/// Cycles in a window of the earliest wake-up: about a second at 256 frames.
+#define GONG_CLOCK_ORIGIN_WINDOW_CYCLES 192
+/// Cycles after a restart or a jump over which the new origin is measured: jack2's dummy driver
+/// keeps its new timeline from the first of them.
+#define GONG_CLOCK_ORIGIN_STOP_CYCLES 16
+/// A stop measured shorter than this is a wake-up's jitter, not told.
+#define GONG_CLOCK_ORIGIN_STOP_FLOOR_NS 50000
+
+void gong_clock_origin_init(gong_clock_origin *origin);
+/// A timed cycle woke at `now_ns` (CLOCK_MONOTONIC) with frame time `frame_time` at `rate`;
+/// `measure`: a restart or a jump came just before it. The time the server's clock stood still,
+/// to tell now (ns), or 0. Real-time safe (the callbacks').
+uint64_t gong_clock_origin_step(gong_clock_origin *origin, int64_t now_ns, uint32_t frame_time, uint32_t rate,
+                                int measure);
+
 /// Frames that fit now; writes up to `count` interleaved float frames, returning how many.
 uint32_t gong_handoff_writable(gong_handoff *handoff);
 uint32_t gong_handoff_write(gong_handoff *handoff, const float *frames, uint32_t count);

@@ -25,7 +25,7 @@ public struct JitterAnalysis: Sendable {
     /// False for a device that takes frames at once: its status says nothing of a clock.
     public let paced: Bool
     public private(set) var periods: [PeriodTiming] = []
-    private var cues: [(sessionFrame: Int64, audible: Int64)] = []
+    private var cues: [(sessionFrame: Int64, outputFrame: Int64?, audible: Int64)] = []
     /// Where the device clock's stretches break, with the frames the session was told lost there.
     private var breaks: [(at: Int64, lostFrames: Int64)] = []
     public private(set) var cuesPlayed = 0
@@ -40,10 +40,23 @@ public struct JitterAnalysis: Sendable {
 
     public mutating func add(_ period: PeriodTiming) { periods.append(period) }
 
-    /// A cue the engine started; `audible` 0 when the device gives no time.
-    public mutating func addCue(sessionFrame: Int64, audible: Int64) {
+    /// A cue the engine started; `audible` 0 when the device gives no time. `outputFrame` (the
+    /// renderer's, `RenderEvent.outputFrame`) places it for a later `addHeardLate`.
+    public mutating func addCue(sessionFrame: Int64, outputFrame: Int64? = nil, audible: Int64) {
         cuesPlayed += 1
-        if audible > 0 { cues.append((sessionFrame, audible)) }
+        if audible > 0 { cues.append((sessionFrame, outputFrame, audible)) }
+    }
+
+    /// A loss came behind frames the device already held (`EngineEvent.heardLate`): the cues
+    /// already told among output frames `from..<to` were heard `frames` later than the engine
+    /// said, and are judged where they were heard. (Cues told after it are placed by a clock
+    /// that has taken the loss in already.)
+    public mutating func addHeardLate(fromOutputFrame from: Int64, toOutputFrame to: Int64, frames: Int64) {
+        let shift = FrameTime.nanoseconds(ofFrames: frames, rate: Int64(rate))
+        for index in cues.indices {
+            guard let frame = cues[index].outputFrame, (from..<to).contains(frame) else { continue }
+            cues[index].audible += shift
+        }
     }
 
     /// `at`: when the session was heard again (0 if unknown). Reports from when the silence

@@ -148,7 +148,8 @@ public struct JitterBench: Sendable {
             switch event {
             case .render(let event, let audible):
                 if case .cueStarted = event.kind {
-                    analysis.addCue(sessionFrame: event.sessionFrame, audible: audible.nanoseconds)
+                    analysis.addCue(
+                        sessionFrame: event.sessionFrame, outputFrame: event.outputFrame, audible: audible.nanoseconds)
                 }
             case .underrun(let lostFrames, _, let at):
                 analysis.addUnderrun(lostFrames: lostFrames, at: at.audible.nanoseconds)
@@ -167,9 +168,10 @@ public struct JitterBench: Sendable {
                     "\(asked == .realtime ? "SCHED_FIFO \(ThreadPriority.realtimeLevel)" : "nice \(ThreadPriority.raisedNice)") refused: \(String(cString: strerror(code)))"
             case .eventsDropped(let count):
                 eventsDropped += Int(count)
-            case .started, .suspendRecovered, .deviceBack, .finished, .heardLate:
-                // A cue heard late behind a loss: the underrun told just before breaks the
-                // chain of intervals there already.
+            case .heardLate(let from, let to, let frames):
+                // A cue already told among them is judged where it was really heard.
+                analysis.addHeardLate(fromOutputFrame: from, toOutputFrame: to, frames: frames)
+            case .started, .suspendRecovered, .deviceBack, .finished:
                 break
             }
         }
