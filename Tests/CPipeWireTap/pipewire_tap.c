@@ -28,6 +28,34 @@ struct pipewire_tap {
     _Atomic uint32_t frames;
 };
 
+void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *interleaved, uint32_t frames) {
+    if (!tap->started) {
+        tap->started = 1;
+        tap->origin = now;
+    } else if (now > tap->expected) {
+        tap->missed_frames += (uint32_t)(now - tap->expected);
+    } else if (now < tap->expected && tap->has_last && tap->expected - now <= tap->last_at) {
+        // The position is the driver's current cycle: a call that began late, after the driver
+        // moved on, read the next one's, and the driver has now run that cycle too. The last
+        // cycle belongs `back` frames earlier, where the jump before it left a hole.
+        uint32_t back = (uint32_t)(tap->expected - now);
+        memmove(tap->samples + tap->last_at - back, tap->samples + tap->last_at, tap->last_frames * sizeof(float));
+        for (uint32_t f = tap->last_at - back + tap->last_frames; f < tap->last_at + tap->last_frames; f++)
+            tap->samples[f] = NAN;
+        tap->missed_frames -= back <= tap->missed_frames ? back : tap->missed_frames;
+        tap->moved_cycles++;
+    }
+    tap->expected = now + frames;
+    uint64_t at = now - tap->origin;
+    if (at < tap->capacity && frames <= tap->capacity - at) {
+        for (uint32_t f = 0; f < frames; f++) tap->samples[at + f] = interleaved[2 * f];
+        tap->has_last = 1;
+        tap->last_at = (uint32_t)at;
+        tap->last_frames = frames;
+        atomic_store_explicit(&tap->frames, (uint32_t)at + frames, memory_order_release);
+    }
+}
+
 static void on_process(void *data) {
     struct pipewire_tap *tap = data;
     struct pw_buffer *buffer = pw_stream_dequeue_buffer(tap->stream);
@@ -37,49 +65,34 @@ static void on_process(void *data) {
     memset(&time, 0, sizeof time);
     if (plane->data && plane->chunk->size > 0 && pw_stream_get_time_n(tap->stream, &time, sizeof time) == 0 &&
         time.rate.num > 0 && time.rate.denom > 0) {
-        uint32_t frames = plane->chunk->size / (2 * sizeof(float));
         uint64_t now = time.ticks * time.rate.num * RATE / time.rate.denom;
-        if (!tap->started) {
-            tap->started = 1;
-            tap->origin = now;
-        } else if (now > tap->expected) {
-            tap->missed_frames += (uint32_t)(now - tap->expected);
-        } else if (now < tap->expected && tap->has_last && tap->expected - now <= tap->last_at) {
-            // The position is the driver's current cycle: a call that began late, after the
-            // driver moved on, read the next one's, and the driver has now run that cycle too.
-            // The last cycle belongs `back` frames earlier, where the jump before it left a hole.
-            uint32_t back = (uint32_t)(tap->expected - now);
-            memmove(tap->samples + tap->last_at - back, tap->samples + tap->last_at, tap->last_frames * sizeof(float));
-            for (uint32_t f = tap->last_at - back + tap->last_frames; f < tap->last_at + tap->last_frames; f++)
-                tap->samples[f] = NAN;
-            tap->missed_frames -= back <= tap->missed_frames ? back : tap->missed_frames;
-            tap->moved_cycles++;
-        }
-        tap->expected = now + frames;
-        uint64_t at = now - tap->origin;
-        if (at < tap->capacity && frames <= tap->capacity - at) {
-            const float *interleaved = (const float *)((const uint8_t *)plane->data + plane->chunk->offset);
-            for (uint32_t f = 0; f < frames; f++) tap->samples[at + f] = interleaved[2 * f];
-            tap->has_last = 1;
-            tap->last_at = (uint32_t)at;
-            tap->last_frames = frames;
-            atomic_store_explicit(&tap->frames, (uint32_t)at + frames, memory_order_release);
-        }
+        pipewire_tap_record_cycle(tap, now, (const float *)((const uint8_t *)plane->data + plane->chunk->offset),
+                                  plane->chunk->size / (2 * sizeof(float)));
     }
     pw_stream_queue_buffer(tap->stream, buffer);
 }
 
 static const struct pw_stream_events events = {PW_VERSION_STREAM_EVENTS, .process = on_process};
 
-pipewire_tap *pipewire_tap_open(const char *remote, const char *sink, uint32_t capacity, int timeout_ms) {
-    pw_init(NULL, NULL);
+pipewire_tap *pipewire_tap_new(uint32_t capacity) {
     struct pipewire_tap *tap = calloc(1, sizeof *tap);
     if (!tap) return NULL;
     tap->capacity = capacity;
     tap->samples = malloc((size_t)capacity * sizeof(float));
-    tap->loop = pw_thread_loop_new("pipewire-tap", NULL);
-    if (!tap->samples || !tap->loop) goto failed;
+    if (!tap->samples) {
+        free(tap);
+        return NULL;
+    }
     for (uint32_t f = 0; f < capacity; f++) tap->samples[f] = NAN;
+    return tap;
+}
+
+pipewire_tap *pipewire_tap_open(const char *remote, const char *sink, uint32_t capacity, int timeout_ms) {
+    pw_init(NULL, NULL);
+    struct pipewire_tap *tap = pipewire_tap_new(capacity);
+    if (!tap) return NULL;
+    tap->loop = pw_thread_loop_new("pipewire-tap", NULL);
+    if (!tap->loop) goto failed;
     // client-rt.conf: a real-time data thread, as gong's and pw-record's.
     tap->context = pw_context_new(pw_thread_loop_get_loop(tap->loop),
                                   pw_properties_new(PW_KEY_CONFIG_NAME, "client-rt.conf", NULL), 0);

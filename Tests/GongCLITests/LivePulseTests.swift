@@ -408,9 +408,10 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
 
     /// 60 s live at gong's default latency, recorded from the sink's monitor: every interval
     /// between heard onsets is the scheduled 3 s = 144 000 frames, to the frame, and gong's own
-    /// account agrees — no xrun, every cue on its frame. On PipeWire one interval may be a
-    /// quantum or two long or short (`isServersOwnSlip`), and gong must then not claim the
-    /// frame. One attempt: a run the machine disturbed is a failure, not a reason to try again.
+    /// account agrees — no xrun, every cue on its frame. PipeWire's own stream is heard on the
+    /// graph's clock (`PipeWireTap`), every interval to the frame, and a cycle the graph ran
+    /// without gong told. One attempt: a run the machine disturbed is a failure, not a reason to
+    /// try again.
     @Test(arguments: LiveRoute.eachServersOwn)
     func aMinuteLiveHasEveryIntervalExactToTheFrame(_ live: LiveRoute) throws {
         let (server, route) = (live.server, live.route)
@@ -442,13 +443,17 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
             events.all("cue").compactMap { $0["frame"] as? Int } == Self.cueFrames(20),
             "\(events.all("cue"))")
         let heard = onsets(in: recording)
-        #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count)")
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
         let slips = Self.unexplained(intervals, events: events)
-        #expect(
-            intervals.count == 19 && slips.count <= 1
-                && slips.allSatisfy { server.isServersOwnSlip(frames: $0 - 144_000) },
-            "intervals \(intervals); gong's account: \(finished)")
+        // parec judges the routes that have no tap; on PipeWire's own stream it is printed only
+        // (the graph's clock judges, below).
+        if route != .pipeWireStream {
+            #expect(heard.count == 20, "20 woodblocks heard, not \(heard.count)")
+            #expect(
+                intervals.count == 19 && slips.count <= 1
+                    && slips.allSatisfy { server.isServersOwnSlip(frames: $0 - 144_000) },
+                "intervals \(intervals); gong's account: \(finished)")
+        }
         // gong never claims more than was heard: a recording off its frames is never "onFrame".
         // Of an exact recording gong's own client says what its reports can confirm: on
         // PulseAudio, whose reports agree within a millisecond on a calm machine, every cue on its
@@ -457,27 +462,26 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         // client takes them as honest; on PipeWire, whose reports vary by a few, the latter.
         let verdict = finished["heard"] as? String
         // PipeWire's own stream is timed by the graph's clock, and gong must confirm it
-        // (`onFrame`). The recorder, parec through pipewire-pulse, is itself no better than
-        // pipewire-pulse: now and then it records one interval a keeper's quantum (256 frames)
-        // off that no stream played — in a 10-minute round pacat and gong, on two separate
-        // graphs, each got the same +256 in their recordings at the same moment
-        // (bench/RESULTS.md). That one slip of the witness is allowed here, and only it.
-        if route == .pipeWireStream {
+        // (`onFrame`). It is judged on that clock alone (`PipeWireTap`), a witness that tells
+        // its own holes: parec through pipewire-pulse is a follower that splices what it gets,
+        // and on a busy machine now and then loses a quantum (256 frames) that no stream lost.
+        if route == .pipeWireStream, let onGraphsClock {
             #expect(
                 verdict == (losesCounted ? "audioLost" : "onFrame"), "intervals \(Set(intervals).sorted()); \(finished)"
             )
             // On the graph's own clock, where a cycle the whole graph missed is a hole and not a
             // splice, every interval is the schedule: what gong counted lost moved its session
-            // on, so the cues after it kept their frames. Only an interval the tap cannot place
-            // (an onset right after a cycle the tap itself missed) is left out, and they are few.
-            if let onGraphsClock {
-                let exact = onGraphsClock.intervals()
-                let placed = exact.compactMap { $0 }
-                #expect(
-                    exact.count == 19 && placed.count >= 15 && placed.allSatisfy { $0 == 144_000 },
-                    "on the graph's clock: \(TapRecording.describe(exact)) (tap missed \(onGraphsClock.missedFrames) frames); \(finished)"
-                )
-            }
+            // on, so the cues after it kept their frames. An onset the tap cannot place (it
+            // began in a cycle the tap itself missed) is stepped over, and the span across it
+            // judged whole; at most two may be.
+            let onsets = onGraphsClock.placedOnsets()
+            let exact = onGraphsClock.intervals()
+            let spans = TapRecording.spans(of: onsets, against: Array(repeating: 144_000, count: 19))
+            #expect(
+                onsets.count == 20 && onsets.filter(\.placed).count >= 18
+                    && spans.allSatisfy { $0.heard == $0.expected },
+                "on the graph's clock: \(TapRecording.describe(exact)) (tap missed \(onGraphsClock.missedFrames) frames); \(finished)"
+            )
         } else if !intervals.allSatisfy({ $0 == 144_000 }) {
             #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)")
         }

@@ -55,6 +55,19 @@ final class PipeWireTap {
         self.tap = tap
     }
 
+    /// A tap connected to nothing, for `frames` frames: cycles reach it only through
+    /// `record(cycleAt:channel:)`, so how it places them is tested without a server.
+    init(unconnectedFrames frames: Int) {
+        tap = pipewire_tap_new(UInt32(frames))!
+    }
+
+    /// Hands the tap a cycle as its data thread would: `channel` (the recorded channel's
+    /// samples) at graph position `position`.
+    func record(cycleAt position: UInt64, channel: [Float]) {
+        let interleaved: [Float] = channel.flatMap { [$0, 0] }
+        pipewire_tap_record_cycle(tap, position, interleaved, UInt32(channel.count))
+    }
+
     /// Stops recording and reads it: the samples, NaN where no cycle reached the tap.
     func finish() -> TapRecording {
         pipewire_tap_stop(tap)
@@ -102,6 +115,19 @@ struct TapRecording {
     func intervals(quietFrames: Int = 48000) -> [Int?] {
         let heard = placedOnsets(quietFrames: quietFrames)
         return zip(heard, heard.dropFirst()).map { $0.placed && $1.placed ? $1.frame - $0.frame : nil }
+    }
+
+    /// The distance between each two onsets placed one after the other, beside the sum of the
+    /// `expected` intervals between them (`expected[i]` from onset `i` to onset `i + 1`): an
+    /// onset that cannot be placed is stepped over, and the span across it is still on the
+    /// graph's clock, so nothing placed goes unjudged.
+    static func spans(of onsets: [(frame: Int, placed: Bool)], against expected: [Int]) -> [(
+        expected: Int, heard: Int
+    )] {
+        let placed = onsets.indices.filter { onsets[$0].placed && $0 <= expected.count }
+        return zip(placed, placed.dropFirst()).map { from, to in
+            (expected[from..<to].reduce(0, +), onsets[to].frame - onsets[from].frame)
+        }
     }
 
     /// Intervals as printed: "?" for one that cannot be placed.

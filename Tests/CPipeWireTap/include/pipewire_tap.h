@@ -18,6 +18,15 @@ typedef struct pipewire_tap pipewire_tap;
 /// `timeout_ms` for the first cycle. `capacity` frames are recorded at most. NULL when the
 /// server does not answer, or no cycle came.
 pipewire_tap *pipewire_tap_open(const char *remote, const char *sink, uint32_t capacity, int timeout_ms);
+/// A tap connected to nothing, for `capacity` frames: cycles reach it only through
+/// `pipewire_tap_record_cycle`, so how it places them can be tested without a server.
+pipewire_tap *pipewire_tap_new(uint32_t capacity);
+/// What the data thread does with each cycle: `frames` interleaved stereo frames, channel 0
+/// kept, at graph position `now` (frames at 48 kHz). A position past where the last cycle ended
+/// leaves a hole (NaN) and counts its frames missed; one that falls back inside the last cycle
+/// moves that cycle back to close the hole it had left (`pipewire_tap_moved_cycles`). Not
+/// thread-safe against another call.
+void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *interleaved, uint32_t frames);
 /// Disconnects the stream: once it returns, nothing more is recorded and what was is stable.
 void pipewire_tap_stop(pipewire_tap *tap);
 /// The recording: NaN where no cycle reached the tap, the first frame at the first cycle.

@@ -1,0 +1,75 @@
+import Testing
+
+/// The PipeWire tap (Tests/CPipeWireTap), the witness the native PipeWire tests judge by, fed
+/// cycles by hand as its data thread would be: it must tell its own holes. A recorder that
+/// splices what it gets end to end (parec through pipewire-pulse) turns a cycle it missed into an
+/// interval a quantum short that no player made; the tap leaves a hole where the cycle belongs,
+/// counts it, and never places an onset it may have begun inside.
+struct PipeWireTapTests {
+    /// A cycle of `frames` frames, silent but for a click at `click` (its offset in the cycle).
+    static func cycle(_ frames: Int = 256, click: Int? = nil) -> [Float] {
+        (0..<frames).map { $0 == click ? 0.5 : 0 }
+    }
+
+    @Test func cyclesOneAfterAnotherAreRecordedWhole() {
+        let tap = PipeWireTap(unconnectedFrames: 4096)
+        for index in 0..<4 { tap.record(cycleAt: 10_000 + UInt64(index) * 256, channel: Self.cycle()) }
+        let recording = tap.finish()
+        #expect(recording.samples.count == 1024 && !recording.samples.contains { $0.isNaN })
+        #expect(recording.holes.isEmpty && recording.missedFrames == 0 && recording.movedCycles == 0)
+    }
+
+    /// Two clicks 790 frames apart on the graph's clock, a cycle between them missed by the tap:
+    /// the hole is where that cycle belongs and counted, and the interval stays 790 (spliced, as
+    /// parec would, it would read 534).
+    @Test func aCycleTheTapMissedIsAHoleWhereItBelongsAndCounted() {
+        let tap = PipeWireTap(unconnectedFrames: 4096)
+        tap.record(cycleAt: 0, channel: Self.cycle(click: 10))
+        tap.record(cycleAt: 256, channel: Self.cycle())
+        tap.record(cycleAt: 768, channel: Self.cycle(click: 32))
+        let recording = tap.finish()
+        #expect(recording.holes.map { [$0.frame, $0.frames] } == [[512, 256]])
+        #expect(recording.missedFrames == 256)
+        #expect(recording.placedOnsets(quietFrames: 100).map(\.frame) == [10, 800])
+        #expect(recording.intervals(quietFrames: 100) == [790])
+    }
+
+    /// A click on the first frame after a hole may have begun inside it: it is heard but not
+    /// placed, the intervals on either side of it are not measured, and the span across it,
+    /// between two placed clicks, is still judged whole.
+    @Test func anOnsetRightAfterAHoleIsNotPlacedAndTheSpanAcrossItIsJudged() {
+        let tap = PipeWireTap(unconnectedFrames: 4096)
+        tap.record(cycleAt: 0, channel: Self.cycle(click: 5))
+        tap.record(cycleAt: 512, channel: Self.cycle(click: 0))
+        tap.record(cycleAt: 768, channel: Self.cycle())
+        tap.record(cycleAt: 1024, channel: Self.cycle(click: 100))
+        let recording = tap.finish()
+        let onsets = recording.placedOnsets(quietFrames: 100)
+        #expect(onsets.map(\.frame) == [5, 512, 1124] && onsets.map(\.placed) == [true, false, true])
+        #expect(recording.intervals(quietFrames: 100) == [nil, nil])
+        let spans = TapRecording.spans(of: onsets, against: [500, 619])
+        #expect(spans.map { [$0.expected, $0.heard] } == [[1119, 1119]])
+    }
+
+    /// A call that began late reads the next cycle's position; when the graph then runs that
+    /// cycle too, the same position comes again. The tap moves the first back where it belongs:
+    /// no hole, nothing missed, the click on its true frame.
+    @Test func aCycleReadLateIsMovedBackAndLeavesNoHole() {
+        let tap = PipeWireTap(unconnectedFrames: 4096)
+        tap.record(cycleAt: 0, channel: Self.cycle())
+        tap.record(cycleAt: 512, channel: Self.cycle(click: 7))  // really the cycle at 256
+        tap.record(cycleAt: 512, channel: Self.cycle())
+        let recording = tap.finish()
+        #expect(recording.samples.count == 768 && recording.holes.isEmpty)
+        #expect(recording.missedFrames == 0 && recording.movedCycles == 1)
+        #expect(recording.placedOnsets(quietFrames: 100).map(\.frame) == [263])
+    }
+
+    /// The verdict's arithmetic: every span between placed onsets against the intervals it
+    /// covers; one off by a quantum is seen.
+    @Test func aSpanOffByAQuantumIsSeen() {
+        let onsets = [(frame: 0, placed: true), (frame: 48000, placed: true), (frame: 95744, placed: true)]
+        let spans = TapRecording.spans(of: onsets, against: [48000, 48000])
+        #expect(spans.map { $0.heard - $0.expected } == [0, -256])
+    }
+}
