@@ -24,12 +24,19 @@ GONG = .build/static/release/gong
 # rather than keeping a whole file for one; and no symbol exported that no one looks up: the
 # static runtime's link arguments export every symbol of an executable (-export-dynamic), which
 # costs gong its symbol table and keeps all of it alive, and libgong.so exports only its C
-# interface, gong_* (packaging/libgong.map; the runtime in it is hidden already).
+# interface, gong_* (packaging/libgong.map; the runtime in it is hidden already). Optimised for
+# size (-Osize) but for the code a real-time thread runs, which Package.swift keeps at -O: most of
+# gong is the CLI, the remote's swift-nio, the history and argument-parser, where size is what
+# counts; the mixer and the engines run at full speed. And functions whose code is identical
+# stored once (--icf=all; the Swift functions are in sections of their own already). Figures:
+# bench/RESULTS.md, "Lean: gong under 20 MB". GONG_RELEASE_FOR_SIZE tells Package.swift to keep
+# the real-time code at -O (a flag it can give only as an unsafe flag, which SwiftPM refuses in a
+# package depended on by URL, so it gives it only when asked).
 STATIC = -c release --static-swift-stdlib -Xswiftc -static-stdlib -Xlinker -znow --scratch-path .build/static \
   -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker --no-export-dynamic \
-  -Xlinker --version-script=$(CURDIR)/packaging/libgong.map
+  -Xlinker --version-script=$(CURDIR)/packaging/libgong.map -Xswiftc -Osize -Xlinker --icf=all
 build: deps build-commit
-	$(SWIFT) build $(STATIC) --product gong
+	GONG_RELEASE_FOR_SIZE=1 $(SWIFT) build $(STATIC) --product gong
 
 # The commit `gong --version` names, written where the build reads it (scripts/build-commit.sh).
 build-commit:
@@ -181,8 +188,8 @@ uninstall:
 # What a release ships, beside `make build`'s gong in its scratch directory: libgong.so with the
 # Swift runtime linked in too, and argument-parser's generate-manual, which writes the man pages.
 static-lib: build
-	$(SWIFT) build $(STATIC) --product GongABI
-	$(SWIFT) build $(STATIC) --product generate-manual
+	GONG_RELEASE_FOR_SIZE=1 $(SWIFT) build $(STATIC) --product GongABI
+	GONG_RELEASE_FOR_SIZE=1 $(SWIFT) build $(STATIC) --product generate-manual
 
 # The release files for this machine: out/dist/gong-VERSION-linux-ARCH.tar.gz and
 # gong_VERSION_ARCH.deb, with lintian's verdict in out/dist/lintian.txt (packaging/dist.sh).

@@ -136,6 +136,22 @@ for target in package.targets where shipped.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
 }
 
+// The code a sound server's or a host's real-time thread runs (the mixer, the engines, the
+// pulled render and its C interface) stays optimised for speed when a release is built for size
+// (`make build` passes -Osize for the whole graph: the CLI, the remote's swift-nio, the history
+// and argument-parser are most of gong's code and none of it is on the real-time path).
+// Through the frontend because the frontend takes the last optimisation flag it is given and the
+// driver hands it -Xfrontend's after its own; a target's plain -O would come before the
+// command line's -Osize and lose. Only when the Makefile asks (GONG_RELEASE_FOR_SIZE): it is an
+// unsafe flag, which SwiftPM refuses in a package that is depended on by URL.
+if Context.environment["GONG_RELEASE_FOR_SIZE"] != nil {
+    let realTime: Set = ["GongCore", "GongAudio", "GongKit", "GongABI"]
+    for target in package.targets where realTime.contains(target.name) {
+        target.swiftSettings =
+            (target.swiftSettings ?? []) + [.unsafeFlags(["-Xfrontend", "-O"], .when(configuration: .release))]
+    }
+}
+
 // A run that needs only some test targets names them in GONG_TEST_TARGETS (comma-separated), and
 // the package then has no others: `make test`'s thread-sanitizer run builds its test product
 // (`--product gongPackageTests`) with those targets and what they depend on, not the rest of the

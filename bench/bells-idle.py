@@ -16,18 +16,14 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
+
+from idle_process import private_world, wake_ups_and_cpu
 
 gong = os.path.realpath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/gong")
 seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 600.0
 device = os.environ.get("DEVICE", "null")
-work = tempfile.mkdtemp(prefix="gong-bells-idle.")
-env = dict(os.environ)
-for name in ("XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
-    env[name] = os.path.join(work, name.lower())
-    os.makedirs(env[name], mode=0o700)
-env["HOME"] = work
+work, env = private_world("gong-bells-idle.")
 
 
 def ctl(*words):
@@ -35,17 +31,6 @@ def ctl(*words):
     if done.returncode != 0:
         sys.exit(f"bells-idle: gong ctl {' '.join(words)} failed: {done.stderr.strip()}")
     return json.loads(done.stdout)["bells"]
-
-
-def wake_ups(pid):
-    tasks = f"/proc/{pid}/task"
-    total = 0
-    for task in os.listdir(tasks):
-        with open(f"{tasks}/{task}/status") as status:
-            for line in status:
-                if line.startswith("voluntary_ctxt_switches:"):
-                    total += int(line.split()[1])
-    return total, len(os.listdir(tasks))
 
 
 past = (datetime.datetime.now() - datetime.timedelta(minutes=2)).strftime("%H:%M")
@@ -65,10 +50,10 @@ try:
             sys.exit("bells-idle: gong ctl ring rang nothing in 30 s")
         time.sleep(0.5)
     before = ctl("status")
-    woke_before, _ = wake_ups(bells.pid)
+    woke_before, _, _ = wake_ups_and_cpu(bells.pid)
     sleeper = subprocess.Popen(["sleep", str(seconds)])
     time.sleep(seconds)
-    woke_after, threads = wake_ups(bells.pid)
+    woke_after, _, threads = wake_ups_and_cpu(bells.pid)
     after = ctl("status")
     _, _, usage = os.wait4(sleeper.pid, 0)
     gong_ms = after["cpuMs"] - before["cpuMs"]

@@ -20,17 +20,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
+
+from idle_process import private_world, wake_ups_and_cpu
 
 gong = os.path.realpath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/gong")
 seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 600.0
-work = tempfile.mkdtemp(prefix="gong-remote-idle.")
-env = dict(os.environ)
-for name in ("XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
-    env[name] = os.path.join(work, name.lower())
-    os.makedirs(env[name], mode=0o700)
-env["HOME"] = work
+work, env = private_world("gong-remote-idle.")
 as_user = []
 if os.geteuid() == 0:
     as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
@@ -40,20 +36,6 @@ if os.geteuid() == 0:
 with socket.socket() as probe:
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
-
-
-def wake_ups_and_cpu(pid):
-    tasks = f"/proc/{pid}/task"
-    woke = 0
-    for task in os.listdir(tasks):
-        with open(f"{tasks}/{task}/status") as status:
-            for line in status:
-                if line.startswith("voluntary_ctxt_switches:"):
-                    woke += int(line.split()[1])
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    cpu_ms = (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
-    return woke, cpu_ms, len(os.listdir(tasks))
 
 
 def resident_kb(pid):

@@ -558,16 +558,23 @@ public final class RemoteHub: @unchecked Sendable {
             posix_spawn_file_actions_addopen(
                 &actions, descriptor, "/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
         }
+        return spawn(executable, arguments, environment: environment, actions: &actions, attributes: &attributes)
+    }
 
+    /// posix_spawn with this process's environment and `environment` over it, once every
+    /// descriptor of the remote is close-on-exec (`markCloseOnExec`).
+    static func spawn(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        actions: inout posix_spawn_file_actions_t, attributes: UnsafePointer<posix_spawnattr_t>?
+    ) -> Result<Int32, SpawnError> {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let envp = Self.environment(over: environment).map { strdup($0) } + [nil]
         defer { envp.forEach { free($0) } }
         markCloseOnExec()
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard result == 0 else { return .failure(SpawnError(code: result)) }
-        return .success(pid)
+        let result = posix_spawn(&pid, executable, &actions, attributes, argv, envp)
+        return result == 0 ? .success(pid) : .failure(SpawnError(code: result))
     }
 
     /// glibc's POSIX_SPAWN_SETSID (a _GNU_SOURCE macro Swift does not import).
@@ -742,16 +749,14 @@ public final class RemoteHub: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], STDOUT_FILENO)
         posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], STDERR_FILENO)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let envp = Self.environment(over: environment).map { strdup($0) } + [nil]
-        defer { envp.forEach { free($0) } }
-        markCloseOnExec()
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        let spawned = spawn(executable, arguments, environment: environment, actions: &actions, attributes: nil)
         close(pipeEnds[1])
         defer { close(pipeEnds[0]) }
-        guard spawned == 0 else { return (-1, String(cString: strerror(spawned))) }
+        let pid: Int32
+        switch spawned {
+        case .success(let started): pid = started
+        case .failure(let why): return (-1, why.description)
+        }
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {

@@ -87,7 +87,7 @@ extension RemotePage {
         <h2 id="bellsH">Bells</h2>
         <div id="bellsNone" class="mute">gong bells is not running on the box.</div>
         <div id="bellsRun" hidden>
-        <div class="mute">Next bell</div>
+        <div class="mute">Next bell in</div>
         <div class="big" id="nextLeft">–</div>
         <div id="nextAt" class="mute"></div>
         <div id="bellsPaused" class="mute"></div>
@@ -282,10 +282,12 @@ extension RemotePage {
         $("bNext").onclick=()=>post("/api/bells/next");
         // The box checks what is sent, by the rules gong bells and config.toml are read by, and
         // its one line says what is wrong.
-        async function send(path,body,msg,done){const m=$(msg);m.textContent="";try{const j=await api("POST",path,body);m.className="mute";m.textContent=done(j);return true}catch(e){m.className="err";m.textContent=e.message;return false}}
+        async function send(path,body,msg,done,refused=s=>s){const m=$(msg);m.textContent="";try{const j=await api("POST",path,body);m.className="mute";m.textContent=done(j);return true}catch(e){m.className="err";m.textContent=refused(e.message);return false}}
         $("schedBtn").onclick=()=>{const b={};for(const k of keys){const v=$("s_"+k).value.trim();if(v)b[k]=v}send("/api/bells/schedule",b,"schedMsg",j=>"The bells ring by it now"+(j.bells.savedTo?", and config.toml keeps it":"; not kept in config.toml: "+j.bells.notSaved)+(j.bells.flagsWin?" (gong bells' own "+j.bells.flagsWin+" wins when it starts again)":"")+".")};
+        // gong history add's refusal names its flag; the page names the field the value was typed in.
+        const byField=s=>s.replace(/^--(pattern|at|length) (.*?): /,(_,f,v)=>({pattern:"What",at:"Day and time",length:"Length"})[f]+' "'+v+'": ');
         $("a_day").value=new Date(Date.now()-new Date().getTimezoneOffset()*6e4).toISOString().slice(0,10);
-        $("addBtn").onclick=async()=>{if(await send("/api/history/add",{pattern:$("a_pattern").value.trim(),at:$("a_day").value+" "+$("a_time").value,length:$("a_length").value.trim()},"addMsg",j=>j.said[0].toUpperCase()+j.said.slice(1)+"."))$("a_length").value=""};
+        $("addBtn").onclick=async()=>{if(await send("/api/history/add",{pattern:$("a_pattern").value.trim(),at:$("a_day").value+" "+$("a_time").value,length:$("a_length").value.trim()},"addMsg",j=>j.said[0].toUpperCase()+j.said.slice(1)+".",byField))$("a_length").value=""};
         setInterval(()=>{if(!document.hidden){renderSit();renderBells()}},250);
         document.addEventListener("visibilitychange",()=>{if(!document.hidden&&ws&&ws.readyState>1)connect()});
         fetch("/api/device",{credentials:"same-origin"}).then(r=>{if(r.status===401)showPair();else connect()}).catch(()=>{$("banner").style.display="block";setTimeout(()=>location.reload(),3000)});

@@ -74,10 +74,7 @@ final class RemoteWorld {
 
     /// `gong ARGUMENTS` as a process of the test's own, in this world.
     func spawn(_ arguments: [String]) throws -> Int32 {
-        switch RemoteHub.spawnDetached(gongExecutable, arguments, environment: environment) {
-        case .success(let pid): return pid
-        case .failure(let error): throw error
-        }
+        try RemoteHub.spawnDetached(gongExecutable, arguments, environment: environment).get()
     }
 }
 

@@ -237,7 +237,10 @@ final class UnprivilegedBox {
         [
             "HOME": root + "/home", "XDG_RUNTIME_DIR": root + "/run", "XDG_STATE_HOME": root + "/state",
             "XDG_DATA_HOME": root + "/data", "XDG_CONFIG_HOME": root + "/config",
-            "PULSE_SERVER": "unix:" + pulseSocket
+            "PULSE_SERVER": "unix:" + pulseSocket,
+            // The box's PulseAudio keeps its state here, not in a runtime path the test's own
+            // environment may name (a developer's private server): the box's user could not use it.
+            "PULSE_RUNTIME_PATH": root + "/run/pulse"
         ]
     }
 
@@ -249,44 +252,10 @@ final class UnprivilegedBox {
         environment["GONG_BOX_OUT"] = "\(root)/\(name).out"
         environment["GONG_BOX_ERR"] = "\(root)/\(name).err"
         let full = geteuid() == 0 ? asUser + shell : shell
-        let pid = try Self.spawn(full, environment: environment)
+        // Started as the remote starts a sit: in a session of its own, no signal blocked (a test
+        // runs on a thread that blocks most of them), output to the box's files by the shell.
+        let pid = try RemoteHub.spawnDetached(full[0], Array(full.dropFirst()), environment: environment).get()
         processes.append((name, pid))
-        return pid
-    }
-
-    /// posix_spawn with no signal blocked: a test runs on a thread that blocks most of them, and
-    /// a process started from it would inherit that and never see a SIGTERM. In a session of its
-    /// own, standard input from /dev/null.
-    static func spawn(_ command: [String], environment: [String: String]) throws -> Int32 {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(
-            &attributes, Int16(RemoteHub.spawnSetsid | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        let argv = command.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var inherited: [String] = []
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if !environment.keys.contains(where: { text.hasPrefix($0 + "=") }) { inherited.append(text) }
-            entry += 1
-        }
-        let envp = (inherited + environment.map { "\($0.key)=\($0.value)" }).map { strdup($0) } + [nil]
-        defer { envp.forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, command[0], &actions, &attributes, argv, envp)
-        guard result == 0 else { throw RemoteHub.SpawnError(code: result) }
         return pid
     }
 

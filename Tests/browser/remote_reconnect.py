@@ -84,8 +84,8 @@ try:
     fill(a, "a_length", "25 minutes")
     a.find_element(By.ID, "addBtn").click()
     wait(a, "return document.getElementById('addMsg').className === 'err'", 10, "a bad length is refused")
-    check(text(a, "addMsg").startswith("--length 25 minutes: not a duration"),
-          f"the refusal is gong history add's line ({text(a, 'addMsg')!r})")
+    check(text(a, "addMsg").startswith('Length "25 minutes": not a duration'),
+          f"the refusal is gong history add's line, naming the page's field ({text(a, 'addMsg')!r})")
     shoot(a, "11-add-refused", "histH")
     fill(a, "a_length", "25m")
     a.find_element(By.ID, "addBtn").click()
