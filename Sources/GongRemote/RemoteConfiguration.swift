@@ -16,6 +16,9 @@ public struct RemoteConfiguration: Sendable {
     public var historyPath: String?
     /// The config's `streaks = false` (or `--no-streaks`): the history is served without them.
     public var showStreaks = true
+    /// The config's `streak-minimum`: a sit counts in the history served from this many seconds
+    /// played, as it does in `gong stats`.
+    public var streakMinimumSeconds: Double = 60
     /// More names this box answers to (besides its host name, `localhost` and its addresses).
     public var extraHostNames: [String] = []
     public var limits = Limits()

@@ -671,7 +671,8 @@ public final class RemoteHub: @unchecked Sendable {
                 }
                 return .json(.ok, String(decoding: try encoder.encode(try history.bells(onDay: day)), as: UTF8.self))
             }
-            var stats = PracticeStats(records: try history.records())
+            var stats = PracticeStats(
+                records: try history.records(), minimumSeconds: configuration.streakMinimumSeconds)
             if !configuration.showStreaks {
                 stats.currentStreak = 0
                 stats.longestStreak = 0

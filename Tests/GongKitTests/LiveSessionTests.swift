@@ -9,7 +9,7 @@ import Testing
 
 /// A live session whose device goes away mid-session and comes back: ALSA's `null` device paced
 /// in real time, with `-ENODEV` injected, then two failed attempts to reopen it.
-@Suite(.serialized) struct LiveSessionDeviceLossTests {
+@Suite(.onThreadsOfItsOwn) struct LiveSessionDeviceLossTests {
     /// A click every quarter second, 8 phases × 3 cycles, so the loss falls mid-session.
     static let pattern = Pattern(
         name: "ticks", phases: (0..<8).map { Phase("p\($0)", length: Rational(1, 4)!, cue: Cue("click")) },
@@ -195,7 +195,7 @@ import Testing
 /// Each fault — a lost device, an underrun, a suspend — injected into a live session on ALSA's
 /// `null` device (paced in real time) while it plays, while it is paused and while its end cue
 /// rings out, and what the session does next: carry on, stay paused, or ring out and complete.
-@Suite(.serialized) struct LiveSessionFaultTests {
+@Suite(.onThreadsOfItsOwn) struct LiveSessionFaultTests {
     /// A click every quarter second for one second, then a 4.5 s chime rings out: long enough to
     /// inject a fault into the ring-out and still hear it end.
     static let pattern = Pattern(

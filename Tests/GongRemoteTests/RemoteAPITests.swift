@@ -62,11 +62,12 @@ final class RemoteWorld {
     }()
 
     /// A remote on `port` (0: any free one).
-    func server(showStreaks: Bool = true, port: Int = 0) throws -> RemoteServer {
+    func server(showStreaks: Bool = true, streakMinimumSeconds: Double = 60, port: Int = 0) throws -> RemoteServer {
         var configuration = RemoteConfiguration(store: store, controlDirectory: control, gongExecutable: gongExecutable)
         configuration.port = port
         configuration.historyPath = history
         configuration.showStreaks = showStreaks
+        configuration.streakMinimumSeconds = streakMinimumSeconds
         configuration.sessionEnvironment = environment
         return try RemoteServer(configuration: configuration)
     }

@@ -8,7 +8,9 @@ import Testing
 /// 390×844 with touch, driven by Selenium): two phones pair with codes from `gong remote pair`,
 /// one starts a sit and watches it count down, the other pauses it and the first shows it within
 /// 200 ms, each cue is marked within 50 ms of its audible time, and the sit is stopped and shows
-/// in the history; the next bell is shown, one is rung now and the bells paused for an hour.
+/// in the history; the next bell is shown, one is rung now and the bells paused for an hour. The
+/// remote counts a sit from 36 s (its `streak-minimum`, a minute unless configured): the sit
+/// need last only that long to show in the history, nine cues and more.
 /// Screenshots of the whole page, light and dark, land in `.build/…/remote-browser/`.
 @Suite("gong remote's page in a browser", .serialized)
 struct RemoteBrowserTests {
@@ -18,7 +20,8 @@ struct RemoteBrowserTests {
             return
         }
         let world = RemoteWorld()
-        let server = try world.server()
+        let countsFrom = 36
+        let server = try world.server(streakMinimumSeconds: Double(countsFrom))
         defer { server.close() }
         // The bells the page shows, rings one of now and pauses (the remote finds them by their
         // socket); hourly, so none of their own is likely to come due during the test.
@@ -32,7 +35,7 @@ struct RemoteBrowserTests {
         let out = String(gongExecutable.dropLast(5)) + "/remote-browser"
         let command =
             "/usr/bin/python3 '/\(script)/browser/remote_page.py' --port \(server.port) --gong '\(gongExecutable)'"
-            + " --state '\(world.root)/state' --out '\(out)' 2>&1"
+            + " --state '\(world.root)/state' --out '\(out)' --counts-from \(countsFrom) 2>&1"
         guard let pipe = popen(command, "r") else {
             Issue.record("cannot run \(command)")
             return

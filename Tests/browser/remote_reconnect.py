@@ -13,62 +13,15 @@ starts a remote on the same port: both phones must reconnect by themselves, drop
 say how long they were away. Screenshots, light and dark, go to --out. Prints one line of
 figures and exits 0 when every check held, 1 (after saying which) when one did not.
 """
-import argparse
-import base64
 import datetime
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--port", type=int, required=True)
-parser.add_argument("--gong", required=True)
-parser.add_argument("--state", required=True, help="XDG_STATE_HOME of the remote under test")
-parser.add_argument("--out", required=True)
-args = parser.parse_args()
-os.makedirs(args.out, exist_ok=True)
-URL = f"http://127.0.0.1:{args.port}/"
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print("FAILED: " + what, file=sys.stderr)
-    return condition
-
-
-def phone():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--no-first-run", "--disable-extensions"]:
-        options.add_argument(flag)
-    options.add_experimental_option("mobileEmulation", {
-        "deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 2, "touch": True},
-        "userAgent": "Mozilla/5.0 (Linux; Android 14) Mobile gong-test"})
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    driver.set_window_size(390, 844)
-    return driver
-
-
-def wait(driver, condition, seconds, what):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            if driver.execute_script(condition):
-                return True
-        except Exception:
-            pass
-        time.sleep(0.02)
-    return check(False, what)
+from phones import check, finish, pair, phone, text, wait
+import phones
 
 
 def shoot(driver, name, element=None):
@@ -76,41 +29,13 @@ def shoot(driver, name, element=None):
     looking at that part of the page sees."""
     if element:
         driver.execute_script(f"document.getElementById('{element}').scrollIntoView({{block: 'start'}})")
-    for dark in (False, True):
-        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
-            "features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]})
-        time.sleep(0.1)  # one frame to repaint
-        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
-        with open(os.path.join(args.out, f"{name}-{'dark' if dark else 'light'}.png"), "wb") as file:
-            file.write(base64.b64decode(shot["data"]))
-    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
-        "features": [{"name": "prefers-color-scheme", "value": "light"}]})
-
-
-def pair(driver, name):
-    env = dict(os.environ, XDG_STATE_HOME=args.state)
-    out = subprocess.run([args.gong, "remote", "pair", "--url", URL], env=env, capture_output=True,
-                         text=True, check=True).stdout
-    code = next(l for l in out.splitlines() if l.strip() and l.strip().replace(" ", "").isdigit())
-    driver.get(URL)
-    wait(driver, "return !document.getElementById('pair').hidden", 10, f"{name}: the pairing screen shows")
-    driver.find_element(By.ID, "code").send_keys(code.strip().replace(" ", ""))
-    field = driver.find_element(By.ID, "devname")
-    field.clear()
-    field.send_keys(name)
-    driver.find_element(By.ID, "pairBtn").click()
-    wait(driver, "return !document.getElementById('app').hidden", 10, f"{name}: paired, the remote shows")
-    wait(driver, "return window.gongOffset !== undefined", 10, f"{name}: connected")
+    phones.shoot(driver, name, whole=False)
 
 
 def fill(driver, element, text):
     field = driver.find_element(By.ID, element)
     field.clear()
     field.send_keys(text)
-
-
-def text(driver, element):
-    return driver.execute_script(f"return document.getElementById('{element}').textContent")
 
 
 def tell(word):
@@ -210,4 +135,4 @@ try:
 finally:
     a.quit()
     b.quit()
-sys.exit(1 if failures else 0)
+finish()

@@ -69,7 +69,10 @@ struct RemoteServeCommand: ParsableCommand {
         if uninstall { return try Self.uninstallUnit() }
         configuration.extraHostNames = name
         configuration.historyPath = SessionHistory.defaultPath()
-        if let config = try? loadConfig() { configuration.showStreaks = config.showStreaks.value }
+        if let config = try? loadConfig() {
+            configuration.showStreaks = config.showStreaks.value
+            configuration.streakMinimumSeconds = config.streakMinimumSeconds.value
+        }
         let server: RemoteServer
         do { server = try RemoteServer(configuration: configuration) } catch {
             printError("remote: \(error)")
