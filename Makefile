@@ -71,7 +71,8 @@ demo: build
 # real-time tests, side by side; then the real-time tests alone (they measure timing to the frame
 # through a sound server, which a CPU-bound test suite beside them would disturb as it would a
 # sound card; the Snapcast rooms among them start servers of their own; the remote's browser
-# test too: two phones see a pause within 200 ms, and the cues marked as the room hears them); then the embedding
+# test too: two phones see a pause within 200 ms, and the cues marked as the room hears them; and a
+# pulled session's cues announced ahead at a device's pace); then the embedding
 # examples (C, Python, Swift; pushed to a device and pulled by the host); then the lock-free
 # rings and the real-time engines (push, and pulled by a host thread while commands come from
 # another) again under the thread sanitizer; then the release files,
@@ -94,7 +95,7 @@ LONG_TESTS = LongRound
 # `make -n`, and these start and stop the test servers and run the real-time tests.
 SUBMAKE = $(MAKE)
 SNAPCAST_TESTS = LiveSnapcastTests
-REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests|LiveJackTests|RemoteBrowserTests|RemoteKillTests|$(SNAPCAST_TESTS)
+REALTIME_TESTS = LivePulseTests|PulseClientTests|BenchPulseTests|LiveJackTests|LivePulledAnnouncementTests|RemoteBrowserTests|RemoteKillTests|$(SNAPCAST_TESTS)
 WITH_TEST_SERVERS = export GONG_TEST_RUN=make-test-$$$$ GONG_MAKE_TEST=1; \
   trap 'status=$$?; scripts/test-jack.sh stop; scripts/test-pipewire.sh stop; scripts/test-pulse.sh stop; \
     scripts/check-leftovers.sh || status=1; exit $$status' EXIT; \
