@@ -87,7 +87,7 @@ extension RemotePage {
         <h2 id="bellsH">Bells</h2>
         <div id="bellsNone" class="mute">gong bells is not running on the box.</div>
         <div id="bellsRun" hidden>
-        <div class="mute">Next bell in</div>
+        <div class="mute" id="nextLabel">Next bell</div>
         <div class="big" id="nextLeft">–</div>
         <div id="nextAt" class="mute"></div>
         <div id="bellsPaused" class="mute"></div>
@@ -177,7 +177,7 @@ extension RemotePage {
           $("bellsNone").hidden=!!bells;$("bellsRun").hidden=!bells;if(!bells)return;
           // A pause that reaches past the next bell: it will not ring, so it is not counted down.
           const held=!!bells.pausedUntil&&!!bells.next&&(bells.pausedUntil==="resume"||bells.next<bells.pausedUntil);
-          $("nextLeft").textContent=held?"paused":bells.nextDue?fmt(bells.nextDue-now()/1000):"none";
+          $("nextLabel").textContent=!held&&bells.nextDue?"Next bell in":"Next bell";$("nextLeft").textContent=held?"paused":bells.nextDue?fmt(bells.nextDue-now()/1000):"none";
           $("nextAt").textContent=bells.next?(held?"not at ":"at ")+bells.next.slice(11)+(bells.passingOver?" (to be passed over)":""):"";
           // Filled when the box's schedule changes, so a field being edited is left alone.
           const sc=JSON.stringify(bells.schedule||null);if(bells.schedule&&sc!==shownSched){shownSched=sc;for(const k of keys)$("s_"+k).value=bells.schedule[k]||""}

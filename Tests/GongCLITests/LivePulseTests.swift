@@ -201,8 +201,18 @@ func expectOneLossAndReturn(
     of process: Process, output out: Pipe, read: String = "", device: String,
     sourceLocation: SourceLocation = #_sourceLocation
 ) throws {
+    // A session that never comes back must fail the test, not hold the run: once, under load,
+    // gong hung closing the JACK client of a server that had gone (libjack's jack_client_close
+    // waiting on a lock, the session's lock held meanwhile). The session is seconds long.
+    let limit = 120
+    let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(limit), execute: watchdog)
+    defer { watchdog.cancel() }
     let output = read + String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
+    #expect(
+        process.terminationReason == .exit, "gong had not ended \(limit) s after its device went: killed",
+        sourceLocation: sourceLocation)
     #expect(process.terminationStatus == 0, "\(output)", sourceLocation: sourceLocation)
     let events = GongEvents(output)
     let lost = events.all("deviceLost").compactMap { $0["message"] as? String }

@@ -145,6 +145,7 @@ try:
     # who asked.
     wait(a, "return /^\\d+:\\d\\d/.test(document.getElementById('nextLeft').textContent)", 10,
          "the next bell is counted down")
+    check(a.find_element(By.ID, "nextLabel").text == "Next bell in", "a countdown is said to be one")
     a.find_element(By.ID, "bRing").click()
     rung = "return [...document.querySelectorAll('#plan li')].some(li => li.textContent.includes('rung'))"
     wait(a, rung, 30, "the bell asked for is in today's plan, rung")
@@ -158,6 +159,7 @@ try:
     # An hourly bell is due within the hour the pause covers: no countdown to a bell that will
     # not ring.
     check(a.find_element(By.ID, "nextLeft").text == "paused", "the next bell is not counted down while paused")
+    check(a.find_element(By.ID, "nextLabel").text == "Next bell", "no \"Next bell in paused\"")
     shoot(a, "7-bells")
     step("bells")
 
