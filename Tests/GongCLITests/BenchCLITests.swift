@@ -224,11 +224,12 @@ import Testing
         )
         if underruns == 0 {
             // Nothing lost: every cue the device gave a time for is judged (at least the last
-            // four), and held to the recording above (at least three placed in it).
-            let declined = cues.filter {
-                $0["notJudged"] as? String != nil && $0["notJudged"] as? String != "noDeviceTime"
-            }
-            #expect(declined.isEmpty && stated.suffix(4).allSatisfy { $0 != nil } && judged.count >= 3, "\(cues)")
+            // three), and held to the recording above (at least three placed in it) — but the
+            // first, which may come before the device clock's first settled reports (on PipeWire
+            // a clean run's cue at 2 s was `outsideStretch` so).
+            let timed = cues.filter { $0["notJudged"] as? String != "noDeviceTime" }
+            let declined = timed.dropFirst().filter { $0["notJudged"] as? String != nil }
+            #expect(declined.isEmpty && stated.suffix(3).allSatisfy { $0 != nil } && judged.count >= 3, "\(cues)")
             let worst = max(
                 abs(cueError["min"] as? Double ?? .infinity), abs(cueError["max"] as? Double ?? .infinity))
             #expect(worst < 30_000, "cue errors in µs: \(cueError)")
