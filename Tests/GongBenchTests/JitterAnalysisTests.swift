@@ -256,18 +256,6 @@ import Testing
         var analysis = JitterAnalysis(rate: rate, paced: true)
         for timing in periods(count: 400, ppm: 0) { analysis.add(timing) }
         let fit = try #require(analysis.clockFit)
-        analysis.addCue(sessionFrame: 96000, outputFrame: 96000, audible: fit.heardNanoseconds(ofFrame: 96000))
-        analysis.addCue(sessionFrame: 192_000, outputFrame: 192_000, audible: fit.heardNanoseconds(ofFrame: 192_000))
-        analysis.addHeardLate(fromOutputFrame: 190_000, toOutputFrame: 193_000, frames: 256)
-        let errors = analysis.cueErrors.map(\.errorNanoseconds)
-        #expect(errors.count == 2 && abs(errors[0]) < 1000, "\(errors)")
-        #expect(abs(errors[1] - 5_333_333) < 1000, "\(errors)")
-    }
-
-    @Test func aCueALossShowedHeardLateIsJudgedByItsFinalLateness() throws {
-        var analysis = JitterAnalysis(rate: rate, paced: true)
-        for timing in periods(count: 400, ppm: 0) { analysis.add(timing) }
-        let fit = try #require(analysis.clockFit)
         // Three cues placed on time; a loss of 256 frames behind the second was told after it
         // (the output from just before it on), and the third came after that stretch.
         analysis.addCue(sessionFrame: 96_000, outputFrame: 96_000, audible: fit.heardNanoseconds(ofFrame: 96_000))

@@ -324,15 +324,7 @@ final class MonitorRecorder {
         let arguments =
             ["-d", "\(sink).monitor", "--format=float32le", "--rate=48000", "--channels=1", "--raw", path]
             + (latencyMs.map { ["--latency-msec=\($0)"] } ?? [])
-        // The recorder must not drop what it hears when the machine is busy: real-time when it
-        // may be (root, as on CI).
-        if MonitorRecorder.mayRunRealTime {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/chrt")
-            process.arguments = ["-f", "60", "/usr/bin/parec"] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
-            process.arguments = arguments
-        }
+        Self.setUpParec(process, arguments)
         // Not the test runner's output: a recorder left running by a failed test would hold
         // that pipe open, and `swift test` would wait for it for ever.
         process.standardOutput = FileHandle.nullDevice
@@ -352,6 +344,18 @@ final class MonitorRecorder {
     /// Whether the recorder can be made real-time: as root with chrt, and where the system grants
     /// SCHED_FIFO, which a control group without real-time time refuses even to root (chrt then
     /// exits at once, "Operation not permitted", and with it the recorder). Tried once.
+    /// `process` made parec with `arguments`: real-time when it may be (root, as on CI), for a
+    /// recorder must not drop what it hears when the machine is busy.
+    static func setUpParec(_ process: Process, _ arguments: [String]) {
+        if mayRunRealTime {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/chrt")
+            process.arguments = ["-f", "60", "/usr/bin/parec"] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
+            process.arguments = arguments
+        }
+    }
+
     static let mayRunRealTime: Bool = {
         guard geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/chrt") else { return false }
         return (try? runTool("/usr/bin/chrt", ["-f", "60", "/bin/true"])) == 0

@@ -29,15 +29,9 @@ final class StampedMonitorRecorder {
             "--latency-msec=\(latencyMs)"
         ]
         process.environment = environment(with: server.environment)
-        // Real-time where it may be, as `MonitorRecorder`: a recorder held off by a busy machine
-        // stamps its blocks late (the fit takes the earliest, but wants some).
-        if MonitorRecorder.mayRunRealTime {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/chrt")
-            process.arguments = ["-f", "60", "/usr/bin/parec"] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
-            process.arguments = arguments
-        }
+        // Real-time where it may be: a recorder held off by a busy machine stamps its blocks late
+        // (the fit takes the earliest, but wants some).
+        MonitorRecorder.setUpParec(process, arguments)
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
