@@ -273,6 +273,7 @@ import Testing
         #expect(lost.count == 1 && back.count == 1, "\(events)")
         // The lost device was closed when the loss was carried out, the one that came back by
         // `join`: each once, and neither on the audio thread.
+        #expect(device.waitUntilClosed(seconds: 10), "the lost device is closed on a thread of its own")
         let closers = [device.closedOnThreads, reopened.withLock { $0?.closedOnThreads } ?? []]
         #expect(
             closers.allSatisfy { $0.count == 1 && !$0.contains(engine.audioThreadID) },
@@ -284,6 +285,47 @@ import Testing
         #expect(kinds.contains(.paused), "a lost device pauses the session")
         #expect(kinds.last == .finished)
         #expect(Self.cueFrames(events).count == timeline.cueOnsets.count)
+    }
+
+    @Test func aLostDeviceWhoseCloseNeverReturnsHoldsNothingUp() throws {
+        let timeline = try Self.timeline()
+        let device = try FaultInjectingPCM(writeFaults: [30: .error(-ENODEV)], closeBlocks: true)
+        // Let go after 20 s whatever happens, so an engine that waits for the close fails the
+        // test below instead of hanging it.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20) { device.releaseClose() }
+        let engine = PlaybackEngine(renderer: Self.renderer(timeline), device: device) {
+            () throws(AudioDeviceError) -> FaultInjectingPCM in
+            do { return try FaultInjectingPCM() } catch {
+                throw AudioDeviceError(code: -ENODEV, operation: "snd_pcm_open", device: "null", message: "\(error)")
+            }
+        }
+        engine.start()
+        var events: [EngineEvent] = []
+        var closedWhenBack: [Int32]?
+        let deadline = Date().addingTimeInterval(30)
+        while engine.isRunning, Date() < deadline {
+            engine.clearEventsReady()
+            while let event = engine.events.tryPop() {
+                events.append(event)
+                // If the close were waited for, this call would not return until the defer.
+                if case .deviceLost = event { Self.carryOutLoss(on: engine) }
+                if case .deviceBack = event {
+                    closedWhenBack = device.closedOnThreads
+                    engine.send(.resume)
+                }
+            }
+            _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
+        }
+        engine.join()
+        while let event = engine.events.tryPop() { events.append(event) }
+        // The device came back and the session played to its end while the old close was held.
+        #expect(closedWhenBack == [], "\(Self.renderKinds(events))")
+        #expect(Self.renderKinds(events).last == .finished, "\(events)")
+        #expect(Self.cueFrames(events).count == timeline.cueOnsets.count)
+        #expect(!device.waitUntilClosed(seconds: 0), "still held")
+        device.releaseClose()
+        #expect(device.waitUntilClosed(seconds: 10))
+        #expect(device.closedOnThreads.count == 1 && !device.closedOnThreads.contains(engine.audioThreadID))
     }
 
     @Test func aDeviceThatStopsTakingDataIsDeclaredLost() throws {

@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import GongAudio
 import GongCore
@@ -39,10 +40,16 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
     private let closers = Locked<[Int32]>([])
     public var closedOnThreads: [Int32] { closers.withLock { $0 } }
 
+    /// Set for a device whose `close` does not return until `releaseClose` (libjack's close once
+    /// blocked for good after its server restarted); signalled once `close` has closed.
+    private let closeHeld: DispatchSemaphore?
+    private let closedSignal = DispatchSemaphore(value: 0)
+
     public init(
         writeFaults: [Int: Fault] = [:], waitFaults: [Int: Fault] = [:], rate: Int = 48000, channels: Int = 2,
-        periodFrames: Int = 256, realTime: Bool = false, countsSilence: Bool = false
+        periodFrames: Int = 256, realTime: Bool = false, countsSilence: Bool = false, closeBlocks: Bool = false
     ) throws {
+        closeHeld = closeBlocks ? DispatchSemaphore(value: 0) : nil
         silenceHeard = countsSilence ? 0 : nil
         real = try AlsaPCM(
             PCMRequest(device: "null", rate: rate, channels: channels, format: .float32, periodFrames: periodFrames))
@@ -112,8 +119,20 @@ public final class FaultInjectingPCM: PCM, @unchecked Sendable {
     public func status() -> PCMStatus? { stuck ? nil : real.status() }
     public func close() {
         let thread = kernelThreadID()
+        closeHeld?.wait()
         closers.withLock { $0.append(thread) }
         real.close()
+        closedSignal.signal()
+    }
+
+    /// Lets a `close` held by `closeBlocks` go on.
+    public func releaseClose() { closeHeld?.signal() }
+
+    /// Waits up to `seconds` for `close` to have closed the device: true if it has.
+    public func waitUntilClosed(seconds: Double) -> Bool {
+        guard closedSignal.wait(timeout: .now() + seconds) == .success else { return false }
+        closedSignal.signal()
+        return true
     }
     public func silenceHeardFrames() -> Int64? { silenceHeard }
 }

@@ -159,16 +159,26 @@ public final class PlaybackEngine<Device: PCM>: @unchecked Sendable {
 
     // MARK: A lost device, on the control side
 
-    /// Closes the device the audio thread reported lost: here, never on the audio thread, which
-    /// let go of it before it told. Nothing to do while it plays one (a finished session's
-    /// device is closed by `join`, once the thread has ended).
+    /// Closes the device the audio thread reported lost: never on the audio thread, which let go
+    /// of it before it told. Nothing to do while it plays one (a finished session's device is
+    /// closed by `join`, once the thread has ended).
+    ///
+    /// The close runs on a thread of its own that nobody waits for. A lost device's close talks
+    /// to a server that may be gone, and may never return: libjack's `jack_client_close` once
+    /// blocked for good on a mutex of its own after the JACK server restarted. Its caller holds
+    /// the session's lock, and the reopening and every status request must go on without it.
     public func closeLostDevice() {
-        devicesLock.withLock { _ in
-            guard shared.deviceLetGo.load(ordering: .acquiring) else { return }
-            device?.close()
-            device = nil
+        let lost: LostDevice? = devicesLock.withLock { _ in
+            guard shared.deviceLetGo.load(ordering: .acquiring), let device else { return nil }
+            self.device = nil
+            return LostDevice(device: device)
         }
+        guard let lost else { return }
+        DetachedThread.start(name: "gong close") { lost.device.close() }
     }
+
+    /// A lost device on its way to the thread that closes it: no one else holds it any more.
+    private struct LostDevice: @unchecked Sendable { let device: Device }
 
     /// Opens the lost device again on a thread of the control side's, waiting
     /// `SessionMachine.DeviceLoss.retryDelayMilliseconds` before each attempt — sleeping — until
