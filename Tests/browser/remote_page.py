@@ -146,6 +146,12 @@ try:
     wait(a, "return /^\\d+:\\d\\d/.test(document.getElementById('nextLeft').textContent)", 10,
          "the next bell is counted down")
     check(a.find_element(By.ID, "nextLabel").text == "Next bell in", "a countdown is said to be one")
+    # A pause for an hour asked for in the second the hourly bell rang ends on the second the
+    # next one is due, which then rings (BellKeeper: a bell is held when due before the pause
+    # ends), and the page rightly counts it down (seen once, a run at midnight). Ring and pause
+    # only while the hour's bell is more than 90 s away.
+    wait(a, "const t = document.getElementById('nextLeft').textContent.split(':').map(Number);"
+         " return t.reduce((s, x) => s * 60 + x, 0) > 90", 100, "the hour's bell more than 90 s away")
     a.find_element(By.ID, "bRing").click()
     rung = "return [...document.querySelectorAll('#plan li')].some(li => li.textContent.includes('rung'))"
     wait(a, rung, 30, "the bell asked for is in today's plan, rung")
