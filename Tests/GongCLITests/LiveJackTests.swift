@@ -643,7 +643,17 @@ enum JackServer {
         let taken = pcm.rewind(frames: reach / 2)
         #expect(taken == reach / 2)
         #expect(pcm.rewindableFrames() <= reach - taken)
-        #expect(pcm.drain() == 0)
+        // A cycle JACK runs without the client while it drains is told as -EPIPE, once, with the
+        // frames counted, as while it wrote (seen idle, one run in four); the drain then ends.
+        let lostBefore = pcm.silenceHeardFrames() ?? 0
+        var drained = pcm.drain()
+        if drained == -EPIPE {
+            let lost = (pcm.silenceHeardFrames() ?? 0) - lostBefore
+            #expect(lost > 0, "-EPIPE from the drain with no frame lost")
+            print("JACK: a cycle missed while draining, \(lost) frames told")
+            drained = pcm.drain()
+        }
+        #expect(drained == 0)
     }
 
     /// PipeWire's JACK (`pw-jack`, its libjack in place of jack2's) on the PipeWire test rig: gong
