@@ -698,7 +698,7 @@ enum JackServer {
         let placed = exact.compactMap { $0 }
         #expect(
             exact.count == 9 && placed.count >= 7 && placed.allSatisfy { $0 == 144_000 },
-            "on the graph's clock: \(TapRecording.describe(exact)) (tap missed \(onGraphsClock.missedFrames) frames), gong lost \(events.losses); \(finished)"
+            "on the graph's clock: \(TapRecording.describe(exact)) (tap missed \(onGraphsClock.missedFrames) frames, moved \(onGraphsClock.movedCycles) cycles back), gong lost \(events.losses); onsets at \(onGraphsClock.placedOnsets().map(\.frame)), the tap's holes (frame, frames) \(onGraphsClock.holes); \(finished)"
         )
         print("pw-jack: on the graph's clock \(TapRecording.describe(exact)), gong's account \(finished)")
     }
