@@ -307,7 +307,7 @@ import Testing
             engine.clearEventsReady()
             while let event = engine.events.tryPop() {
                 events.append(event)
-                // If the close were waited for, this call would not return until the defer.
+                // If the close were waited for, this call would not return for 20 s.
                 if case .deviceLost = event { Self.carryOutLoss(on: engine) }
                 if case .deviceBack = event {
                     closedWhenBack = device.closedOnThreads

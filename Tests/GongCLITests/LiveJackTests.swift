@@ -643,14 +643,12 @@ enum JackServer {
         let taken = pcm.rewind(frames: reach / 2)
         #expect(taken == reach / 2)
         #expect(pcm.rewindableFrames() <= reach - taken)
-        // A cycle JACK runs without the client while it drains is told as -EPIPE, once, with the
-        // frames counted, as while it wrote (seen idle, one run in four); the drain then ends.
-        let lostBefore = pcm.silenceHeardFrames() ?? 0
+        // A cycle JACK ran without the client since the last write is told by the drain as
+        // -EPIPE, once, as a write would have told it (seen idle, one run in ten); the drain then
+        // ends.
         var drained = pcm.drain()
         if drained == -EPIPE {
-            let lost = (pcm.silenceHeardFrames() ?? 0) - lostBefore
-            #expect(lost > 0, "-EPIPE from the drain with no frame lost")
-            print("JACK: a cycle missed while draining, \(lost) frames told")
+            print("JACK: a loss told by the drain; \(pcm.silenceHeardFrames() ?? 0) frames lost in all")
             drained = pcm.drain()
         }
         #expect(drained == 0)
