@@ -30,9 +30,11 @@ import Testing
     }
 
     /// Three seconds written as fast as the stream takes them take three seconds less the buffer
-    /// (the frames in it are not heard yet when the last is written), and every
-    /// report places device frame 0 at the same moment: within a millisecond on PulseAudio, within
-    /// the client's jitter bound on PipeWire.
+    /// (the frames in it are not heard yet when the last is written), and three reports in four
+    /// place device frame 0 within a millisecond of the earliest on PulseAudio, within the
+    /// client's jitter bound on PipeWire. Not every report: on a busy machine a server stamps
+    /// some of its reports late (one 3.7 ms late with two busy loops beside PulseAudio), which
+    /// places frame 0 later; the device clock goes by the earliest (`DeviceClock`).
     @Test(arguments: SoundServer.allCases)
     func itIsPacedByTheServerAndReportsWhenFramesAreHeard(server: SoundServer) throws {
         try server.require()
@@ -63,10 +65,12 @@ import Testing
         #expect(origins.count >= 8)
         // PulseAudio's reports agree within a millisecond; pipewire-pulse's are up to a quantum
         // stale (5 ms beside the keeper): the client's bound there stands above that.
-        let spread = Double((origins.max() ?? 0) - (origins.min() ?? 0)) / 1e6
+        let bound = server == .pulseAudio ? 1_000_000 : pcm.configuration.reportJitterNanoseconds
+        let earliest = origins.min() ?? 0
+        let fromEarliest = origins.map { Double($0 - earliest) / 1e6 }
         #expect(
-            spread < (server == .pulseAudio ? 1.0 : Double(pcm.configuration.reportJitterNanoseconds) / 1e6),
-            "frame 0 placed within \(spread) ms")
+            origins.filter { $0 - earliest < bound }.count * 4 >= origins.count * 3,
+            "frame 0 placed these ms after the earliest report: \(fromEarliest)")
         #expect(pcm.drain() == 0)
     }
 
