@@ -644,8 +644,7 @@ enum JackServer {
         #expect(taken == reach / 2)
         #expect(pcm.rewindableFrames() <= reach - taken)
         // A cycle JACK ran without the client since the last write is told by the drain as
-        // -EPIPE, once, as a write would have told it (seen idle, one run in ten); the drain then
-        // ends.
+        // -EPIPE, once, as a write would have told it, idle too; the drain then ends.
         var drained = pcm.drain()
         if drained == -EPIPE {
             print("JACK: a loss told by the drain; \(pcm.silenceHeardFrames() ?? 0) frames lost in all")

@@ -32,9 +32,8 @@ import Testing
     /// Three seconds written as fast as the stream takes them take three seconds less the buffer
     /// (the frames in it are not heard yet when the last is written), and three reports in four
     /// place device frame 0 within a millisecond of the earliest on PulseAudio, within the
-    /// client's jitter bound on PipeWire. Not every report: on a busy machine they spread wider
-    /// (3.7 ms with two busy loops beside PulseAudio, in a clean run), and the device clock goes
-    /// by the earliest (`DeviceClock`).
+    /// client's jitter bound on PipeWire. Not every report: on a busy machine they spread wider,
+    /// and the device clock goes by the earliest (`DeviceClock`).
     @Test(arguments: SoundServer.allCases)
     func itIsPacedByTheServerAndReportsWhenFramesAreHeard(server: SoundServer) throws {
         try server.require()
