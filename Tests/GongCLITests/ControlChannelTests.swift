@@ -33,6 +33,23 @@ final class ControlledRun {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
+    /// Pauses the session once it has played something (its `status` says so): a pause sent at
+    /// `started` may come before the first frame on a busy machine, leaving nothing played to
+    /// keep (a killed session's record then rightly said 0 s).
+    func pauseOncePlaying() {
+        #expect(events.wait(for: "started", seconds: 60))
+        var asked = 1000
+        #expect(
+            Waiting.until {
+                asked += 1
+                send(#"{"command": "status", "id": \#(asked)}"#)
+                let status = reply(asked)?["status"] as? [String: Any]
+                return status?["elapsedSeconds"] as? Double ?? 0 > 0
+            }, "the session plays")
+        send(#"{"command": "pause", "id": 1}"#)
+        #expect(events.wait(for: "paused", seconds: 60))
+    }
+
     /// The reply carrying `id`, once it has come.
     func reply(_ id: Int, seconds: Double = 60) -> [String: Any]? { events.reply(id, seconds: seconds) }
 

@@ -64,9 +64,7 @@ import Testing
     @Test func aKilledSessionIsStillInTheHistory() throws {
         let place = try Place()
         let run = try ControlledRun(control: "stdin", runtime: place.scratch.path, extraEnvironment: place.environment)
-        #expect(run.events.wait(for: "started", seconds: 60))
-        run.send(#"{"command": "pause", "id": 1}"#)
-        #expect(run.events.wait(for: "paused", seconds: 60))
+        run.pauseOncePlaying()
         // Its record, written as it started and again as it paused.
         var records: [[String: Any]] = []
         #expect(
@@ -183,9 +181,7 @@ import Testing
         let sessions = place.scratch.path + "/state/gong/sessions"
         let run = try ControlledRun(
             control: "stdin", runtime: place.scratch.path, meditation: "10m", extraEnvironment: place.environment)
-        #expect(run.events.wait(for: "started", seconds: 60))
-        run.send(#"{"command": "pause", "id": 1}"#)
-        #expect(run.events.wait(for: "paused", seconds: 60))
+        run.pauseOncePlaying()
         var snapshot: [String: Any] = [:]
         _ = Waiting.until {
             let name = (try? FileManager.default.contentsOfDirectory(atPath: sessions))?.first { $0.hasSuffix(".json") }
