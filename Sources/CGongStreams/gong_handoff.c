@@ -123,7 +123,12 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
     if (skips->started) {
         // Positions wrap at 2^32; the difference of two does not.
         int32_t step = (int32_t)(position - (skips->previous + skips->last_frames));
-        if (position == skips->previous) {
+        skips->repeated = position == skips->previous;
+        if (skips->repeated && skips->replays) {
+            // The same position twice, and the late call's frames played again in it.
+            told = skips->held;
+            skips->held = 0;
+        } else if (skips->repeated) {
             // The same position twice: the last call read it early, having begun late.
             skips->held = skips->last_frames >= skips->held ? 0 : skips->held - skips->last_frames;
         } else if (step >= 0) {

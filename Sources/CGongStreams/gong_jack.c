@@ -10,6 +10,15 @@
 // late, or its driver wakes a few microseconds late, neither of which lost a frame of gong's.
 // Cycles JACK ran without this client show as a jump in its frame time, and are.
 //
+// A call that begins late, after the server has moved to the next cycle, reads that cycle's
+// frame time, and the server then runs the client again for it at once: the same frame time
+// twice. The late call's buffer is not heard in the cycle it was late for; the server takes one
+// of the two buffers for the cycle it runs, which one depending on who wakes first (traced on
+// PipeWire's JACK, with the graph's own recording: a cue in the late buffer was heard from the
+// second buffer's start, cut). So the second call plays the late call's frames again, and the
+// jump is told whole: those frames are heard one cycle late, to the frame, whichever buffer is
+// taken, and gong renders what it still holds again on its time.
+//
 // Time: each cycle's frames are placed by when the callback woke, not by JACK's DLL. The frame
 // time says which cycle runs and the wake-up when: a callback wakes at its cycle's start or after
 // it, never before, so the earliest of a second's wake-ups, less their frame times, is the
@@ -60,6 +69,8 @@ struct gong_jack_stream {
     /// When frame 0 was played, by each cycle's wake-up, and the stops measured in it.
     gong_clock_origin origin;
 
+    /// The frames the last call claimed, still in `scratch` to play again; 0: none.
+    uint32_t replayable;
     /// The ports' playback latency (the largest), kept by the latency callback.
     _Atomic uint32_t latency_frames;
 };
@@ -94,12 +105,57 @@ static int clock_restarted(struct gong_jack_stream *self, jack_nframes_t nframes
                                       self->rate);
 }
 
+/// Spreads `frames` interleaved frames of the scratch buffer over the ports' buffers, from
+/// `offset` on.
+static void spread(struct gong_jack_stream *self, float **outputs, uint32_t offset, uint32_t frames) {
+    for (uint32_t channel = 0; channel < self->channels; channel++) {
+        float *out = outputs[channel] + offset;
+        const float *in = self->scratch + channel;
+        for (uint32_t frame = 0; frame < frames; frame++) out[frame] = in[(size_t)frame * self->channels];
+    }
+}
+
+static void silence(struct gong_jack_stream *self, float **outputs, uint32_t offset, uint32_t frames) {
+    for (uint32_t channel = 0; channel < self->channels; channel++)
+        memset(outputs[channel] + offset, 0, (size_t)frames * sizeof(float));
+}
+
+/// The cycle's frames from the ring, silence where it runs short.
+static void play_from_ring(struct gong_jack_stream *self, float **outputs, uint32_t nframes) {
+    uint32_t done = 0;
+    while (done < nframes) {
+        uint32_t chunk = nframes - done;
+        if (chunk > GONG_JACK_SCRATCH_FRAMES) chunk = GONG_JACK_SCRATCH_FRAMES;
+        uint32_t got = gong_handoff_read(&self->handoff, self->scratch, chunk);
+        spread(self, outputs, done, got);
+        done += got;
+        if (got < chunk) break;
+    }
+    if (done < nframes) {
+        silence(self, outputs, done, nframes - done);
+        gong_handoff_short(&self->handoff, nframes - done);
+    }
+    // Only what stayed in the scratch buffer whole can be played again.
+    self->replayable = nframes <= GONG_JACK_SCRATCH_FRAMES ? done : 0;
+}
+
+/// The last call began late, after the server had moved on: the same frames again, so that they
+/// are heard in this cycle whichever of the two buffers the server takes, and the ring's next
+/// frames in the next cycle's.
+static void play_again(struct gong_jack_stream *self, float **outputs, uint32_t nframes) {
+    uint32_t frames = self->replayable < nframes ? self->replayable : nframes;
+    spread(self, outputs, 0, frames);
+    silence(self, outputs, frames, nframes - frames);
+    self->replayable = 0;
+}
+
 static int on_process(jack_nframes_t nframes, void *data) {
     struct gong_jack_stream *self = data;
     jack_nframes_t frame_time = jack_last_frame_time(self->client);
     // Cycles the server ran without this client (it was stopped, or too late) show as the frame
     // time moving on by more than the last cycle's frames (gong_handoff.h says when it is told).
     uint64_t began = self->handoff.consumed;
+    self->skips.replays = self->replayable > 0;
     uint32_t missed = gong_cycle_skips_step(&self->skips, frame_time, nframes);
     if (missed) gong_handoff_missed(&self->handoff, missed, self->jump_began);
     if (self->skips.in_doubt) self->jump_began = began;
@@ -111,24 +167,10 @@ static int on_process(jack_nframes_t nframes, void *data) {
     for (uint32_t channel = 0; channel < self->channels; channel++)
         outputs[channel] = jack_port_get_buffer(self->ports[channel], nframes);
 
-    uint32_t done = 0;
-    while (done < nframes) {
-        uint32_t chunk = nframes - done;
-        if (chunk > GONG_JACK_SCRATCH_FRAMES) chunk = GONG_JACK_SCRATCH_FRAMES;
-        uint32_t got = gong_handoff_read(&self->handoff, self->scratch, chunk);
-        for (uint32_t channel = 0; channel < self->channels; channel++) {
-            float *out = outputs[channel] + done;
-            const float *in = self->scratch + channel;
-            for (uint32_t frame = 0; frame < got; frame++) out[frame] = in[(size_t)frame * self->channels];
-        }
-        done += got;
-        if (got < chunk) break;
-    }
-    if (done < nframes) {
-        for (uint32_t channel = 0; channel < self->channels; channel++)
-            memset(outputs[channel] + done, 0, (size_t)(nframes - done) * sizeof(float));
-        gong_handoff_short(&self->handoff, nframes - done);
-    }
+    if (self->skips.repeated && self->replayable > 0)
+        play_again(self, outputs, nframes);
+    else
+        play_from_ring(self, outputs, nframes);
 
     // The first frame of this cycle's buffer is heard the ports' playback latency after the
     // cycle began (jack2's async mode counts the cycle's own period in it: two periods on a

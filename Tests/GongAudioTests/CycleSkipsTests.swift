@@ -2,13 +2,18 @@ import CGongStreams
 import Testing
 
 /// The cycles gong's JACK and PipeWire callbacks tell as missed, from the server's clock position
-/// each call reads (gong_handoff.h; JACK's frame time here): a jump is told a cycle later, and not
-/// at all when it was a call that began late and read the next cycle's position.
+/// each call reads (gong_handoff.h; JACK's frame time here): a jump is told a cycle later; when it
+/// was a call that began late and read the next cycle's position, PipeWire's callback tells it
+/// less that call's cycle, JACK's (which plays that call's frames again) whole.
 struct CycleSkipsTests {
-    /// Feeds cycles of 256 frames at these frame times; what each call told.
-    func told(_ frameTimes: [UInt32]) -> [UInt32] {
+    /// Feeds cycles of 256 frames at these frame times; what each call told. `replays`: the
+    /// callback plays a late call's frames again when its frame time comes twice (JACK's).
+    func told(_ frameTimes: [UInt32], replays: Bool = false) -> [UInt32] {
         var skips = gong_cycle_skips()
-        return frameTimes.map { gong_cycle_skips_step(&skips, $0, 256) }
+        return frameTimes.map {
+            skips.replays = replays ? 1 : 0
+            return gong_cycle_skips_step(&skips, $0, 256)
+        }
     }
 
     @Test func cyclesEndToEndTellNothing() {
@@ -29,6 +34,24 @@ struct CycleSkipsTests {
         // A late start on top of a real miss: 1512 was missed, and the call serving 1768 began
         // late and read 2024. Only the miss is told.
         #expect(told([1000, 1256, 2024, 2024, 2280, 2536]) == [0, 0, 0, 0, 256, 0])
+    }
+
+    /// JACK's callback plays the late call's frames again in the cycle whose frame time it read
+    /// early, so they are heard there, a cycle late: the whole jump before them is told.
+    @Test func aLateCallWhoseFramesArePlayedAgainTellsTheWholeJump() {
+        // The call serving 1512 began after the server moved to 1768: 1512 ran without gong.
+        #expect(told([1000, 1256, 1768, 1768, 2024, 2280], replays: true) == [0, 0, 0, 256, 0, 0])
+        // A miss besides: 1512 and 1768 ran without gong, its frames heard from 2024 on.
+        #expect(told([1000, 1256, 2024, 2024, 2280, 2536], replays: true) == [0, 0, 0, 512, 0, 0])
+        // A jump followed by the next cycle is told as before.
+        #expect(told([1000, 1256, 2024, 2280, 2536], replays: true) == [0, 0, 0, 512, 0])
+        // Only the frame time read twice is a repeat.
+        var skips = gong_cycle_skips()
+        let repeats = [1000, 1256, 1768, 1768, 2024].map { (frameTime: UInt32) -> Bool in
+            _ = gong_cycle_skips_step(&skips, frameTime, 256)
+            return skips.repeated != 0
+        }
+        #expect(repeats == [false, false, false, true, false])
     }
 
     /// A cycle whose frame time jumped is in doubt (its timing is not reported) until the next

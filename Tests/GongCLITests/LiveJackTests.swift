@@ -655,7 +655,8 @@ enum JackServer {
 
     /// PipeWire's JACK (`pw-jack`, its libjack in place of jack2's) on the PipeWire test rig: gong
     /// plays as a JACK client of PipeWire's graph, on the null sink's ports, for 30 s, and on the
-    /// graph's own clock (`PipeWireTap`) every interval is exact to the frame.
+    /// graph's own clock (`PipeWireTap`) every interval is exact to the frame: the schedule, or
+    /// what gong said of a cue a late cycle made late.
     ///
     /// Not judged by parec: a follower of pipewire-pulse that splices what it gets, on a busy
     /// machine it dropped a quantum of the monitor (intervals 143 744) four times in one run, and
@@ -689,13 +690,20 @@ enum JackServer {
         let xruns = finished["xruns"] as? Int ?? -1
         #expect(finished["cycles"] as? Int == 10 && xruns == events.losses.count, "\(finished)")
         #expect(finished["heard"] as? String == (xruns > 0 ? "audioLost" : "onFrame"), "\(finished)")
-        // On the graph's clock every interval is the schedule; only one the tap cannot place (an
-        // onset right after a cycle the tap itself missed) is left out.
+        // On the graph's clock every interval is the schedule and the lateness gong said of the
+        // cues at its ends: one told heard late (PipeWire's JACK ran gong late just before it) is
+        // that late in the recording, to the frame, and never later than what gong lost. Only an
+        // interval the tap cannot place (an onset right after a cycle the tap itself missed) is
+        // left out.
+        let saidLate = events.saidLate
+        let lost = finished["lostFrames"] as? Int ?? -1
+        let accounted = zip(saidLate, saidLate.dropFirst()).map { 144_000 + $1 - $0 }
         let exact = onGraphsClock.intervals()
-        let placed = exact.compactMap { $0 }
+        let placed = zip(exact, accounted).filter { $0.0 != nil }
         #expect(
-            exact.count == 9 && placed.count >= 7 && placed.allSatisfy { $0 == 144_000 },
-            "on the graph's clock: \(TapRecording.describe(exact)) (tap missed \(onGraphsClock.missedFrames) frames, moved \(onGraphsClock.movedCycles) cycles back), gong lost \(events.losses); onsets at \(onGraphsClock.placedOnsets().map(\.frame)), the tap's holes (frame, frames) \(onGraphsClock.holes); \(finished)"
+            exact.count == 9 && saidLate.count == 10 && saidLate.allSatisfy { $0 <= lost } && placed.count >= 7
+                && placed.allSatisfy { $0.0 == $0.1 },
+            "on the graph's clock: \(TapRecording.describe(exact)), by gong's account \(accounted) (tap missed \(onGraphsClock.missedFrames) frames, moved \(onGraphsClock.movedCycles) cycles back), gong lost \(events.losses); onsets at \(onGraphsClock.placedOnsets().map(\.frame)), the tap's holes (frame, frames) \(onGraphsClock.holes); \(finished)"
         )
         print("pw-jack: on the graph's clock \(TapRecording.describe(exact)), gong's account \(finished)")
     }

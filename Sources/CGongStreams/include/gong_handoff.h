@@ -39,10 +39,12 @@ typedef struct gong_handoff_counters {
 /// time, PipeWire's ticks) in the cycles it was. That position is the server's current cycle, not
 /// necessarily the one the call serves: a call that began late, after the server had moved on,
 /// reads the next cycle's, and when the server then runs that cycle too, the same position comes
-/// twice. So a jump is held for one cycle and told only if the next call does not read the same
-/// position again; told at once, a late start would be counted as a lost cycle and the session
-/// moved on by it, a cycle early on the server's clock from then on. Positions are frames modulo
-/// 2^32: they wrap (a day at 48 kHz), their differences do not.
+/// twice. So a jump is held for one cycle and told when the next call shows what the late call's
+/// frames served: the cycle after it (the next position moved on), or the repeated one, where a
+/// callback that plays them again (`replays`, JACK's) has them heard. Otherwise, a repeated
+/// position takes the late call's cycle off the jump; told at once, a late start would be counted
+/// as a lost cycle and the session moved on by it, a cycle early on the server's clock from then
+/// on. Positions are frames modulo 2^32: they wrap (a day at 48 kHz), their differences do not.
 typedef struct gong_cycle_skips {
     /// The last cycle's position and frames: the next cycle is expected at their sum.
     uint32_t previous, last_frames;
@@ -51,6 +53,13 @@ typedef struct gong_cycle_skips {
     /// Whether the last cycle's position jumped: it may be the next cycle's, read early, so the
     /// moment it places a frame at is in doubt (its timing is not reported).
     int in_doubt;
+    /// Set by a callback that plays a cycle whose position comes twice with the last call's
+    /// frames again (JACK's, gong_jack.c says why): the late call's frames are then heard in this
+    /// cycle, so the whole jump before them is told. Unset, the late call's frames are taken to
+    /// have served the cycle before, and the jump is told less that cycle.
+    int replays;
+    /// Whether the last step's position was the one before it, read again.
+    int repeated;
 } gong_cycle_skips;
 
 /// A cycle at `position` of `frames` frames was run: the frames to tell as missed now.
