@@ -286,6 +286,19 @@ struct GongEvents {
         }
     }
 
+    /// When gong finally says each cue was heard (seconds, CLOCK_MONOTONIC), in the order told:
+    /// its `cue` line's `audible`, or that of the last `cueHeardLate` told of it since.
+    var saidAudible: [Double] {
+        let corrected = Dictionary(
+            all("cueHeardLate").compactMap { event in
+                (event["frame"] as? Int).flatMap { frame in (event["audible"] as? Double).map { (frame, $0) } }
+            }, uniquingKeysWith: { $1 })
+        return all("cue").compactMap { cue in
+            guard let frame = cue["frame"] as? Int, let audible = cue["audible"] as? Double else { return nil }
+            return corrected[frame] ?? audible
+        }
+    }
+
     /// How late gong finally says each cue was heard, in the order told: its `cue` line's
     /// `lateFrames`, or the last `cueHeardLate` told of it since (same `frame`: a loss came
     /// behind it once it was out of gong's reach, so it was heard later than its line said).
