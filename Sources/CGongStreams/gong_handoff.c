@@ -123,12 +123,14 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
     if (skips->started) {
         // Positions wrap at 2^32; the difference of two does not.
         int32_t step = (int32_t)(position - (skips->previous + skips->last_frames));
-        skips->repeated = position == skips->previous;
+        int again = position == skips->previous;
+        // Read again after a jump: the last call began late and read this position early.
+        skips->repeated = again && skips->in_doubt;
         if (skips->repeated && skips->replays) {
-            // The same position twice, and the late call's frames played again in it.
+            // Its frames are played again in this cycle, so heard here: the jump is told whole.
             told = skips->held;
             skips->held = 0;
-        } else if (skips->repeated) {
+        } else if (again) {
             // The same position twice: the last call read it early, having begun late.
             skips->held = skips->last_frames >= skips->held ? 0 : skips->held - skips->last_frames;
         } else if (step >= 0) {

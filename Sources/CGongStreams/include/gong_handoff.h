@@ -58,7 +58,8 @@ typedef struct gong_cycle_skips {
     /// cycle, so the whole jump before them is told. Unset, the late call's frames are taken to
     /// have served the cycle before, and the jump is told less that cycle.
     int replays;
-    /// Whether the last step's position was the one before it, read again.
+    /// Whether the last step's position was the one before it read again after a jump: the call
+    /// before began late and read it early.
     int repeated;
 } gong_cycle_skips;
 
