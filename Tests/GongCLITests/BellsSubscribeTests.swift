@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func aSubscriberIsToldOfEachPauseAndResumeAsItHappens() async throws {
-        let bells = try await RunningBells.started(["--every", "1h", "--device", "null"], in: ScratchDirectory())
+        let bells = try await RunningBells.started(RunningBells.farOff + ["--device", "null"], in: ScratchDirectory())
         let subscriber = try ControlSockets.connect(bells.socket)
         defer { close(subscriber) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
