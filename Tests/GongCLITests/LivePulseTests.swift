@@ -286,30 +286,23 @@ struct GongEvents {
         }
     }
 
-    /// When gong finally says each cue was heard (seconds, CLOCK_MONOTONIC), in the order told:
-    /// its `cue` line's `audible`, or that of the last `cueHeardLate` told of it since.
-    var saidAudible: [Double] {
-        let corrected = Dictionary(
-            all("cueHeardLate").compactMap { event in
-                (event["frame"] as? Int).flatMap { frame in (event["audible"] as? Double).map { (frame, $0) } }
-            }, uniquingKeysWith: { $1 })
-        return all("cue").compactMap { cue in
-            guard let frame = cue["frame"] as? Int, let audible = cue["audible"] as? Double else { return nil }
-            return corrected[frame] ?? audible
-        }
-    }
+    /// When gong finally says each cue was heard (seconds, CLOCK_MONOTONIC), in the order told.
+    var saidAudible: [Double] { finallySaid("audible") }
 
-    /// How late gong finally says each cue was heard, in the order told: its `cue` line's
-    /// `lateFrames`, or the last `cueHeardLate` told of it since (same `frame`: a loss came
-    /// behind it once it was out of gong's reach, so it was heard later than its line said).
-    var saidLate: [Int] {
+    /// How late gong finally says each cue was heard, in frames, in the order told.
+    var saidLate: [Int] { finallySaid("lateFrames") }
+
+    /// `key` of each cue as gong finally tells it, in the order told: its `cue` line's, or that
+    /// of the last `cueHeardLate` told of it since (same `frame`: a loss came behind it once it
+    /// was out of gong's reach, so it was heard later than its line said).
+    private func finallySaid<Value>(_ key: String) -> [Value] {
         let corrected = Dictionary(
             all("cueHeardLate").compactMap { event in
-                (event["frame"] as? Int).flatMap { frame in (event["lateFrames"] as? Int).map { (frame, $0) } }
+                (event["frame"] as? Int).flatMap { frame in (event[key] as? Value).map { (frame, $0) } }
             }, uniquingKeysWith: { $1 })
         return all("cue").compactMap { cue in
-            guard let frame = cue["frame"] as? Int, let late = cue["lateFrames"] as? Int else { return nil }
-            return corrected[frame] ?? late
+            guard let frame = cue["frame"] as? Int, let value = cue[key] as? Value else { return nil }
+            return corrected[frame] ?? value
         }
     }
 
