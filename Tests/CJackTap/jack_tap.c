@@ -1,6 +1,7 @@
 #include "jack_tap.h"
 
 #include <jack/jack.h>
+#include <jack/statistics.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -22,7 +23,28 @@ struct jack_tap {
     int has_last;
     uint32_t last_at, last_frames;
     _Atomic uint32_t frames;
+    /// The server's xrun reports (its notification thread): the frame time at each, and the
+    /// delay jack2 keeps of the last driver xrun then.
+    jack_nframes_t xrun_times[JACK_TAP_MAX_XRUNS];
+    float xrun_delays[JACK_TAP_MAX_XRUNS];
+    /// The delay jack2 kept when the tap opened (of a driver xrun before it, if any).
+    float opening_delay;
+    _Atomic uint32_t xruns;
 };
+
+/// On JACK's notification thread. jack2 tells every client when one of them had not finished
+/// a cycle when the next began (or a driver xrun): the server's own word that a cycle went
+/// wrong, whatever the late client says of it.
+static int on_xrun(void *data) {
+    struct jack_tap *tap = data;
+    uint32_t count = atomic_load_explicit(&tap->xruns, memory_order_relaxed);
+    if (count < JACK_TAP_MAX_XRUNS) {
+        tap->xrun_times[count] = jack_frame_time(tap->client);
+        tap->xrun_delays[count] = jack_get_xrun_delayed_usecs(tap->client);
+        atomic_store_explicit(&tap->xruns, count + 1, memory_order_release);
+    }
+    return 0;
+}
 
 static int on_process(jack_nframes_t nframes, void *data) {
     struct jack_tap *tap = data;
@@ -72,8 +94,10 @@ jack_tap *jack_tap_open(const char *server, const char *name, uint32_t capacity)
         return NULL;
     }
     for (uint32_t frame = 0; frame < capacity; frame++) tap->samples[frame] = NAN;
+    tap->opening_delay = jack_get_xrun_delayed_usecs(tap->client);
     tap->port = jack_port_register(tap->client, "in", JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
     if (!tap->port || jack_set_process_callback(tap->client, on_process, tap) != 0 ||
+        jack_set_xrun_callback(tap->client, on_xrun, tap) != 0 ||
         jack_activate(tap->client) != 0) {
         jack_client_close(tap->client);
         free(tap->samples);
@@ -94,6 +118,18 @@ uint32_t jack_tap_frames(jack_tap *tap) { return atomic_load_explicit(&tap->fram
 uint32_t jack_tap_moved_cycles(jack_tap *tap) { return tap->moved_cycles; }
 
 uint32_t jack_tap_missed_frames(jack_tap *tap) { return tap->missed_frames; }
+
+uint32_t jack_tap_xruns(jack_tap *tap, int64_t *frames, int *driver, uint32_t max) {
+    uint32_t count = atomic_load_explicit(&tap->xruns, memory_order_acquire);
+    if (count > max) count = max;
+    float last_delay = tap->opening_delay;
+    for (uint32_t index = 0; index < count; index++) {
+        frames[index] = tap->started ? (int32_t)(tap->xrun_times[index] - tap->origin) : 0;
+        driver[index] = tap->xrun_delays[index] != last_delay;
+        last_delay = tap->xrun_delays[index];
+    }
+    return count;
+}
 
 void jack_tap_close(jack_tap *tap) {
     jack_deactivate(tap->client);

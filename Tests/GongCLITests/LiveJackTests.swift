@@ -180,7 +180,7 @@ enum JackServer {
     /// ran without it and moved its timeline on by them; every other interval is exact too (or
     /// late by exactly what gong said of a cue a cycle missed besides covered). And
     /// when gong says the cues on either side of the gap were heard (the same clock) they are 3 s
-    /// apart within a millisecond.
+    /// apart within a millisecond, and what the server's clock itself stood still around them.
     @Test func aStoppedProcessMissesCyclesCountsTheLossAndLaterCuesKeepTheirFrames() throws {
         try JackServer.require()
         let (output, recording, stoppedFor) = try Self.playSixCuesStopping(nil, forMicroseconds: 300_000)
@@ -211,18 +211,24 @@ enum JackServer {
         )
         let audible = events.saidAudible
         let audibleAcross = audible.count == 6 ? audible[2] - audible[1] : 0
-        // The server's clock may stop by itself on a busy machine (its dummy driver woken over a
-        // millisecond late): gong tells it (an xrun of no frames), and the cue after it is heard
-        // that much later; where it fell is not known here, so it is slack.
+        // The server's clock may stop by itself on a busy machine: jack2's dummy driver, woken
+        // late, starts its timeline again, and every frame after is heard that much later. gong
+        // tells a stop over a millisecond (an xrun of no frames); a shorter one its clock follows
+        // within two seconds of earliest wake-ups, so a cue up to two seconds after it may be
+        // said early by up to a millisecond. So the slack is the stops gong told, and a
+        // millisecond for each driver xrun the server reported in the two seconds before the cue
+        // before the gap and up to the cue after it (the server's word, not gong's).
         let stopsTold = events.all("xrun").compactMap { $0["clockStoppedMs"] as? Double }.reduce(0, +) / 1000
         let lateAcross = saidLate.count == 6 ? Double(saidLate[2] - saidLate[1]) / 48000 : 0
+        let driverStops = heard.count == 6 ? recording.driverXrunCycles(in: heard[1].frame - 96000...heard[2].frame) : 0
         #expect(
-            abs(audibleAcross - 3 - lateAcross) < 0.001 + stopsTold,
-            "cues heard \(audibleAcross) s apart across the gap (the server's clock stops told: \(stopsTold) s): \(audible)"
+            abs(audibleAcross - 3 - lateAcross) < 0.001 + stopsTold + 0.001 * Double(driverStops),
+            "cues heard \(audibleAcross) s apart across the gap (the server's clock stops told: \(stopsTold) s; the driver's xruns reported around it: \(driverStops)): \(audible)"
         )
         print(
-            "JACK stopped \(stoppedFor) s: lost \(lost) frames, the tap missed \(recording.missedFrames),"
-                + " recorded intervals \(TapRecording.describe(intervals)), heard across \(audibleAcross) s"
+            "JACK stopped \(stoppedFor) s: lost \(lost) frames (\(events.all("xrun"))), the tap missed \(recording.missedFrames),"
+                + " recorded intervals \(TapRecording.describe(intervals)), heard across \(audibleAcross) s,"
+                + " clock stops told \(stopsTold) s, the driver's xruns around it \(driverStops) (at \(recording.driverXruns), all xruns at \(recording.serverXruns))"
         )
     }
 
@@ -241,8 +247,9 @@ enum JackServer {
     /// late by a loss that came behind it once the callback had claimed it, and said so), at
     /// least one with a loss just before it; each loss gong told is a hole of exactly its frames
     /// in the tap's recording (gong's port feeds the tap, so a cycle gong missed is one the tap
-    /// missed too), in order, each before the frame gong's account says it made the loss up from;
-    /// and the verdict `audioLost`, with the frames lost told.
+    /// missed too), in order, each before the frame gong's account says it made the loss up from,
+    /// or, with no hole, a cycle the server itself reported gong late for (an xrun report to the
+    /// tap) there; and the verdict `audioLost`, with the frames lost told.
     @Test func aCycleMissedJustBeforeACueInTheRingKeepsThatCueOnItsFrame() throws {
         try JackServer.require()
         let (output, recording, stoppedFor) = try Self.playSixCuesStopping(
@@ -286,24 +293,34 @@ enum JackServer {
         // the first woodblock's onset (session frame 48 000) plus the session frames since and
         // the losses before. How long before depends on how soon gong's audio thread woke, so
         // only the order is held; the tap may have holes of its own besides (a cycle it missed).
+        // Or, where the tap has no hole, a cycle gong was called too late for: jack2 still ran
+        // the tap then (with what gong's port held from before), so no frame is missing from the
+        // tap, but the server reported the late client to every client, the tap too, within half
+        // a second of the place (the report comes through its notification thread). What such a
+        // loss cost is judged above, by the intervals, to the frame.
         // A clock stop (jack2's dummy driver woken late) is told as an xrun of no frames: no frame
         // is missing, so it has no hole.
         if let first = heard.first?.frame {
             var holes = recording.holes[...]
+            var reports = recording.serverXruns
             var before = 0
             for loss in losses {
                 let placed = first + loss.from - 48000 + before
                 before += loss.frames
-                guard let match = holes.firstIndex(where: { $0.frames == loss.frames && $0.frame <= placed }) else {
+                if let match = holes.firstIndex(where: { $0.frames == loss.frames && $0.frame <= placed }) {
+                    holes = holes[(match + 1)...]
+                } else if let report = reports.firstIndex(where: { abs($0 - placed) <= 24000 }) {
+                    reports.remove(at: report)
+                } else {
                     Issue.record(
-                        "gong lost \(loss) (made up from tap frame \(placed)); the tap's holes: \(recording.holes)")
+                        "gong lost \(loss) (made up from tap frame \(placed)); the tap's holes: \(recording.holes), the server's xruns at \(recording.serverXruns)"
+                    )
                     break
                 }
-                holes = holes[(match + 1)...]
             }
         }
         print(
-            "JACK stopped \(stoppedFor) s before a cue: gong lost \(losses), heard late \(events.all("cueHeardLate").map { $0["lateFrames"] ?? 0 }), the tap's holes \(recording.holes),"
+            "JACK stopped \(stoppedFor) s before a cue: gong lost \(losses), heard late \(events.all("cueHeardLate").map { $0["lateFrames"] ?? 0 }), the tap's holes \(recording.holes), the server's xruns at \(recording.serverXruns),"
                 + " intervals \(TapRecording.describe(intervals)); \(finished)")
     }
 

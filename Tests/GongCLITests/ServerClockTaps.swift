@@ -28,9 +28,13 @@ final class JackTap {
     func finish() -> TapRecording {
         jack_tap_stop(tap)
         let samples = Array(UnsafeBufferPointer(start: jack_tap_samples(tap), count: Int(jack_tap_frames(tap))))
+        var xruns = [Int64](repeating: 0, count: Int(JACK_TAP_MAX_XRUNS))
+        var driver = [Int32](repeating: 0, count: xruns.count)
+        let reported = Int(jack_tap_xruns(tap, &xruns, &driver, UInt32(xruns.count)))
         return TapRecording(
             samples: samples, missedFrames: Int(jack_tap_missed_frames(tap)),
-            movedCycles: Int(jack_tap_moved_cycles(tap)))
+            movedCycles: Int(jack_tap_moved_cycles(tap)), serverXruns: xruns.prefix(reported).map { Int($0) },
+            driverXruns: (0..<reported).filter { driver[$0] != 0 }.map { Int(xruns[$0]) })
     }
 
     deinit { jack_tap_close(tap) }
@@ -89,6 +93,17 @@ struct TapRecording {
     let missedFrames: Int
     /// Cycles the tap placed a cycle late at first and moved back (jack_tap.h, pipewire_tap.h).
     let movedCycles: Int
+    /// Where on the recording the server reported an xrun (JACK's, as jack2 tells every client
+    /// that one was late for a cycle), a little after the cycle it was about.
+    var serverXruns: [Int] = []
+    /// Those of them the server's driver had (jack_tap.h): each time its clock may have stood.
+    var driverXruns: [Int] = []
+
+    /// The cycles (of 256 frames) in `frames` with a driver xrun reported: jack2 may report one
+    /// twice.
+    func driverXrunCycles(in frames: ClosedRange<Int>) -> Int {
+        Set(driverXruns.filter { frames.contains($0) }.map { $0 / 256 }).count
+    }
 
     /// The cycles the tap did not hear, as runs of NaN: where each begins, and its frames.
     var holes: [(frame: Int, frames: Int)] {

@@ -11,6 +11,8 @@
 /// cycle it missed itself from one the player lost.
 typedef struct jack_tap jack_tap;
 
+#define JACK_TAP_MAX_XRUNS 256
+
 /// Opens client `name` on server `server` (never starting one), with an input port `in`, and
 /// activates it. `capacity` frames are recorded at most. NULL when the server does not answer.
 jack_tap *jack_tap_open(const char *server, const char *name, uint32_t capacity);
@@ -27,6 +29,14 @@ uint32_t jack_tap_missed_frames(jack_tap *tap);
 /// Cycles the tap placed a cycle late at first (a call that began after the server moved on
 /// reads the next cycle's frame time) and moved back once the server ran that cycle as well.
 uint32_t jack_tap_moved_cycles(jack_tap *tap);
+/// The xruns the server reported to the tap, at most JACK_TAP_MAX_XRUNS: into `frames`, where
+/// each was on the recording's frames (the estimated frame time when the report arrived, less
+/// the first cycle's; a report arrives a little after the cycle it is about), and into `driver`
+/// whether it was the server's driver's own (1) or a client's late for a cycle (0). jack2 tells
+/// both alike, but keeps the delay of the last driver xrun (jack_get_xrun_delayed_usecs), which
+/// only a driver's changes: jack2's dummy driver woken late starts its timeline again, and the
+/// server's clock loses that time. Read once stopped.
+uint32_t jack_tap_xruns(jack_tap *tap, int64_t *frames, int *driver, uint32_t max);
 /// Stops it if needed, closes the client and frees the recording.
 void jack_tap_close(jack_tap *tap);
 
