@@ -108,7 +108,10 @@ public struct CompareBench: Sendable {
             _ = sched_setscheduler(recorder.processIdentifier, SCHED_FIFO, &priority)
             // parec takes a moment to connect: the margin counts from its first frames.
             let connecting = Date()
-            while (try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0 == 0 {
+            // stat(2), not FileManager: FoundationEssentials gives a file's size as UInt, which
+            // an `as? Int` never matched, so every recording looked empty.
+            var recorded = stat()
+            while stat(recording, &recorded) != 0 || recorded.st_size == 0 {
                 guard Date().timeIntervalSince(connecting) < 10, !interruption.isRequested else {
                     tools.stop(recorder)
                     if interruption.isRequested { throw BenchError.interrupted }
