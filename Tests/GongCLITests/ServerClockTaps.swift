@@ -94,15 +94,27 @@ struct TapRecording {
     /// Cycles the tap placed a cycle late at first and moved back (jack_tap.h, pipewire_tap.h).
     let movedCycles: Int
     /// Where on the recording the server reported an xrun (JACK's, as jack2 tells every client
-    /// that one was late for a cycle), a little after the cycle it was about.
-    var serverXruns: [Int] = []
+    /// that one was late for a cycle), a little after the cycle it was about; one xrun reported
+    /// twice counts once (`distinctReports`).
+    let serverXruns: [Int]
     /// Those of them the server's driver had (jack_tap.h): each time its clock may have stood.
-    var driverXruns: [Int] = []
+    let driverXruns: [Int]
 
-    /// The cycles (of 256 frames) in `frames` with a driver xrun reported: jack2 may report one
-    /// twice.
-    func driverXrunCycles(in frames: ClosedRange<Int>) -> Int {
-        Set(driverXruns.filter { frames.contains($0) }.map { $0 / 256 }).count
+    init(samples: [Float], missedFrames: Int, movedCycles: Int, serverXruns: [Int] = [], driverXruns: [Int] = []) {
+        self.samples = samples
+        self.missedFrames = missedFrames
+        self.movedCycles = movedCycles
+        self.serverXruns = Self.distinctReports(serverXruns)
+        self.driverXruns = Self.distinctReports(driverXruns)
+    }
+
+    /// jack2 reports an xrun twice, a few frames apart (up to 4 seen): reports within a quarter
+    /// of a 256-frame cycle of the one before are that one's.
+    static func distinctReports(_ frames: [Int]) -> [Int] {
+        frames.reduce(into: []) { kept, frame in
+            if let last = kept.last, frame - last < 64 { return }
+            kept.append(frame)
+        }
     }
 
     /// The cycles the tap did not hear, as runs of NaN: where each begins, and its frames.
