@@ -99,8 +99,11 @@ static inline void gong_handoff_short(struct gong_handoff *handoff, uint32_t fra
 /// render it again on its time (gong_handoff_wait), and to say late what it no longer can. Left
 /// to its next wait for room, it learned of the loss up to a period of its own later, and a cue
 /// claimed in between was heard late by the loss.
+/// A jump before ring frame 0 lost nothing of gong's: the stream's first frame is heard that much
+/// later, and the first cycle's timing places it there. Counted, it moved the session on as well,
+/// so a bell whose process was stopped as its session started was rung early by the stop.
 static inline void gong_handoff_missed(struct gong_handoff *handoff, uint64_t frames, uint64_t from) {
-    if (!frames || !handoff->playing) return;
+    if (!frames || !handoff->playing || from == 0) return;
     gong_handoff_loss_at(handoff, from);
     atomic_fetch_add_explicit(&handoff->missed_frames, frames, memory_order_relaxed);
     atomic_fetch_add_explicit(&handoff->missed_cycles, 1, memory_order_release);

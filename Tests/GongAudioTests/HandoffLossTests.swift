@@ -128,6 +128,29 @@ import Testing
         #expect(began == 256 && gong_handoff_take_loss_frame(handoff) == 256)
     }
 
+    /// A jump seen before the stream's first frame was claimed and told a cycle later, once
+    /// frames flow (a process stopped as its session started): nothing of gong's was lost, and
+    /// nothing is counted; the first frame's own timing says it is heard late. A jump seen a frame
+    /// later is a loss.
+    @Test func aJumpBeforeTheFirstFrameIsNoLoss() throws {
+        let handoff = try #require(gong_handoff_new(4096, 4))
+        defer { gong_handoff_free(handoff) }
+        let silence = [Float](repeating: 0, count: 4096)
+        #expect(gong_handoff_write(handoff, silence, 4096) == 4096)
+        var cycle = [Float](repeating: 0, count: 256)
+        let began = gong_handoff_claimed(handoff)
+        #expect(gong_handoff_run_cycle(handoff, 0, &cycle, 256) == 256)
+        gong_handoff_miss(handoff, 38144, began)
+        var counters = gong_handoff_counters()
+        gong_handoff_counters_read(handoff, &counters)
+        #expect(began == 0 && counters.missed_cycles == 0 && counters.missed_frames == 0)
+        #expect(gong_handoff_take_loss_frame(handoff) == UInt64.max)
+        gong_handoff_miss(handoff, 256, 1)
+        gong_handoff_counters_read(handoff, &counters)
+        #expect(counters.missed_cycles == 1 && counters.missed_frames == 256)
+        #expect(gong_handoff_take_loss_frame(handoff) == 1)
+    }
+
     /// Two losses before gong looks: the earlier is kept (a cue between them is said late by
     /// both, never by less than it was). A ring run dry lands where the next claim begins.
     @Test func theEarliestOfTwoLossesIsKeptAndARingRunDryLandsAfterItsLastFrame() throws {

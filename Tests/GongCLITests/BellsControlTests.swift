@@ -151,7 +151,7 @@ final class RunningBells {
     }
 
     /// `--then box 1 cycles`: the bell and the practice after it are one session on one clock,
-    /// the bell one second in (its warm-up), box's first phase four seconds after the bell, and
+    /// the bell one warm-up in (two seconds), box's first phase four seconds after the bell, and
     /// the bell is still what is judged and recorded.
     @Test func aBellThenAPracticeIsOneSessionWithTheBellFirst() async throws {
         let bells = try await RunningBells.started(
@@ -166,7 +166,7 @@ final class RunningBells {
         let started = try #require(lines.first { $0["type"] as? String == "started" })
         #expect(started["pattern"] as? String == "bell, then box")
         let cues = lines.filter { $0["type"] as? String == "cue" }
-        let bellFrame = 48_000
+        let bellFrame = 2 * 48_000
         #expect(
             cues.first?["frame"] as? Int == bellFrame
                 && (cues.first?["sound"] as? String)?.hasSuffix("/bowl.flac") == true)

@@ -16,7 +16,7 @@ extension LongRoundPulseTests {
     /// own account (`offMs`, by the device's clock) is held to its 1 ms, and printed beside the
     /// recording's.
     ///
-    /// Each bell is its own stream, opened 3 s ahead: a stream's first frame is heard a little
+    /// Each bell is its own stream, opened 4 s ahead: a stream's first frame is heard a little
     /// after it starts, and the session is moved on by as much once the device says so, or every
     /// bell would be that much late. About three minutes each.
     static let heardWithinMs = 2.0

@@ -91,7 +91,7 @@ struct RemoteKillTests {
         let sockets = try phones.map { try #require($0.connect(), "a phone connects") }
         defer { sockets.forEach { $0.close() } }
 
-        // Killed a second and a half before the bell: `gong bells` opens its stream 3 s ahead, so
+        // Killed a second and a half before the bell: `gong bells` opens its stream 4 s ahead, so
         // the bell is on its way, with the remote's subscription open on the bells' socket.
         let killAt = due! - 1.5
         let wait = killAt - wallSeconds()

@@ -241,7 +241,11 @@ struct RingBellCommand: AsyncParsableCommand {
                 if let heardAt = event.audible {
                     let late = heardAt + warmUp - dueMonotonic
                     let frames = Int64((late * Double(session.output.rate)).rounded())
-                    if frames > 0 && late < warmUp / 2 && session.moveOn(frames: frames) { movedOnFrames = frames }
+                    if frames > 0 && late < Self.movableSeconds(warmUp: warmUp, latencyMs: session.output.latencyMs)
+                        && session.moveOn(frames: frames)
+                    {
+                        movedOnFrames = frames
+                    }
                 }
             case .failed(let message):
                 heard.failure = message
@@ -254,6 +258,14 @@ struct RingBellCommand: AsyncParsableCommand {
             heard.offMs = (heardAt - dueMonotonic) * 1000
         }
         return heard
+    }
+
+    /// How late a stream's first frame may be heard and the bell still be moved onto its second:
+    /// the cue must not yet be in what the device was given, which runs a buffer ahead of the
+    /// frame heard, and a quarter of a second is left for this process to hear of that frame and
+    /// the audio thread to take the command. A bell any later is rung late, and says by how much.
+    static func movableSeconds(warmUp: Double, latencyMs: Double) -> Double {
+        warmUp - latencyMs / 1000 - 0.25
     }
 
     /// A bell followed by a practice, as one session so the two keep one clock: the bell is the
