@@ -67,7 +67,8 @@ extension LongRoundPulseTests {
                     + " \(((frames / 48000 / (last.seconds - first.seconds)) - 1) * 1e6) ppm fast over the run")
         }
         for (index, onset) in heard.enumerated() {
-            let placement = SinkClock.place(frame: onset, in: arrivals)
+            let placement = SinkClock.place(
+                frame: onset, in: arrivals, handing: server == .pipeWire ? .afterItsLastFrame : .fromItsFirstFrame)
             #expect(placement != nil, "no arrivals around onset \(onset)")
             guard let placement else { continue }
             let told = index < off.count ? "\(off[index])" : "?"

@@ -15,7 +15,21 @@
 /// Fitted only `reachSeconds` either side of the frame asked about: a PulseAudio null sink's
 /// monitor gains frames while a stream plays on it (100–250 ppm over a bell's ring), so its
 /// frames keep no one rate over a run.
+///
+/// PipeWire's PulseAudio server hands a recorder its monitor otherwise: a block once the whole of
+/// it has been played, so there it is a block's last frame that was played no later than the
+/// block arrived (`Handing.afterItsLastFrame`). Placed by their first frames, its bells came out
+/// one block late (10.28-10.42 ms with 10 ms blocks); by their last, 0.32-0.42 ms with 20 ms
+/// blocks, so the block's length was all of it.
 enum SinkClock {
+    /// Which of a block's frames the sink had played when it handed the block over.
+    enum Handing: Sendable {
+        /// PulseAudio's null sink: the block as it starts playing it.
+        case fromItsFirstFrame
+        /// pipewire-pulse: the block once it has all been played.
+        case afterItsLastFrame
+    }
+
     /// A block the recorder read: its first frame, its length, and when the read returned
     /// (seconds of CLOCK_REALTIME).
     struct Arrival: Equatable, Sendable {
@@ -44,16 +58,21 @@ enum SinkClock {
     /// Places `frame` by the arrivals whose first frames lie within `reachSeconds` of it; nil when
     /// fewer than three bins of them do (no line can be judged).
     static func place(
-        frame: Int, in arrivals: [Arrival], rate: Double = 48000, reachSeconds: Double = 2, binSeconds: Double = 0.1
+        frame: Int, in arrivals: [Arrival], handing: Handing = .fromItsFirstFrame, rate: Double = 48000,
+        reachSeconds: Double = 2, binSeconds: Double = 0.1
     ) -> Placement? {
         guard let origin = arrivals.first else { return nil }
+        // The frame of each block that was being played as the block arrived.
+        func played(_ arrival: Arrival) -> Int {
+            handing == .fromItsFirstFrame ? arrival.firstFrame : arrival.firstFrame + arrival.frames
+        }
         // Relative to the first arrival and to `frame`, so the arithmetic keeps its microseconds.
-        let base = origin.seconds - Double(origin.firstFrame) / rate
+        let base = origin.seconds - Double(played(origin)) / rate
         var earliest: [Int: (x: Double, y: Double)] = [:]
         for arrival in arrivals {
-            let x = Double(arrival.firstFrame - frame) / rate
+            let x = Double(played(arrival) - frame) / rate
             guard abs(x) <= reachSeconds else { continue }
-            let y = arrival.seconds - Double(arrival.firstFrame) / rate - base
+            let y = arrival.seconds - Double(played(arrival)) / rate - base
             let bin = Int((x / binSeconds).rounded(.down))
             if earliest[bin].map({ y < $0.y }) ?? true { earliest[bin] = (x, y) }
         }

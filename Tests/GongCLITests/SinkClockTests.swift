@@ -9,7 +9,7 @@ import Testing
     /// later still, by up to `scatter` (a fixed sequence, the same every run).
     static func arrivals(
         origin: Double, drift: Double, seconds: Double = 30, blockFrames: Int = 480, leastDelay: Double = 0.0001,
-        scatter: Double = 0.02, earlyEvery: Int = 0
+        scatter: Double = 0.02, earlyEvery: Int = 0, handing: SinkClock.Handing = .fromItsFirstFrame
     ) -> [SinkClock.Arrival] {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         var result: [SinkClock.Arrival] = []
@@ -19,7 +19,8 @@ import Testing
             let draw = Double(state >> 11) / Double(1 << 53)
             // One block in five prompt; the rest late by up to `scatter`, most by a little.
             let late = draw < 0.2 ? 0 : scatter * draw * draw
-            let played = origin + Double(frame) / (48000 * (1 + drift))
+            let handed = handing == .fromItsFirstFrame ? frame : frame + blockFrames
+            let played = origin + Double(handed) / (48000 * (1 + drift))
             result.append(
                 SinkClock.Arrival(firstFrame: frame, frames: blockFrames, seconds: played + leastDelay + late))
             frame += blockFrames
@@ -46,6 +47,18 @@ import Testing
         #expect(placement.bins >= 40)
         // Each bin had a prompt block: its earliest lies on the line.
         #expect(placement.medianLateness < 1e-6, "\(placement.medianLateness) s")
+    }
+
+    /// pipewire-pulse hands a block over once all of it has played: placed by the block's last
+    /// frame, a bell is where it was played; by its first, one block late.
+    @Test func aBlockHandedOverAfterItsLastFrameIsPlacedByIt() throws {
+        let origin = 1_800_000_000.25
+        let arrivals = Self.arrivals(origin: origin, drift: 0, handing: .afterItsLastFrame)
+        let frame = Int(14.75 * 48000)
+        let placement = try #require(SinkClock.place(frame: frame, in: arrivals, handing: .afterItsLastFrame))
+        #expect(abs(placement.offSecondMs - 0.1) < 0.05, "\(placement.offSecondMs) ms off its second")
+        let byFirstFrames = try #require(SinkClock.place(frame: frame, in: arrivals))
+        #expect(abs(byFirstFrames.offSecondMs - 10.1) < 0.05, "\(byFirstFrames.offSecondMs) ms off its second")
     }
 
     /// A sink at the system's rate, blocks all a little late: the line is the earliest of them,
