@@ -143,8 +143,7 @@ enum JackServer {
         // the lateness of the cues at either end as gong finally tells it (a cue a loss came
         // behind once gong could no longer take it back is told again, late: `cueHeardLate`).
         // An onset right after a cycle the tap missed (gong's loss is one) cannot be placed.
-        let saidLate = events.saidLate
-        let accounted = zip(saidLate, saidLate.dropFirst()).map { 144_000 + $1 - $0 }
+        let accounted = events.accountedIntervals(apart: 144_000)
         let cut = Set(
             cueFrames.indices.filter { index in events.losses.contains { $0.touches(frame: cueFrames[index]) } })
         let intervals = recording.intervals()
@@ -201,7 +200,7 @@ enum JackServer {
         // covered a cue's onset makes it late by the loss's rest, and gong says so.
         let intervals = recording.intervals()
         let saidLate = events.saidLate
-        let accounted = zip(saidLate, saidLate.dropFirst()).map { 144_000 + $1 - $0 }
+        let accounted = events.accountedIntervals(apart: 144_000)
         #expect(
             intervals.count == 5 && accounted.count == 5 && intervals[1] == accounted[1]
                 && zip(intervals, accounted).allSatisfy { $0 == nil || $0 == $1 }
@@ -282,7 +281,7 @@ enum JackServer {
         // loss: gong tells it again, late (`cueHeardLate`), and the interval is judged by that.
         let intervals = recording.intervals()
         let saidLate = events.saidLate
-        let accounted = zip(saidLate, saidLate.dropFirst()).map { 144_000 + $1 - $0 }
+        let accounted = events.accountedIntervals(apart: 144_000)
         #expect(
             intervals == accounted,
             "intervals \(TapRecording.describe(intervals)), by gong's account \(accounted): gong lost \(losses), heard late \(events.all("cueHeardLate")), the tap's holes \(recording.holes)"
@@ -725,7 +724,7 @@ enum JackServer {
         // left out.
         let saidLate = events.saidLate
         let lost = finished["lostFrames"] as? Int ?? -1
-        let accounted = zip(saidLate, saidLate.dropFirst()).map { 144_000 + $1 - $0 }
+        let accounted = events.accountedIntervals(apart: 144_000)
         let exact = onGraphsClock.intervals()
         let placed = zip(exact, accounted).filter { $0.0 != nil }
         #expect(

@@ -292,6 +292,13 @@ struct GongEvents {
     /// How late gong finally says each cue was heard, in frames, in the order told.
     var saidLate: [Int] { finallySaid("lateFrames") }
 
+    /// Each interval between cues scheduled `apart` frames apart, by gong's account: the schedule,
+    /// and how late gong finally says the cues at either end were heard.
+    func accountedIntervals(apart: Int) -> [Int] {
+        let late = saidLate
+        return zip(late, late.dropFirst()).map { apart + $1 - $0 }
+    }
+
     /// `key` of each cue as gong finally tells it, in the order told: its `cue` line's, or that
     /// of the last `cueHeardLate` told of it since (same `frame`: a loss came behind it once it
     /// was out of gong's reach, so it was heard later than its line said).
@@ -506,8 +513,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
             // at most two may be.
             let onsets = onGraphsClock.placedOnsets()
             let exact = onGraphsClock.intervals()
-            let saidLate = events.saidLate
-            let accounted = zip(saidLate, saidLate.dropFirst()).map { 144_000 + $1 - $0 }
+            let accounted = events.accountedIntervals(apart: 144_000)
             let spans = TapRecording.spans(of: onsets, against: accounted)
             #expect(
                 onsets.count == 20 && onsets.filter(\.placed).count >= 18 && accounted.count == 19
