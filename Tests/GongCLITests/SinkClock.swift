@@ -19,8 +19,7 @@
 /// PipeWire's PulseAudio server hands a recorder its monitor otherwise: a block once the whole of
 /// it has been played, so there it is a block's last frame that was played no later than the
 /// block arrived (`Handing.afterItsLastFrame`). Placed by their first frames, its bells came out
-/// one block late (10.28-10.42 ms with 10 ms blocks); by their last, 0.32-0.42 ms with 20 ms
-/// blocks, so the block's length was all of it.
+/// one block late (bench/RESULTS.md, "the PipeWire bells' witness").
 enum SinkClock {
     /// Which of a block's frames the sink had played when it handed the block over.
     enum Handing: Sendable {

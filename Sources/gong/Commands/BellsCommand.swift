@@ -90,8 +90,8 @@ struct BellsCommand: ParsableCommand {
     var uninstall = false
 
     /// How long before its second a bell's device is opened: two seconds for the process to start
-    /// and the device to open (a sound server's stream opens in 30-80 ms, once in 557 ms: the open
-    /// time is in each bell's JSON line), then the cue's warm-up.
+    /// and the device to open (the open time is in each bell's JSON line; bench/RESULTS.md has
+    /// the figures), then the cue's warm-up.
     static let leadNanoseconds: Int64 = 4_000_000_000
     /// How far ahead a bell must still be when gong wakes for it, or it is skipped as late: the
     /// warm-up and half a second to open the device (a sound server's stream opens in a tenth of
@@ -101,8 +101,8 @@ struct BellsCommand: ParsableCommand {
     /// Silence the one-cue session plays before the bell, so the cue is scheduled ahead of the
     /// device rather than raced onto it, and is not yet rendered when the device first says when
     /// its frames are heard (the bell is lined up then): longer than any route's buffer, with room
-    /// for a stream whose first frame is heard late. A PipeWire stream once first sounded 795 ms
-    /// after it started; with one second, of which the buffer holds half, that bell rang late.
+    /// for a stream whose first frame is heard late (`RingBellCommand.movableSeconds`; one
+    /// second, half of it the buffer, once rang a PipeWire bell late: bench/RESULTS.md).
     static let warmUpSeconds = Rational(2, 1)!
     /// How long a bell sounds before a practice after it (`--then`) begins.
     static let practiceAfterSeconds = Rational(4, 1)!
