@@ -200,4 +200,16 @@ import Testing
         #expect(
             missing == .failure(.init(code: .badArgument, message: #"schedule needs "rules", e.g. {"every": "45m"}"#)))
     }
+
+    /// A bell's stream whose first frame is heard late is still moved onto its second while the
+    /// cue is ahead of what the device holds: at the default 500 ms latency, up to 1.25 s (the
+    /// 795 ms a PipeWire stream once took among them; docs/bells.md gives the figure), and at
+    /// the longest latency allowed, never.
+    @Test func aLateFirstFrameIsMovableUpToTheWarmUpLessTheBufferAndAQuarterSecond() {
+        let warmUp = BellsCommand.warmUpSeconds.doubleValue
+        #expect(RingBellCommand.movableSeconds(warmUp: warmUp, latencyMs: 500) == 1.25)
+        #expect(RingBellCommand.movableSeconds(warmUp: warmUp, latencyMs: 500) > 0.795)
+        #expect(RingBellCommand.movableSeconds(warmUp: warmUp, latencyMs: 2000) < 0)
+        #expect(BellsCommand.readyNanoseconds < BellsCommand.leadNanoseconds)
+    }
 }
