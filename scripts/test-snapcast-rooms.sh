@@ -259,6 +259,10 @@ print(f"     gong: intervals in room a off by {sorted(set(deviations(on_a).tolis
 # same run, never an allowance (a server stall in cat's part would otherwise excuse any gong).
 check(worst <= 96,
       f"gong: worst interval in room a {worst} frames off (96 = 2 ms allowed)" + ("" if short else f"; cat's worst {cat_worst}, Snapcast's own in this run"))
+# The server stamps its stream afresh ("onResync") when it read a chunk later than a chunk after
+# its tick: every room then plays the rest that much later, whoever fed it. Said, for the log.
+resyncs = [l.strip() for l in open(f"{work}/snapserver.log") if "onResync" in l or "out of sync" in l]
+print(f"     snapserver: {len(resyncs)} resyncs of its stream over the run's parts" + "".join(f"\n       {l}" for l in resyncs[:6]))
 xruns = [e for e in events("gong") if e["type"] == "xrun"]
 finished = [e for e in events("gong") if e["type"] == "finished"]
 print(f"     gong: {len(xruns)} xruns told, {finished[0].get('lostFrames') if finished else '?'} frames lost"

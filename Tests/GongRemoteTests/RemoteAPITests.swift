@@ -127,7 +127,9 @@ func messages(on client: RawClient, containing wanted: [[String]]) -> [String?] 
     return found
 }
 
-@Suite("gong remote's API", .serialized)
+/// On threads of its own (`.onThreadsOfItsOwn`): its tests wait on the remote, a sit played in
+/// real time among them (37 s), which on the shared threads held one of a 2-core machine's two.
+@Suite("gong remote's API", .serialized, .onThreadsOfItsOwn)
 struct RemoteAPITests {
     /// A sit started from the phone runs as its own `gong run --control socket`: paused from the
     /// phone (every phone told who did it), and playing on when the remote is killed; a new

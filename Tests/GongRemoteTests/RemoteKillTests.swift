@@ -16,7 +16,7 @@ import Testing
 /// PulseAudio server of the test's own (with a null sink and a keeper stream, so no other test's
 /// sound reaches its recording) run as `nobody` through `setpriv`, in a scratch directory of
 /// their own that is their HOME and XDG directories. Run by a user, they run as that user.
-/// Real time: about a minute, waiting for the next minute's bell.
+/// Real time: about half a minute, the bell 20 s after `gong bells` starts.
 @Suite("gong remote killed while a bell is due", .serialized)
 struct RemoteKillTests {
     @Test func aBellDueWhenTheRemoteIsKilledIsHeardOnItsSecondAndFivePhonesReconnect() throws {
@@ -52,9 +52,11 @@ struct RemoteKillTests {
                 "--latency-msec=20"
             ])
 
-        // A minute's bell at least 10 s away (a bell nearer than 5 s to its start is not rung).
-        let second = Int(time(nil)) % 60
-        if second > 50 { sleep(UInt32(61 - second)) }
+        // The minute's bell 20 s away, whatever the time now: the box's clock is set that many
+        // seconds short of a minute by its time zone (a bell nearer than 5 s to its start is not
+        // rung, and the phones are paired before it); waiting for the next minute of UTC took
+        // 10 to 70 s.
+        box.zone = UnprivilegedBox.zone(placingTheNextMinuteIn: 20)
         let bells = try box.start(
             "bells", [gongExecutable, "bells", "--every", "1m", "--sound", "chime", "--device", "pulse", "--json"])
 
@@ -233,8 +235,18 @@ final class UnprivilegedBox {
         }
     }
 
+    /// The time zone (`TZ`) of what is started from now on; the machine's when nil.
+    var zone: String?
+
+    /// A zone whose clock, now, is `seconds` short of a whole minute: whole seconds ahead of UTC
+    /// (POSIX `TZ` takes an offset to the second, and gong's local time is the C library's).
+    static func zone(placingTheNextMinuteIn seconds: Int) -> String {
+        let ahead = ((60 - seconds) - Int(time(nil)) % 60 + 120) % 60
+        return "GNG-0:0:\(ahead)"
+    }
+
     var environment: [String: String] {
-        [
+        var environment = [
             "HOME": root + "/home", "XDG_RUNTIME_DIR": root + "/run", "XDG_STATE_HOME": root + "/state",
             "XDG_DATA_HOME": root + "/data", "XDG_CONFIG_HOME": root + "/config",
             "PULSE_SERVER": "unix:" + pulseSocket,
@@ -242,6 +254,8 @@ final class UnprivilegedBox {
             // environment may name (a developer's private server): the box's user could not use it.
             "PULSE_RUNTIME_PATH": root + "/run/pulse"
         ]
+        if let zone { environment["TZ"] = zone }
+        return environment
     }
 
     /// Runs as the box's user; its output goes to NAME.out and NAME.err here.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import GongTestSupport
 import Testing
 
 @testable import GongRemote
@@ -59,7 +60,9 @@ final class RemoteFixture {
     func serves() -> Bool { (try? exchange("GET", "/", port: port))??.status == 200 }
 }
 
-@Suite("gong remote's security", .serialized)
+/// On threads of its own (`.onThreadsOfItsOwn`): its clients wait on the remote's answers
+/// (23 s of it), which on the shared threads held one of a 2-core machine's two.
+@Suite("gong remote's security", .serialized, .onThreadsOfItsOwn)
 struct RemoteSecurityTests {
     @Test func sha256MatchesTheStandardsVectors() {
         #expect(SHA256.hex("abc".utf8) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
