@@ -20,8 +20,9 @@ import Testing
         return image
     }
 
-    /// What zbarimg reads in the code, or nil when it reads nothing.
-    static func decoded(_ code: QRCode) throws -> String? {
+    /// What zbarimg reads in the code, or why it read nothing: its exit status (4: no code found;
+    /// 127: not run) and what it said on standard error.
+    static func decoded(_ code: QRCode) throws -> Result<String, DecodeFailure> {
         var template = Array("/tmp/gong-qr-XXXXXX.pgm".utf8CString)
         let descriptor = mkstemps(&template, 4)
         try #require(descriptor >= 0)
@@ -30,13 +31,39 @@ import Testing
         let image = pgm(code)
         _ = image.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         close(descriptor)
-        guard let pipe = popen("zbarimg --quiet --raw -Sdisable -Sqrcode.enable '\(path)' 2>/dev/null", "r") else {
-            return nil
+        let errors = path + ".err"
+        defer { unlink(errors) }
+        guard let pipe = popen("/usr/bin/zbarimg --quiet --raw -Sdisable -Sqrcode.enable '\(path)' 2>'\(errors)'", "r")
+        else {
+            return .failure(DecodeFailure(status: -1, errno: errno, said: ""))
         }
         var output = ""
         var line = [CChar](repeating: 0, count: 4096)
         while fgets(&line, Int32(line.count), pipe) != nil { output += String(cString: line) }
-        return pclose(pipe) == 0 ? String(output.dropLast()) : nil
+        let status = pclose(pipe)
+        let failed = errno
+        guard status == 0 else {
+            var said = ""
+            if let file = fopen(errors, "r") {
+                while fgets(&line, Int32(line.count), file) != nil { said += String(cString: line) }
+                fclose(file)
+            }
+            return .failure(DecodeFailure(status: status, errno: status == -1 ? failed : 0, said: said))
+        }
+        return .success(String(output.dropLast()))
+    }
+
+    /// zbarimg's wait status as `pclose` gave it (-1 with `errno` when it could not wait), and its
+    /// standard error.
+    struct DecodeFailure: Error, CustomStringConvertible {
+        let status: Int32
+        let errno: Int32
+        let said: String
+        var description: String {
+            status == -1
+                ? "zbarimg could not be run or waited for (errno \(errno))"
+                : "zbarimg's wait status \(status) (exit \(status >> 8), signal \(status & 0x7f)), it said: \(said)"
+        }
     }
 
     @Test func zbarimgReadsTheAddressBackAtEveryVersion() throws {
@@ -52,8 +79,10 @@ import Testing
             let code = try #require(QRCode(text), "no code for \(length) bytes")
             #expect(code.size == code.version * 4 + 17)
             seen.insert(code.version)
-            let read = try Self.decoded(code)
-            #expect(read == text, "version \(code.version), \(length) bytes")
+            switch try Self.decoded(code) {
+            case .success(let read): #expect(read == text, "version \(code.version), \(length) bytes")
+            case .failure(let failure): Issue.record("version \(code.version), \(length) bytes: \(failure)")
+            }
         }
         #expect(seen == Set(1...6))
         #expect(QRCode(String(repeating: "x", count: 135)) == nil)
