@@ -230,7 +230,13 @@ import Testing
                     resumed = true
                 }
             }
-            _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
+            // Only while it runs, looked at after the bell was drained: the thread's last ring
+            // comes after `isRunning` turns false, so a ring drained above leaves it false here.
+            // (Waiting unlooked, a loop that drained that ring slept to its deadline: a clean
+            // run waited 30 s so.)
+            if engine.isRunning {
+                _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
+            }
         }
         engine.join()
         while let event = engine.events.tryPop() { events.append(event) }
@@ -280,7 +286,13 @@ import Testing
                     engine.send(.resume)
                 }
             }
-            _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
+            // Only while it runs, looked at after the bell was drained: the thread's last ring
+            // comes after `isRunning` turns false, so a ring drained above leaves it false here.
+            // (Waiting unlooked, a loop that drained that ring slept to its deadline: a clean
+            // run waited 30 s so.)
+            if engine.isRunning {
+                _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
+            }
         }
         engine.join()
         while let event = engine.events.tryPop() { events.append(event) }
