@@ -17,9 +17,10 @@ import Testing
         return try! BuiltInPatterns.named("box")!.applying(overrides)
     }()
     /// Long enough that no test sees it end by itself (played paced): commands and drops land
-    /// while it plays. Its cues woodblocks: a stopped session rings out what sounds and then its
-    /// end cue, in real time, and a gong's 30 s of it made five tests here half a minute each,
-    /// which pinned nothing (the ring-out has tests of its own).
+    /// while it plays. Its first cue and its end cue woodblocks (no test reaches the walk): a
+    /// stopped session rings out what sounds and then its end cue, in real time, and a gong's 30 s
+    /// of it made five tests here half a minute each, which pinned nothing (the ring-out has tests
+    /// of its own).
     static let long = Pattern(
         name: "long",
         phases: [Phase("sit", length: 3600, cue: Cue("woodblock")), Phase("walk", length: 3600, cue: Cue("bowl"))],
