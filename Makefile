@@ -76,8 +76,8 @@ demo: build
 # rings and the real-time engines (push, and pulled by a host thread while commands come from
 # another) again under the thread sanitizer, the embedding examples (C, Python, Swift; pushed to
 # a device and pulled by the host) and the release files, run where the Swift toolchain cannot
-# be reached (dist-check): none of them judges timing to the frame (one after another they
-# took 15, 77 and 21 s). The servers are started
+# be reached (dist-check): none of them judges timing to the frame (docs/testing.md says how
+# long each took alone). The servers are started
 # under the same trap that stops them, so a server that fails to start does not leave the others
 # running; and every process started carries GONG_TEST_RUN in its environment, so that
 # scripts/check-leftovers.sh can tell, at the very end, that none of them is still alive (else

@@ -8,8 +8,8 @@ import Testing
 /// A session long enough that its frame count passes what a nanosecond product of it can hold,
 /// played through the engine as fast as a device takes it: the arithmetic, not the threads, is
 /// what it pins, so it is not among the thread sanitizer's tests (the rest of
-/// `PlaybackEngineTests` is; under it this one took 33 s, after the others in that serialized
-/// suite). It computes for half a minute while its test only waits, on a thread of its own.
+/// `PlaybackEngineTests` is), where it was the longest, last in a serialized suite. It computes
+/// while its test only waits, on a thread of its own (bench/RESULTS.md, "`make test` shorter").
 @Suite(.onThreadsOfItsOwn) struct LongSessionEngineTests {
     /// A bell every hour for 15 hours at 192 kHz: 1.04·10¹⁰ frames, past the 9.2·10⁹ at which
     /// `frames * 1_000_000_000` trapped the audio thread (a 14-hour session died after 16 s).

@@ -231,9 +231,8 @@ import Testing
                 }
             }
             // Only while it runs, looked at after the bell was drained: the thread's last ring
-            // comes after `isRunning` turns false, so a ring drained above leaves it false here.
-            // (Waiting unlooked, a loop that drained that ring slept to its deadline: a clean
-            // run waited 30 s so.)
+            // comes after `isRunning` turns false, so a ring drained above leaves it false here
+            // (waiting without looking, a loop that drained that ring slept to its deadline).
             if engine.isRunning {
                 _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
             }
@@ -287,9 +286,8 @@ import Testing
                 }
             }
             // Only while it runs, looked at after the bell was drained: the thread's last ring
-            // comes after `isRunning` turns false, so a ring drained above leaves it false here.
-            // (Waiting unlooked, a loop that drained that ring slept to its deadline: a clean
-            // run waited 30 s so.)
+            // comes after `isRunning` turns false, so a ring drained above leaves it false here
+            // (waiting without looking, a loop that drained that ring slept to its deadline).
             if engine.isRunning {
                 _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
             }

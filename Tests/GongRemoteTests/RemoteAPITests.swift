@@ -128,7 +128,7 @@ func messages(on client: RawClient, containing wanted: [[String]]) -> [String?] 
 }
 
 /// On threads of its own (`.onThreadsOfItsOwn`): its tests wait on the remote, a sit played in
-/// real time among them (37 s), which on the shared threads held one of a 2-core machine's two.
+/// real time among them, which on the shared threads held one of a 2-core machine's two.
 @Suite("gong remote's API", .serialized, .onThreadsOfItsOwn)
 struct RemoteAPITests {
     /// A sit started from the phone runs as its own `gong run --control socket`: paused from the

@@ -54,8 +54,8 @@ struct RemoteKillTests {
 
         // The minute's bell 20 s away, whatever the time now: the box's clock is set that many
         // seconds short of a minute by its time zone (a bell nearer than 5 s to its start is not
-        // rung, and the phones are paired before it); waiting for the next minute of UTC took
-        // 10 to 70 s.
+        // rung, and the phones are paired before it), rather than waiting up to a minute for
+        // the next minute of UTC.
         box.zone = UnprivilegedBox.zone(placingTheNextMinuteIn: 20)
         let bells = try box.start(
             "bells", [gongExecutable, "bells", "--every", "1m", "--sound", "chime", "--device", "pulse", "--json"])

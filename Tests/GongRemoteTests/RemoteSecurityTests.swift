@@ -60,8 +60,8 @@ final class RemoteFixture {
     func serves() -> Bool { (try? exchange("GET", "/", port: port))??.status == 200 }
 }
 
-/// On threads of its own (`.onThreadsOfItsOwn`): its clients wait on the remote's answers
-/// (23 s of it), which on the shared threads held one of a 2-core machine's two.
+/// On threads of its own (`.onThreadsOfItsOwn`): its clients mostly wait on the remote's
+/// answers, which on the shared threads held one of a 2-core machine's two.
 @Suite("gong remote's security", .serialized, .onThreadsOfItsOwn)
 struct RemoteSecurityTests {
     @Test func sha256MatchesTheStandardsVectors() {
