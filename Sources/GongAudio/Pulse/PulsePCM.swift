@@ -274,7 +274,8 @@ public final class PulsePCM: PCM {
             timingRequest = pulseRequestTiming(stream)
             lastTimingRequest = reportsValidFrom
             let index = pulseUnderflowIndex(stream)
-            underrunMeasure?.begin(underflowFrame: index < 0 ? -1 : index / Int64(frameBytes))
+            underrunMeasure?.begin(
+                underflowFrame: index < 0 ? -1 : index / Int64(frameBytes), toldWallNanoseconds: reportsValidFrom)
         }
         return -EPIPE
     }
@@ -316,6 +317,7 @@ public final class PulsePCM: PCM {
         guard broken == 0, let stream else { return Int(-ENODEV) }
         let failure = underrun
         guard failure == 0 else { return Int(failure) }
+        guard !holdingWrites() else { return Int(-EAGAIN) }
         let writable = pulseWritableBytes(stream)
         guard writable >= 0 else { return Int(-ENODEV) }
         let count = min(frames, (writable + takenBackBytes) / frameBytes)
@@ -348,10 +350,13 @@ public final class PulsePCM: PCM {
                 return PCMWait.woken
             }
             followUnderrunMeasure(stream)
+            let holding = holdingWrites()
             let writable = pulseWritableBytes(stream) + takenBackBytes
-            if writable >= periodBytes { return 1 }
-            let remaining = deadline - MonotonicTime.now().nanoseconds
+            if writable >= periodBytes && !holding { return 1 }
+            var remaining = deadline - MonotonicTime.now().nanoseconds
             guard remaining > 0 else { return 0 }
+            // Held for an anchor that may not come: no longer than the hold has left, at most.
+            if holding { remaining = min(remaining, UnderrunMeasure.anchorHoldNanoseconds) }
             // While an underrun is measured the server's word that the stream started again is
             // waited for, not slept through: the report asked for then measures it best.
             if !napped && !(underrunMeasure?.isMeasuring ?? false) {
@@ -371,8 +376,9 @@ public final class PulsePCM: PCM {
     }
 
     /// Takes the answer to the timing request, if it came: while an underrun is measured, it is
-    /// the measure's (`UnderrunMeasure`), and once the measure's anchor is taken and the server
-    /// says the stream plays again, the report that measures it is asked for at once.
+    /// the measure's (`UnderrunMeasure`). The next is asked for at once while the measure
+    /// anchors, and once it is anchored, as the server says the stream plays again and then as
+    /// each report of it playing is answered.
     private func followUnderrunMeasure(_ stream: OpaquePointer) {
         if let pending = timingRequest, pulseOperationIsDone(pending) {
             pulseOperationRelease(pending)
@@ -381,11 +387,19 @@ public final class PulsePCM: PCM {
                 underrunMeasure?.take(report, frameBytes: frameBytes, rate: configuration.rate)
             }
         }
-        if timingRequest == nil, started.pointee, underrunMeasure?.awaitsPlay ?? false {
-            started.pointee = false
+        guard timingRequest == nil, let measure = underrunMeasure else { return }
+        let playReported = started.pointee && measure.awaitsPlay
+        if playReported { started.pointee = false }
+        if playReported || measure.wantsMorePlays || holdingWrites() {
             timingRequest = pulseRequestTiming(stream)
             lastTimingRequest = PulsePCM.systemClockNanoseconds()
         }
+    }
+
+    /// Whether writes are held while the underrun's anchors are taken (`UnderrunMeasure`): a
+    /// write would have the server rewind, and its reports no longer count the sink's silence.
+    private func holdingWrites() -> Bool {
+        underrunMeasure?.holdsWrites(atWallNanoseconds: PulsePCM.systemClockNanoseconds()) ?? false
     }
 
     /// Hands the server what was written, at once: `pa_stream_write` only queues the frames,
