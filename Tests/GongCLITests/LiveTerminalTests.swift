@@ -75,20 +75,34 @@ final class EventReader: @unchecked Sendable {
     private var buffer = Data()
     private var lines: [[String: Any]] = []
 
+    /// Reads the pipe on a thread of its own until gong closes it. Not with a
+    /// `readabilityHandler`: that hands the descriptor to libdispatch's event loop, which must be
+    /// told before it is closed, and the handle closes it when it goes (a test's end) whether or
+    /// not the loop was; a plain blocking read holds the handle until the end of the output.
     init(_ pipe: Pipe) {
-        pipe.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
-            lock.lock()
-            defer { lock.unlock() }
-            buffer.append(data)
-            while let newline = buffer.firstIndex(of: 0x0A) {
-                let line = buffer[buffer.startIndex..<newline]
-                buffer.removeSubrange(buffer.startIndex...newline)
-                if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] { lines.append(object) }
+        let handle = pipe.fileHandleForReading
+        detachThreadWithSignalsBlocked { [self] in
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                take(Data(chunk.prefix(max(0, count))))
+                if count <= 0 { break }
             }
-            lock.broadcast()
-            if data.isEmpty { handle.readabilityHandler = nil }
         }
+    }
+
+    /// Takes what was read (nothing at the end), a line at a time.
+    private func take(_ data: Data) {
+        lock.lock()
+        defer { lock.unlock() }
+        buffer.append(data)
+        while let newline = buffer.firstIndex(of: 0x0A) {
+            let line = buffer[buffer.startIndex..<newline]
+            buffer.removeSubrange(buffer.startIndex...newline)
+            if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] { lines.append(object) }
+        }
+        lock.broadcast()
     }
 
     /// Sleeps until the lines so far satisfy `condition` (looked at again as each line comes),

@@ -25,38 +25,39 @@ extension Trait where Self == ThreadOfItsOwnTrait {
 }
 
 /// An executor that runs each job on a new thread, which ends with it: a test's body is one job
-/// until it awaits, so a blocking test occupies exactly its own thread. Each thread starts with
-/// every signal blocked, as the pool's do: Foundation's `Process` learns of its children's exits
-/// from SIGCHLD through libdispatch, which holds it only while no thread takes it; a thread that
-/// took it would lose it (its default is to be ignored), and `waitUntilExit` would wait forever.
+/// until it awaits, so a blocking test occupies exactly its own thread.
 final class ThreadPerJob: TaskExecutor {
     static let shared = ThreadPerJob()
 
-    private final class Work: Sendable {
-        let job: UnownedJob
-        let executor: UnownedTaskExecutor
-        init(job: UnownedJob, executor: UnownedTaskExecutor) {
-            self.job = job
-            self.executor = executor
-        }
-    }
-
     func enqueue(_ job: consuming ExecutorJob) {
-        let work = Unmanaged.passRetained(Work(job: UnownedJob(job), executor: asUnownedTaskExecutor()))
-        var thread = pthread_t()
-        var all = sigset_t()
-        var was = sigset_t()
-        sigfillset(&all)
-        pthread_sigmask(SIG_SETMASK, &all, &was)
-        defer { pthread_sigmask(SIG_SETMASK, &was, nil) }
-        let status = pthread_create(
-            &thread, nil,
-            { context in
-                let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
-                work.job.runSynchronously(on: work.executor)
-                return nil
-            }, work.toOpaque())
-        precondition(status == 0, "a test's thread could not be started: \(String(cString: strerror(status)))")
-        pthread_detach(thread)
+        let (job, executor) = (UnownedJob(job), asUnownedTaskExecutor())
+        detachThreadWithSignalsBlocked { job.runSynchronously(on: executor) }
     }
+}
+
+/// Runs `body` on a new thread of its own, which ends with it. The thread starts with every
+/// signal blocked, as Swift concurrency's pool threads do: Foundation's `Process` learns of its
+/// children's exits from SIGCHLD through libdispatch, which holds it only while no thread takes
+/// it; a thread that took it would lose it (its default is to be ignored), and `waitUntilExit`
+/// would wait forever.
+public func detachThreadWithSignalsBlocked(_ body: @escaping @Sendable () -> Void) {
+    final class Body: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+    let context = Unmanaged.passRetained(Body(body))
+    var thread = pthread_t()
+    var all = sigset_t()
+    var was = sigset_t()
+    sigfillset(&all)
+    pthread_sigmask(SIG_SETMASK, &all, &was)
+    defer { pthread_sigmask(SIG_SETMASK, &was, nil) }
+    let status = pthread_create(
+        &thread, nil,
+        { context in
+            Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
+            return nil
+        }, context.toOpaque())
+    precondition(status == 0, "a test's thread could not be started: \(String(cString: strerror(status)))")
+    pthread_detach(thread)
 }
