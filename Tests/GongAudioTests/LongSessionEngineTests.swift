@@ -29,14 +29,7 @@ import Testing
                 throw AudioDeviceError(code: -ENODEV, operation: "test", device: "null", message: "gone")
             })
         engine.start()
-        var events: [EngineEvent] = []
-        while engine.isRunning || engine.events.approximateCount > 0 {
-            engine.clearEventsReady()
-            while let event = engine.events.tryPop() { events.append(event) }
-            if engine.isRunning { _ = Waiting.readable(engine.eventsReadyDescriptor) }
-        }
-        engine.join()
-        while let event = engine.events.tryPop() { events.append(event) }
+        let events = PlaybackEngineTests.drive(engine, seconds: 600)
         let cues = PlaybackEngineTests.cueFrames(events)
         #expect(cues.map(\.scheduled) == timeline.cueOnsets.map(\.frame))
         #expect(cues.allSatisfy { $0.session == $0.scheduled })

@@ -30,24 +30,39 @@ import Testing
     ) -> [EngineEvent] {
         let engine = PlaybackEngine(renderer: renderer, device: device, reopen: reopen)
         engine.start()
-        var events: [EngineEvent] = []
         var cues = 0
         var pending = commands
-        let deadline = Date().addingTimeInterval(60)
-        while engine.isRunning || engine.events.approximateCount > 0, Date() < deadline {
-            engine.clearEventsReady()
-            while let event = engine.events.tryPop() {
-                events.append(event)
-                if case .render(let render, _) = event, case .cueStarted = render.kind { cues += 1 }
-                if case .deviceLost = event {
-                    if stopWhenLost { engine.send(.stop) } else { Self.carryOutLoss(on: engine) }
-                }
+        return drive(engine, seconds: 60) { event in
+            if case .render(let render, _) = event, case .cueStarted = render.kind { cues += 1 }
+            if case .deviceLost = event {
+                if stopWhenLost { engine.send(.stop) } else { Self.carryOutLoss(on: engine) }
             }
             while let next = pending.first, cues >= next.afterCues {
                 engine.send(next.1)
                 pending.removeFirst()
             }
-            // Asleep until the next report; the thread rings once more as it ends.
+        }
+    }
+
+    /// Hands each event a started engine reports to `handle` as it comes, until the engine has
+    /// ended and every event is taken, or `seconds` pass (it is halted then); joins it, and
+    /// returns every event, those that came after the join included (not handed on).
+    ///
+    /// The engine's bell is drained before the events are taken, and waited on only while the
+    /// engine runs, looked at after the draining: the audio thread's last ring comes after
+    /// `isRunning` turns false, so a loop that drained that ring and then waited without looking
+    /// slept to its deadline.
+    static func drive<Device>(
+        _ engine: PlaybackEngine<Device>, seconds: Double, handle: (EngineEvent) -> Void = { _ in }
+    ) -> [EngineEvent] {
+        var events: [EngineEvent] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        while engine.isRunning || engine.events.approximateCount > 0, Date() < deadline {
+            engine.clearEventsReady()
+            while let event = engine.events.tryPop() {
+                events.append(event)
+                handle(event)
+            }
             if engine.isRunning {
                 _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
             }
@@ -205,40 +220,26 @@ import Testing
             }
         }
         engine.start()
-        var events: [EngineEvent] = []
         var resumed = false
         var lostAt: (cpu: Double?, wall: Date)?
-        let deadline = Date().addingTimeInterval(30)
-        while engine.isRunning, Date() < deadline {
-            engine.clearEventsReady()
-            while let event = engine.events.tryPop() {
-                events.append(event)
-                if case .deviceLost = event {
-                    lostAt = (CPUTime.thread(engine.audioThreadID), Date())
-                    Self.carryOutLoss(on: engine)
-                }
-                if case .deviceBack = event, let lostAt, let succeeding = attempts.succeedingAttempt {
-                    // Up to the attempt that succeeds, from the test's thread.
-                    let waited = succeeding.timeIntervalSince(lostAt.wall)
-                    let cpu = (CPUTime.thread(engine.audioThreadID) ?? .infinity) - (lostAt.cpu ?? 0)
-                    #expect(lostAt.cpu != nil, "the audio thread is found by its id")
-                    // Waiting for the device is sleeping, not spinning: the audio thread's own CPU
-                    // time over the 3 s of backoff (the attempts are the control side's).
-                    #expect(cpu / waited < 0.01, "cpu \(cpu) s over \(waited) s")
-                    #expect(waited >= 3, "backoff 100 + 200 + 400 + 800 + 1600 ms")
-                    engine.send(.resume)
-                    resumed = true
-                }
+        let events = Self.drive(engine, seconds: 30) { event in
+            if case .deviceLost = event {
+                lostAt = (CPUTime.thread(engine.audioThreadID), Date())
+                Self.carryOutLoss(on: engine)
             }
-            // Only while it runs, looked at after the bell was drained: the thread's last ring
-            // comes after `isRunning` turns false, so a ring drained above leaves it false here
-            // (waiting without looking, a loop that drained that ring slept to its deadline).
-            if engine.isRunning {
-                _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
+            if case .deviceBack = event, let lostAt, let succeeding = attempts.succeedingAttempt {
+                // Up to the attempt that succeeds, from the test's thread.
+                let waited = succeeding.timeIntervalSince(lostAt.wall)
+                let cpu = (CPUTime.thread(engine.audioThreadID) ?? .infinity) - (lostAt.cpu ?? 0)
+                #expect(lostAt.cpu != nil, "the audio thread is found by its id")
+                // Waiting for the device is sleeping, not spinning: the audio thread's own CPU
+                // time over the 3 s of backoff (the attempts are the control side's).
+                #expect(cpu / waited < 0.01, "cpu \(cpu) s over \(waited) s")
+                #expect(waited >= 3, "backoff 100 + 200 + 400 + 800 + 1600 ms")
+                engine.send(.resume)
+                resumed = true
             }
         }
-        engine.join()
-        while let event = engine.events.tryPop() { events.append(event) }
         let lost = events.compactMap { if case .deviceLost(-ENODEV, let at) = $0 { at } else { nil } }
         let back = events.compactMap { if case .deviceBack(6, let at) = $0 { at } else { nil } }
         #expect(lost.count == 1 && back.count == 1, "\(events)")
@@ -271,29 +272,15 @@ import Testing
             }
         }
         engine.start()
-        var events: [EngineEvent] = []
         var closedWhenBack: [Int32]?
-        let deadline = Date().addingTimeInterval(30)
-        while engine.isRunning, Date() < deadline {
-            engine.clearEventsReady()
-            while let event = engine.events.tryPop() {
-                events.append(event)
-                // If the close were waited for, this call would not return for 20 s.
-                if case .deviceLost = event { Self.carryOutLoss(on: engine) }
-                if case .deviceBack = event {
-                    closedWhenBack = device.closedOnThreads
-                    engine.send(.resume)
-                }
-            }
-            // Only while it runs, looked at after the bell was drained: the thread's last ring
-            // comes after `isRunning` turns false, so a ring drained above leaves it false here
-            // (waiting without looking, a loop that drained that ring slept to its deadline).
-            if engine.isRunning {
-                _ = Waiting.readable(engine.eventsReadyDescriptor, seconds: max(0, deadline.timeIntervalSinceNow))
+        let events = Self.drive(engine, seconds: 30) { event in
+            // If the close were waited for, this call would not return for 20 s.
+            if case .deviceLost = event { Self.carryOutLoss(on: engine) }
+            if case .deviceBack = event {
+                closedWhenBack = device.closedOnThreads
+                engine.send(.resume)
             }
         }
-        engine.join()
-        while let event = engine.events.tryPop() { events.append(event) }
         // The device came back and the session played to its end while the old close was held.
         #expect(closedWhenBack == [], "\(Self.renderKinds(events))")
         #expect(Self.renderKinds(events).last == .finished, "\(events)")

@@ -42,7 +42,9 @@ struct RemoteBrowserTests {
         }
         var output = ""
         var line = [CChar](repeating: 0, count: 4096)
-        while fgets(&line, Int32(line.count), pipe) != nil { output += String(cString: line) }
+        while fgets(&line, Int32(line.count), pipe) != nil {
+            output += String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
         let status = pclose(pipe)
         print(output)
         #expect(status == 0, "\(output)")
@@ -83,7 +85,7 @@ struct RemoteBrowserTests {
         var output = ""
         var line = [CChar](repeating: 0, count: 4096)
         while fgets(&line, Int32(line.count), pipe) != nil {
-            let text = String(cString: line)
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             output += text
             switch text {
             case "DROP\n":

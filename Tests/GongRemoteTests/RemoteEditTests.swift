@@ -16,7 +16,7 @@ struct RemoteEditTests {
         mkdir(world.root + "/config/gong", 0o700)
         let file = world.root + "/config/gong/config.toml"
         let text = "[bells]\n\(key) = \"\(value)\"\n"
-        _ = text.withCString { text in
+        text.withCString { text in
             file.withCString { path in
                 let handle = fopen(path, "w")
                 fputs(text, handle)

@@ -191,7 +191,8 @@ extension Phone {
     /// with `greeting`, the hello it sent is kept.
     func connect(greeting: Bool = false) -> GreetedSocket? {
         guard let client = try? RawClient(port: port, timeout: 5) else { return nil }
-        client.send(
+        // A send that failed shows as no response below.
+        _ = client.send(
             request(
                 "GET", "/ws", port: port,
                 headers: [
@@ -286,7 +287,9 @@ final class UnprivilegedBox {
         guard let pipe = popen(line, "r") else { return (-1, "") }
         var output = ""
         var buffer = [CChar](repeating: 0, count: 4096)
-        while fgets(&buffer, Int32(buffer.count), pipe) != nil { output += String(cString: buffer) }
+        while fgets(&buffer, Int32(buffer.count), pipe) != nil {
+            output += String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
         return (pclose(pipe), output)
     }
 
