@@ -107,13 +107,20 @@ extension LongRoundPulseTests {
 
         // Of an exact recording gong's own client says every cue was on its frame, or that its
         // reports were too rough to confirm it, within the bound it takes them as honest; and
-        // that audio was lost, when it was.
+        // that audio was lost, when it was. That bound is its reports' jitter and the drift any
+        // device's clock may have over the interval (`CueTiming.record`): the bed's intervals
+        // are up to 43 s, over which the null sink's changing drift alone can put a cue
+        // milliseconds off the line through the others (ten minutes measured at 116 ppm on
+        // average, one interval 8.03 ms off it, every one recorded exact; the bells' round on the
+        // same sink measured it 199 to 347 ppm fast within minutes).
         let verdict = finished["heard"] as? String
         let jitterMs = finished["jitterMs"] as? Double ?? .infinity
-        let clientBoundMs = Double(PulsePCM.reportJitterNanoseconds) / 1e6
+        let longestSeconds = Double(zip(expected, expected.dropFirst()).map { $1 - $0 }.max() ?? 0) / 48000
+        let roughBoundMs =
+            Double(PulsePCM.reportJitterNanoseconds) / 1e6 + longestSeconds * CueTiming.plausiblePPM / 1000
         #expect(
             events.losses.isEmpty
-                ? verdict == "onFrame" || (verdict == "roughReports" && jitterMs < clientBoundMs)
+                ? verdict == "onFrame" || (verdict == "roughReports" && jitterMs < roughBoundMs)
                 : verdict == "audioLost",
             "\(finished)")
         let recording = try MappedRecording(path: recorder.path)

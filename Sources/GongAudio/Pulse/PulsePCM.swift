@@ -399,7 +399,8 @@ public final class PulsePCM: PCM {
     /// Whether writes are held while the underrun's anchors are taken (`UnderrunMeasure`): a
     /// write would have the server rewind, and its reports no longer count the sink's silence.
     private func holdingWrites() -> Bool {
-        underrunMeasure?.holdsWrites(atWallNanoseconds: PulsePCM.systemClockNanoseconds()) ?? false
+        guard underrunMeasure?.isMeasuring ?? false else { return false }
+        return underrunMeasure?.holdsWrites(atWallNanoseconds: PulsePCM.systemClockNanoseconds()) ?? false
     }
 
     /// Hands the server what was written, at once: `pa_stream_write` only queues the frames,

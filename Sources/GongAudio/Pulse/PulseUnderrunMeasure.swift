@@ -17,23 +17,23 @@ import GongCore
 /// says how many frames of silence the sink has rendered in the stream's place so far
 /// (`since_underrun` while it is not playing) and when the last of them is heard: together with
 /// the read index where the stream ran dry, the sink's position counted in the stream's own
-/// frames, as if the silence were frames of it. The first report once the stream plays again
-/// says when the frame at its read index is heard: the distance between the two, short when
-/// it is asked for as the server says the stream started, is all that is read on the system
-/// clock. Every frame the server played or dropped is then counted by the
-/// server itself; measured against the recording of the sink, it agrees to the frame
-/// (bench/RESULTS.md, "A stopped process through gong's PulseAudio client, 2026-11-27").
+/// frames, as if the silence were frames of it. The reports once the stream plays again say
+/// when the frame at their read index is heard: the distance between the two, short when the
+/// first is asked for as the server says the stream started, is all that is read on the system
+/// clock. Every frame the server played or dropped is then counted by the server itself;
+/// measured against the recording of the sink, it agrees to the frame (bench/RESULTS.md, "A
+/// stopped process through gong's PulseAudio client, 2026-11-27").
 ///
-/// Each report's moment is the server's main thread reading the clock once its sink's thread
+/// Each report's moment is the server's main thread reading the clock after its sink's thread
 /// has answered: on a busy machine that thread can be woken milliseconds late, and the report
-/// then places its frames as late (one did so by 2.98 ms, 143 frames, with two busy loops
-/// beside the test). A late moment only ever places frames later, never earlier. So the
-/// measure takes a few reports on each side and keeps, of the anchors, the one that places the
-/// sink earliest, and of the reports of the stream playing, the one that places it earliest
-/// too: one report read on time on each side is enough. The anchors are taken while the client
-/// writes nothing (it holds its writes for them, at most `anchorHold`: the stream is silent
-/// anyway, and every frame of the wait is counted), because after a write the server rewinds
-/// and a report's silence is no longer the sink's.
+/// then places its frames as late (with two busy loops beside the test a 1 s stop was once
+/// measured 143 frames short, as an anchor stamped 3 ms late would). A late moment only ever
+/// places frames later, never earlier. So the measure takes a few reports on each side and
+/// keeps, of the anchors and of the reports of the stream playing, the one that places the sink
+/// earliest: one report stamped on time on each side is enough. The anchors are taken while the
+/// client writes nothing (it holds its writes for them, at most `anchorHoldNanoseconds`: the
+/// stream is silent anyway, and every frame of the wait is counted), because after a write the
+/// server rewinds and a report's silence is no longer the sink's.
 ///
 /// Plain arithmetic on the reports it is given (`PulseTimingReport`): the real-time loop
 /// feeds it, and tests drive it with the reports a traced stop gave.
