@@ -1,4 +1,5 @@
 import Glibc
+import GongCore
 
 /// The names and addresses this box answers to. A request whose `Host` is anything else is
 /// refused: a page on another site that has its own name resolve to this box (DNS rebinding)
@@ -13,7 +14,7 @@ public struct HostCheck: Sendable {
         var names: Set<String> = ["localhost", "127.0.0.1", "::1"]
         var buffer = [CChar](repeating: 0, count: 256)
         if gethostname(&buffer, buffer.count) == 0 {
-            let name = String(cString: buffer).lowercased()
+            let name = String(nulTerminated: buffer).lowercased()
             if !name.isEmpty { names.formUnion([name, name + ".local"]) }
         }
         var list: UnsafeMutablePointer<ifaddrs>?

@@ -707,8 +707,9 @@ public final class RemoteHub: @unchecked Sendable {
         guard let path = configuration.historyPath, path.hasSuffix("/gong/history.sqlite") else {
             return reply(.error(.conflict, "noHistory", "this remote serves no history"))
         }
-        var environment = configuration.sessionEnvironment
-        environment["XDG_DATA_HOME"] = String(path.dropLast("/gong/history.sqlite".count))
+        var sessionEnvironment = configuration.sessionEnvironment
+        sessionEnvironment["XDG_DATA_HOME"] = String(path.dropLast("/gong/history.sqlite".count))
+        let environment = sessionEnvironment
         // `--flag=value`: a value that begins with a dash is still the value.
         let arguments = ["history", "add", "--pattern=\(sit.pattern)", "--at=\(sit.at)", "--length=\(sit.length)"]
         let executable = configuration.gongExecutable

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import GongCore
 import GongPractice
 import GongTestSupport
 import Testing
@@ -10,7 +11,7 @@ import Testing
 let gongExecutable: String = {
     var buffer = [CChar](repeating: 0, count: 4096)
     let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    let path = count > 0 ? String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+    let path = count > 0 ? String(nulTerminated: buffer) : ""
     var directory = path
     while !directory.isEmpty && access(directory + "/gong", X_OK) != 0 {
         directory = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
@@ -53,7 +54,7 @@ final class RemoteWorld {
         defer { pclose(pipe) }
         var line = [CChar](repeating: 0, count: 1024)
         while fgets(&line, Int32(line.count), pipe) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let text = String(nulTerminated: line)
             if text.hasPrefix("Server String: /") {
                 return "unix:" + String(text.dropFirst("Server String: ".count).filter { $0 != "\n" })
             }

@@ -1,4 +1,5 @@
 import Glibc
+import GongCore
 import GongTestSupport
 import Testing
 
@@ -42,9 +43,7 @@ struct RemoteBrowserTests {
         }
         var output = ""
         var line = [CChar](repeating: 0, count: 4096)
-        while fgets(&line, Int32(line.count), pipe) != nil {
-            output += String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
+        while fgets(&line, Int32(line.count), pipe) != nil { output += String(nulTerminated: line) }
         let status = pclose(pipe)
         print(output)
         #expect(status == 0, "\(output)")
@@ -85,7 +84,7 @@ struct RemoteBrowserTests {
         var output = ""
         var line = [CChar](repeating: 0, count: 4096)
         while fgets(&line, Int32(line.count), pipe) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let text = String(nulTerminated: line)
             output += text
             switch text {
             case "DROP\n":

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import GongCore
 import GongTestSupport
 import Testing
 
@@ -287,9 +288,7 @@ final class UnprivilegedBox {
         guard let pipe = popen(line, "r") else { return (-1, "") }
         var output = ""
         var buffer = [CChar](repeating: 0, count: 4096)
-        while fgets(&buffer, Int32(buffer.count), pipe) != nil {
-            output += String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
+        while fgets(&buffer, Int32(buffer.count), pipe) != nil { output += String(nulTerminated: buffer) }
         return (pclose(pipe), output)
     }
 

@@ -1,4 +1,5 @@
 import CSndFile
+import GongCore
 
 // Every libsndfile call gong makes, one thin function each, so the whole C surface of sound-file
 // I/O can be read at a glance (libsoxr's, for resampling, is in LibSoxr.swift).
@@ -41,7 +42,7 @@ func sndfileCommand(_ file: OpaquePointer, _ command: Int32, flag: Bool) -> Int3
 func sndfileLog(_ file: OpaquePointer) -> String {
     var buffer = [CChar](repeating: 0, count: 8192)
     _ = sf_command(file, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
-    return String(cString: buffer)
+    return String(nulTerminated: buffer)
 }
 
 func sndfileFormatCheck(_ info: inout SF_INFO) -> Bool {

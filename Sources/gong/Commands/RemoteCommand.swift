@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import GongCore
 import GongKit
 import GongPractice
 import GongRemote
@@ -128,7 +129,7 @@ struct RemoteServeCommand: ParsableCommand {
     static func executable() -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        return count > 0 ? String(cString: buffer) : CommandLine.arguments[0]
+        return count > 0 ? String(nulTerminated: buffer) : CommandLine.arguments[0]
     }
 }
 
@@ -154,7 +155,7 @@ struct RemotePairCommand: ParsableCommand {
         }
         var host = [CChar](repeating: 0, count: 256)
         gethostname(&host, host.count)
-        let address = url ?? "http://\(String(cString: host)).local:8787/"
+        let address = url ?? "http://\(String(nulTerminated: host)).local:8787/"
         print("Open \(address) on the phone and enter the code:")
         print("")
         print("    \(code.prefix(4)) \(code.dropFirst(4))")
