@@ -110,9 +110,8 @@ extension LongRoundPulseTests {
         // that audio was lost, when it was. That bound is its reports' jitter and the drift any
         // device's clock may have over the interval (`CueTiming.record`): the bed's intervals
         // are up to 43 s, over which the null sink's changing drift alone can put a cue
-        // milliseconds off the line through the others (ten minutes measured at 116 ppm on
-        // average, one interval 8.03 ms off it, every one recorded exact; the bells' round on the
-        // same sink measured it 199 to 347 ppm fast within minutes).
+        // milliseconds off the line through the others while every interval is recorded exact
+        // (bench/RESULTS.md, "`make test-long`" of stop 48).
         let verdict = finished["heard"] as? String
         let jitterMs = finished["jitterMs"] as? Double ?? .infinity
         let longestSeconds = Double(zip(expected, expected.dropFirst()).map { $1 - $0 }.max() ?? 0) / 48000

@@ -26,9 +26,9 @@ import GongCore
 ///
 /// Each report's moment is the server's main thread reading the clock after its sink's thread
 /// has answered: on a busy machine that thread can be woken milliseconds late, and the report
-/// then places its frames as late (with two busy loops beside the test a 1 s stop was once
-/// measured 143 frames short, as an anchor stamped 3 ms late would). A late moment only ever
-/// places frames later, never earlier. So the measure takes a few reports on each side and
+/// then places its frames as late: an anchor stamped late measures the loss short, a report of
+/// the stream playing stamped late measures it long (bench/RESULTS.md, "A stopped process
+/// measured on a busy machine"). A late moment only ever places frames later, never earlier. So the measure takes a few reports on each side and
 /// keeps, of the anchors and of the reports of the stream playing, the one that places the sink
 /// earliest: one report stamped on time on each side is enough. The anchors are taken while the
 /// client writes nothing (it holds its writes for them, at most `anchorHoldNanoseconds`: the
