@@ -175,8 +175,9 @@ extension RemotePage {
         const keys=["every","at","random","active","days","quiet","max"];let shownSched="";
         function renderBells(){
           $("bellsNone").hidden=!!bells;$("bellsRun").hidden=!bells;if(!bells)return;
-          // A pause that reaches past the next bell: it will not ring, so it is not counted down.
-          const held=!!bells.pausedUntil&&!!bells.next&&(bells.pausedUntil==="resume"||bells.next<bells.pausedUntil);
+          // A pause that reaches past the next bell (the bells say so, to the second): it will not
+          // ring, so it is not counted down.
+          const held=!!bells.nextPaused;
           $("nextLabel").textContent=!held&&bells.nextDue?"Next bell in":"Next bell";$("nextLeft").textContent=held?"paused":bells.nextDue?fmt(bells.nextDue-now()/1000):"none";
           $("nextAt").textContent=bells.next?(held?"not at ":"at ")+bells.next.slice(11)+(bells.passingOver?" (to be passed over)":""):"";
           // Filled when the box's schedule changes, so a field being edited is left alone.

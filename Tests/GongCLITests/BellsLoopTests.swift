@@ -115,6 +115,32 @@ import Testing
         #expect(passing.fields["pausedUntil"] == nil)
     }
 
+    /// A pause that ends seconds after the next bell holds it, and says so to the second: the
+    /// status marks the next bell paused and gives the end as `01:00:10`, where a text of minutes
+    /// (`01:00`) had a remote's page count down a bell that was then skipped. One that ends on
+    /// the bell's second lets it ring.
+    @Test func aPauseEndingSecondsPastTheNextBellHoldsItAndSaysSoToTheSecond() throws {
+        var (loop, _, start) = try Self.hourly()
+        let now = start.wall / Self.second
+        let next = try #require(loop.keeper.nextBell)
+        #expect(next.description == "2026-03-23 01:00")
+        let paused = loop.answer(.pause(.seconds(next.instant + 10 - now)), now: now)
+        #expect(paused.said == "bells: paused until 2026-03-23 01:00:10")
+        #expect(paused.fields["pausedUntil"] == .string("2026-03-23 01:00:10"))
+        #expect(paused.fields["nextPaused"] == true)
+        let plan = loop.plan(day: next.day, records: [], now: now)
+        let entry = plan["plan"]?.array?.first { $0["due"] == AnyJSON(next.instant) }
+        #expect(entry?["reason"] == "paused", "\(plan)")
+        let woke = loop.keeper.pauseHolds(next)
+        #expect(woke, "the keeper holds what the status says it holds")
+
+        let endingOnIt = loop.answer(.pause(.seconds(next.instant - now)), now: now)
+        #expect(endingOnIt.fields["pausedUntil"] == .string("2026-03-23 01:00"))
+        #expect(endingOnIt.fields["nextPaused"] == nil)
+        let rings = loop.keeper.pauseHolds(next)
+        #expect(!rings)
+    }
+
     /// What a remote asks of the socket: `subscribe` keeps the connection and changes nothing;
     /// a change is told to subscribers; `plan` lists a day's bells with what the history kept.
     @Test func subscribeKeepsTheConnectionAChangeIsToldAndPlanListsTheDay() throws {

@@ -15,6 +15,7 @@ exits 0 when every check held, 1 (after saying which) when one did not.
 """
 import json
 import sys
+from collections import Counter
 
 from selenium.webdriver.common.by import By
 
@@ -150,15 +151,20 @@ try:
     # next one is due, which then rings (BellKeeper: a bell is held when due before the pause
     # ends), and the page rightly counts it down (seen at midnight, and at 02:00 when this wait
     # ended the moment the hour's bell had rung). Ring and pause only while the next bell is
-    # more than 90 s away and the last at least 10 s ago.
+    # more than 90 s away and the last at least 10 s ago: the pause then holds the next bell to
+    # the second (asked at 18:00:10, it ends at 19:00:10 and the 19:00 bell is skipped), which
+    # the bells' status says and the page must show.
     wait(a, "const t = document.getElementById('nextLeft').textContent.split(':').map(Number);"
          " const left = t.reduce((s, x) => s * 60 + x, 0); return left > 90 && left < 3590", 110,
          "the hour's bell more than 90 s away and 10 s gone")
+    # The plan lists the hour's bells rung as well: the one asked for is the line that was not
+    # there before the button.
+    rung_lines = "return [...document.querySelectorAll('#plan li')]" \
+        ".filter(li => li.textContent.includes('rung')).map(li => li.textContent)"
+    before = a.execute_script(rung_lines)
     a.find_element(By.ID, "bRing").click()
-    rung = "return [...document.querySelectorAll('#plan li')].some(li => li.textContent.includes('rung'))"
-    wait(a, rung, 30, "the bell asked for is in today's plan, rung")
-    heard = a.execute_script("return [...document.querySelectorAll('#plan li')]"
-                             ".filter(li => li.textContent.includes('rung')).map(li => li.textContent)")
+    wait(a, f"{rung_lines}.length > {len(before)}", 30, "the bell asked for is in today's plan, rung")
+    heard = list((Counter(a.execute_script(rung_lines)) - Counter(before)).elements())
     a.find_element(By.ID, "b1h").click()
     paused = "return document.getElementById('bellsPaused').textContent.startsWith('Paused until ')" \
         " && document.getElementById('bellsPaused').textContent.endsWith('(by Phone A)')"

@@ -113,7 +113,7 @@ public struct BellKeeper: Sendable {
             } else if passingOverNext {
                 passingOverNext = false
                 outcome = .skipped(.passed)
-            } else if let pausedUntil, bell.instant < pausedUntil {
+            } else if pauseHolds(bell) {
                 outcome = .skipped(.paused)
             } else {
                 outcome = .ring
@@ -127,6 +127,15 @@ public struct BellKeeper: Sendable {
 
     /// No bell rings before `until` (seconds since 1970); the bells meanwhile are skipped and said.
     public mutating func pause(until: Int64) { pausedUntil = until }
+
+    /// Whether the pause keeps `bell` from ringing: it is due before the pause ends, to the
+    /// second. The one statement of the rule, for the status and plan that show it as well as
+    /// for the wake that applies it (a pause of an hour asked at 10:00:10 holds the 11:00 bell,
+    /// which a comparison of minutes would count down).
+    public func pauseHolds(_ bell: PlannedBell) -> Bool {
+        guard let pausedUntil else { return false }
+        return bell.instant < pausedUntil
+    }
 
     public mutating func resume() {
         pausedUntil = nil

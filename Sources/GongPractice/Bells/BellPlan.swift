@@ -86,8 +86,14 @@ public struct BellPlan: Sendable {
         return Int(local >= 0 ? local / day : (local - day + 1) / day)
     }
 
-    /// A moment as the zone's wall clock shows it: `2026-03-29 03:00`.
-    public func wallText(_ instant: Int64) -> String { unplannedBell(at: instant).description }
+    /// A moment as the zone's wall clock shows it: `2026-03-29 03:00`, or `2026-03-29 03:00:10`
+    /// off the minute (the end of a pause of an hour asked at 02:00:10, which holds the 03:00
+    /// bell: shown as 03:00 it would seem to let it ring).
+    public func wallText(_ instant: Int64) -> String {
+        let minute = unplannedBell(at: instant).description
+        let second = Int(((instant + Int64(offset(at: instant))) % 60 + 60) % 60)
+        return second == 0 ? minute : minute + (second < 10 ? ":0\(second)" : ":\(second)")
+    }
 
     /// A bell outside the plan (`gong ctl ring`), due at `instant`; numbered 0.
     public func unplannedBell(at instant: Int64) -> PlannedBell {

@@ -126,6 +126,7 @@ struct BellsLoop {
             fields["next"] = .string(next.description)
             fields["nextDue"] = AnyJSON(next.instant)
             if keeper.passingOverNext { fields["passingOver"] = true }
+            if keeper.pauseHolds(next) { fields["nextPaused"] = true }
         }
         fields["schedule"] = .object(keeper.plan.rules.scheduleTexts.mapValues(AnyJSON.string))
         if let until = keeper.pausedUntil {
@@ -160,7 +161,7 @@ struct BellsLoop {
                 entry["offMs"] = record.offMs.map(AnyJSON.number)
             } else if bell.instant > now {
                 entry["outcome"] = "planned"
-                if let until = keeper.pausedUntil, bell.instant < until {
+                if keeper.pauseHolds(bell) {
                     entry["reason"] = "paused"
                 } else if keeper.passingOverNext, keeper.nextBell == bell {
                     entry["reason"] = "passed"

@@ -183,6 +183,7 @@ struct CtlCommand: ParsableCommand {
     static func describe(bells: [String: AnyJSON], pid: Int32) -> String {
         var text = "bells (pid \(pid)): next " + (bells["next"]?.string ?? "none")
         if bells["passingOver"]?.bool == true { text += " (to be passed over)" }
+        if bells["nextPaused"]?.bool == true { text += " (held by the pause)" }
         text += ", \(bells["rungToday"]?.int ?? 0) rung and \(bells["skippedToday"]?.int ?? 0) skipped today"
         if let until = bells["pausedUntil"]?.string {
             text += until == "resume" ? ", paused until gong ctl resume" : ", paused until \(until)"
