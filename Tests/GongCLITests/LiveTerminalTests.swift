@@ -292,8 +292,15 @@ extension LivePulseTests {
         try pauseJustBeforeACue(server: .pipeWire, device: "pulse:gong_rest", sink: "gong_rest")
     }
 
+    /// Heard on PipeWire on the graph's clock (`PipeWireTap`): parec through pipewire-pulse, a
+    /// follower that splices what it gets, has recorded an interval a quantum long that nobody
+    /// played (48 256 frames, gong telling no loss, while the tap ran exact in tests beside it).
+    /// A cycle the graph itself missed is a hole there, and an onset just after one cannot be
+    /// placed: at most one interval may go unjudged so. Through PulseAudio, whose monitor has no
+    /// such splicing, parec's recording is the witness.
     private func pauseJustBeforeACue(server: SoundServer, device: String, sink: String) throws {
         try server.require()
+        let tap = server == .pipeWire ? try PipeWireTap(sink: sink, environment: server.environment, seconds: 60) : nil
         let run = try TerminalRun(cycles: 6, server: server, device: device, sink: sink)
         let (terminal, events) = (run.terminal, run.events)
         defer { run.end() }
@@ -321,24 +328,35 @@ extension LivePulseTests {
         #expect(events.wait(for: "finished", seconds: 20))
         run.process.waitUntilExit()
         usleep(2_000_000)  // the monitor's recording lags what was played (most on PipeWire)
-        let recording = run.recorder.stop()
+        let parecs = run.recorder.stop()
+        let onGraphsClock = tap?.finish()
+        let recording = onGraphsClock?.samples ?? parecs
 
         let cues = events.all("cue")
-        let heard = onsets(in: recording, quietFrames: 24000)
+        let parecsOnsets = onsets(in: parecs, quietFrames: 24000)
+        let heard = onGraphsClock?.placedOnsets(quietFrames: 24000) ?? parecsOnsets.map { ($0, true) }
         #expect(heard.count == cues.count, "\(cues.count) cues reported, \(heard.count) heard: \(heard)")
         // Six woodblocks and the end click a second apart, but for the pause between the third
         // and the fourth. (The first may lose a few frames as the server starts the stream: from
         // the second on, to the frame.)
-        let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        let intervals = zip(heard, heard.dropFirst()).map { $0.placed && $1.placed ? $1.frame - $0.frame : nil }
+        let judged = intervals.enumerated().compactMap { index, interval in interval.map { (index, $0) } }
+        let witness = onGraphsClock.map { "on the graph's clock (tap missed \($0.missedFrames) frames)" } ?? "by parec"
         #expect(
-            intervals.count == 6
-                && intervals.enumerated().allSatisfy { index, interval in
+            intervals.count == 6 && judged.count >= 5
+                && judged.allSatisfy { index, interval in
                     index == 0 ? abs(interval - 48000) < 480 : index == 2 ? interval > 48000 + 60000 : interval == 48000
-                }, "\(intervals)")
+                }, "\(TapRecording.describe(intervals)) \(witness)")
         #expect(Self.longSilences(in: recording, atLeast: 1.4) == 1, "the pause was silent, nothing else was")
         let summary = try #require(events.last("finished"))
         #expect(summary["xruns"] as? Int == 0, "\(summary)")
-        print("\(server.testDescription) \(device): keys heard \(pauseHeard), \(resumeHeard) s after; \(intervals)")
+        let parecsIntervals = zip(parecsOnsets, parecsOnsets.dropFirst()).map { $1 - $0 }
+        print(
+            "\(server.testDescription) \(device): keys heard \(pauseHeard), \(resumeHeard) s after; "
+                + (onGraphsClock == nil
+                    ? "\(parecsIntervals)"
+                    : "on the graph's clock \(TapRecording.describe(intervals)), parec's (not judged) \(parecsIntervals)")
+        )
     }
 
     /// On PipeWire's own stream a pause, a resume and a skip are each heard within 100 ms of
