@@ -116,7 +116,9 @@ extension LongRoundPulseTests {
         let jitterMs = finished["jitterMs"] as? Double ?? .infinity
         let longestSeconds = Double(zip(expected, expected.dropFirst()).map { $1 - $0 }.max() ?? 0) / 48000
         let roughBoundMs =
-            Double(PulsePCM.reportJitterNanoseconds) / 1e6 + longestSeconds * CueTiming.plausiblePPM / 1000
+            1000
+            * CueTiming.allowanceSeconds(
+                reportJitterSeconds: Double(PulsePCM.reportJitterNanoseconds) / 1e9, overSeconds: longestSeconds)
         #expect(
             events.losses.isEmpty
                 ? verdict == "onFrame" || (verdict == "roughReports" && jitterMs < roughBoundMs)

@@ -44,6 +44,17 @@ import Testing
         #expect(CueTiming(sampleRate: 48000).maxDeviationSeconds == 0)
     }
 
+    /// The allowance is the reports' jitter and 1 000 ppm of the interval: a cue 3 s after the
+    /// one before, on reports good to 1 ms, is on its frame up to 4 ms off and no further.
+    @Test func theAllowanceIsTheReportsJitterAndAPlausibleDriftOverTheInterval() {
+        let allowance = CueTiming.allowanceSeconds(reportJitterSeconds: 0.001, overSeconds: 3)
+        #expect(abs(allowance - 0.004) < 1e-12, "\(allowance)")
+        var timing = CueTiming(sampleRate: 48000)
+        let within = timing.record(scheduledFrames: Self.interval, heardSeconds: 3 + 0.0039)
+        let beyond = timing.record(scheduledFrames: Self.interval, heardSeconds: 3 + 0.0041)
+        #expect(within == nil && beyond != nil, "\(String(describing: within)) \(String(describing: beyond))")
+    }
+
     /// A cue heard 768 frames (16 ms) late — PipeWire played a stretch without our audio and
     /// said nothing — is reported with how far off it was, and the summary may not claim every
     /// cue on its frame; the device's drift alone is not taken for that.

@@ -34,6 +34,14 @@ public struct CueTiming: Sendable, Equatable {
     /// a measured rate beyond it means audio was lost that no report owned up to.
     public static let plausiblePPM = 1000.0
 
+    /// How far from its place a cue heard `seconds` after the one before may be and still be on
+    /// its frame as far as the reports can tell: their jitter, and the drift of any plausible
+    /// device clock over that time. The one statement of the rule, for `record` and for the
+    /// tests that hold gong's verdict to it.
+    public static func allowanceSeconds(reportJitterSeconds: Double, overSeconds seconds: Double) -> Double {
+        reportJitterSeconds + seconds * plausiblePPM / 1_000_000
+    }
+
     /// One interval between consecutive cues: `scheduledFrames` apart, heard `heardSeconds` apart.
     /// Returns how many frames off its place the later cue was heard when that is more than the
     /// reports' jitter and any plausible drift of the device's clock can explain (through ALSA's
@@ -47,7 +55,10 @@ public struct CueTiming: Sendable, Equatable {
         scheduledFrames.append(frames)
         heardSeconds.append(heard)
         let scheduled = Double(frames) / Double(sampleRate)
-        guard abs(heard - scheduled) > reportJitterSeconds + scheduled * CueTiming.plausiblePPM / 1_000_000 else {
+        guard
+            abs(heard - scheduled)
+                > Self.allowanceSeconds(reportJitterSeconds: reportJitterSeconds, overSeconds: scheduled)
+        else {
             return nil
         }
         let off = Int64(((heard - Double(frames) / rate) * rate).rounded())
