@@ -9,10 +9,7 @@ import Testing
 
 /// The `gong` built beside the tests.
 let gongExecutable: String = {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    let path = count > 0 ? String(nulTerminated: buffer) : ""
-    var directory = path
+    var directory = RunningExecutable.path()
     while !directory.isEmpty && access(directory + "/gong", X_OK) != 0 {
         directory = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
     }

@@ -233,9 +233,7 @@ struct BellsCommand: ParsableCommand {
     /// it. Without a user manager (a container, no login session) the file stays and it says so.
     static func installUnit() throws {
         let path = BellsUnit.path()
-        let executable =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]
+        let executable = RunningExecutable.path()
         let arguments = CommandLine.arguments.dropFirst().drop { $0 != "bells" }.dropFirst().filter {
             $0 != "--install"
         }

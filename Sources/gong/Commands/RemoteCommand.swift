@@ -61,7 +61,7 @@ struct RemoteServeCommand: ParsableCommand {
         }
         var configuration = RemoteConfiguration(
             store: RemoteCommand.store(), controlDirectory: ControlSockets.directory(),
-            gongExecutable: RemoteServeCommand.executable())
+            gongExecutable: RunningExecutable.path())
         if let listen, let problem = configuration.listen(listen) {
             throw fail(UsageError("remote --listen \(listen): \(problem)"))
         }
@@ -93,7 +93,7 @@ struct RemoteServeCommand: ParsableCommand {
             $0 != "--install" && $0 != "serve"
         }
         if let problem = RemoteUnit.write(
-            RemoteUnit.text(executable: executable(), arguments: Array(arguments)), to: path)
+            RemoteUnit.text(executable: RunningExecutable.path(), arguments: Array(arguments)), to: path)
         {
             printError("remote: \(problem); check the directory's permissions")
             throw ExitCode(ExitStatus.cannotCreate)
@@ -124,12 +124,6 @@ struct RemoteServeCommand: ParsableCommand {
         }
         _ = RemoteUnit.systemctl(["daemon-reload"])
         print("remote: removed \(path)")
-    }
-
-    static func executable() -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        return count > 0 ? String(nulTerminated: buffer) : CommandLine.arguments[0]
     }
 }
 
