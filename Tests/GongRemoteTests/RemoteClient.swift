@@ -35,6 +35,7 @@ struct RawClient {
         bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
+    @discardableResult
     func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
     /// What arrives until the server closes, or nothing more comes within the timeout.

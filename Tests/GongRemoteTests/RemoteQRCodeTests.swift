@@ -1,4 +1,5 @@
 import Glibc
+import GongCore
 import Testing
 
 @testable import GongRemote
@@ -26,7 +27,7 @@ import Testing
         var template = Array("/tmp/gong-qr-XXXXXX.pgm".utf8CString)
         let descriptor = mkstemps(&template, 4)
         try #require(descriptor >= 0)
-        let path = String(cString: template)
+        let path = String(nulTerminated: template)
         defer { unlink(path) }
         let image = pgm(code)
         _ = image.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -39,13 +40,13 @@ import Testing
         }
         var output = ""
         var line = [CChar](repeating: 0, count: 4096)
-        while fgets(&line, Int32(line.count), pipe) != nil { output += String(cString: line) }
+        while fgets(&line, Int32(line.count), pipe) != nil { output += String(nulTerminated: line) }
         let status = pclose(pipe)
         let failed = errno
         guard status == 0 else {
             var said = ""
             if let file = fopen(errors, "r") {
-                while fgets(&line, Int32(line.count), file) != nil { said += String(cString: line) }
+                while fgets(&line, Int32(line.count), file) != nil { said += String(nulTerminated: line) }
                 fclose(file)
             }
             return .failure(DecodeFailure(status: status, errno: status == -1 ? failed : 0, said: said))

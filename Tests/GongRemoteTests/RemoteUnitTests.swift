@@ -1,4 +1,5 @@
 import Glibc
+import GongCore
 import Testing
 
 @testable import GongRemote
@@ -29,7 +30,7 @@ struct RemoteUnitTests {
         guard let pipe = popen(command, "r") else { return }
         var output = ""
         var line = [CChar](repeating: 0, count: 1024)
-        while fgets(&line, Int32(line.count), pipe) != nil { output += String(cString: line) }
+        while fgets(&line, Int32(line.count), pipe) != nil { output += String(nulTerminated: line) }
         #expect(pclose(pipe) == 0 && output.isEmpty, "\(output)")
     }
 }
