@@ -131,12 +131,16 @@ import Testing
         let plan = loop.plan(day: next.day, records: [], now: now)
         let entry = plan["plan"]?.array?.first { $0["due"] == AnyJSON(next.instant) }
         #expect(entry?["reason"] == "paused", "\(plan)")
-        let woke = loop.keeper.pauseHolds(next)
-        #expect(woke, "the keeper holds what the status says it holds")
+        let held = loop.keeper.pauseHolds(next)
+        #expect(held, "the keeper holds what the status says it holds")
+        let said = CtlCommand.describe(bells: paused.fields, pid: 1)
+        #expect(said.hasPrefix("bells (pid 1): next 2026-03-23 01:00 (held by the pause), "), "\(said)")
+        #expect(said.contains(", paused until 2026-03-23 01:00:10"), "\(said)")
 
         let endingOnIt = loop.answer(.pause(.seconds(next.instant - now)), now: now)
         #expect(endingOnIt.fields["pausedUntil"] == .string("2026-03-23 01:00"))
         #expect(endingOnIt.fields["nextPaused"] == nil)
+        #expect(!CtlCommand.describe(bells: endingOnIt.fields, pid: 1).contains("held"))
         let rings = loop.keeper.pauseHolds(next)
         #expect(!rings)
     }

@@ -294,7 +294,7 @@ extension LivePulseTests {
 
     /// Heard on PipeWire on the graph's clock (`PipeWireTap`): parec through pipewire-pulse, a
     /// follower that splices what it gets, has recorded an interval a quantum long that nobody
-    /// played (48 256 frames, gong telling no loss, while the tap ran exact in tests beside it).
+    /// played (bench/RESULTS.md, ci37 of stop 48).
     /// A cycle the graph itself missed is a hole there, and an onset just after one cannot be
     /// placed: at most one interval may go unjudged so. Through PulseAudio, whose monitor has no
     /// such splicing, parec's recording is the witness.
