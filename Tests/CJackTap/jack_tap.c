@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct jack_tap {
     jack_client_t *client;
@@ -18,10 +19,9 @@ struct jack_tap {
     jack_nframes_t origin;
     jack_nframes_t expected;
     uint32_t missed_frames;
-    /// Cycles found placed a cycle late, and moved back (see on_process).
-    uint32_t moved_cycles;
-    int has_last;
-    uint32_t last_at, last_frames;
+    /// Cycles read twice (see on_process), and cycles not placed because the server moved on
+    /// while they were copied.
+    uint32_t reread_cycles, doubtful_cycles;
     _Atomic uint32_t frames;
     /// The server's xrun reports (its notification thread): the frame time at each, and the
     /// delay jack2 keeps of the last driver xrun then.
@@ -30,6 +30,11 @@ struct jack_tap {
     /// The delay jack2 kept when the tap opened (of a driver xrun before it, if any).
     float opening_delay;
     _Atomic uint32_t xruns;
+    /// Lateness to put on the tap itself (jack_tap_be_late_at_onsets): microseconds, one entry
+    /// per onset still to come; the frames of silence seen since the last sound.
+    uint32_t late_usecs[JACK_TAP_MAX_LATE];
+    uint32_t quiet_frames;
+    _Atomic uint32_t late_count, late_next;
 };
 
 /// On JACK's notification thread. jack2 tells every client when one of them had not finished
@@ -46,8 +51,29 @@ static int on_xrun(void *data) {
     return 0;
 }
 
+/// Whether the port's buffer holds a sound after half a second of silence (an onset).
+static int onset_in(struct jack_tap *tap, const float *in, jack_nframes_t nframes) {
+    int onset = 0;
+    for (jack_nframes_t frame = 0; frame < nframes; frame++) {
+        if (fabsf(in[frame]) > 0.02f) {
+            if (tap->quiet_frames >= 24000) onset = 1;
+            tap->quiet_frames = 0;
+        } else {
+            tap->quiet_frames++;
+        }
+    }
+    return onset;
+}
+
 static int on_process(jack_nframes_t nframes, void *data) {
     struct jack_tap *tap = data;
+    uint32_t late_next = atomic_load_explicit(&tap->late_next, memory_order_relaxed);
+    if (late_next < atomic_load_explicit(&tap->late_count, memory_order_acquire) && tap->started &&
+        onset_in(tap, jack_port_get_buffer(tap->port, nframes), nframes)) {
+        // A call that began late: the server may move on meanwhile, and the port's buffer with it.
+        usleep(tap->late_usecs[late_next]);
+        atomic_store_explicit(&tap->late_next, late_next + 1, memory_order_relaxed);
+    }
     jack_nframes_t now = jack_last_frame_time(tap->client);
     if (!tap->started) {
         tap->started = 1;
@@ -57,25 +83,24 @@ static int on_process(jack_nframes_t nframes, void *data) {
         int32_t step = (int32_t)(now - tap->expected);
         if (step > 0) {
             tap->missed_frames += (uint32_t)step;
-        } else if (step < 0 && tap->has_last && (uint32_t)-step <= tap->last_at) {
-            // The frame time is the server's current cycle: a call that began late, after the
-            // server moved on, read the next one's, and the server has now run that cycle too.
-            // The last cycle belongs `-step` frames earlier, where the jump before it left a hole.
-            uint32_t back = (uint32_t)-step;
-            memmove(tap->samples + tap->last_at - back, tap->samples + tap->last_at, tap->last_frames * sizeof(float));
-            for (uint32_t frame = tap->last_at - back + tap->last_frames; frame < tap->last_at + tap->last_frames; frame++)
-                tap->samples[frame] = NAN;
-            tap->missed_frames -= back <= tap->missed_frames ? back : tap->missed_frames;
-            tap->moved_cycles++;
+        } else if (step < 0) {
+            // The cycle the last call read, read again: that call began late, after the server
+            // had moved on, and read this cycle's frame time and this cycle's port buffer (gong
+            // had written it by then), and the server now runs the tap for it once more. The
+            // cycle the late call was for is a hole: its frames were overwritten unseen.
+            tap->reread_cycles++;
         }
     }
     tap->expected = now + nframes;
     uint32_t at = now - tap->origin;
     if (at < tap->capacity && nframes <= tap->capacity - at) {
         memcpy(tap->samples + at, jack_port_get_buffer(tap->port, nframes), nframes * sizeof(float));
-        tap->has_last = 1;
-        tap->last_at = at;
-        tap->last_frames = nframes;
+        // A call that lost the processor between reading the frame time and copying may have
+        // copied the next cycle's frames: not placed.
+        if (jack_last_frame_time(tap->client) != now) {
+            for (uint32_t frame = at; frame < at + nframes; frame++) tap->samples[frame] = NAN;
+            tap->doubtful_cycles++;
+        }
         atomic_store_explicit(&tap->frames, at + nframes, memory_order_release);
     }
     return 0;
@@ -107,6 +132,14 @@ jack_tap *jack_tap_open(const char *server, const char *name, uint32_t capacity)
     return tap;
 }
 
+void jack_tap_be_late_at_onsets(jack_tap *tap, const uint32_t *usecs, uint32_t count) {
+    if (count > JACK_TAP_MAX_LATE) count = JACK_TAP_MAX_LATE;
+    memcpy(tap->late_usecs, usecs, count * sizeof *usecs);
+    atomic_store_explicit(&tap->late_count, count, memory_order_release);
+}
+
+uint32_t jack_tap_late_calls(jack_tap *tap) { return atomic_load_explicit(&tap->late_next, memory_order_relaxed); }
+
 const char *jack_tap_port_name(jack_tap *tap) { return jack_port_name(tap->port); }
 
 void jack_tap_stop(jack_tap *tap) { jack_deactivate(tap->client); }
@@ -115,7 +148,9 @@ const float *jack_tap_samples(jack_tap *tap) { return tap->samples; }
 
 uint32_t jack_tap_frames(jack_tap *tap) { return atomic_load_explicit(&tap->frames, memory_order_acquire); }
 
-uint32_t jack_tap_moved_cycles(jack_tap *tap) { return tap->moved_cycles; }
+uint32_t jack_tap_reread_cycles(jack_tap *tap) { return tap->reread_cycles; }
+
+uint32_t jack_tap_doubtful_cycles(jack_tap *tap) { return tap->doubtful_cycles; }
 
 uint32_t jack_tap_missed_frames(jack_tap *tap) { return tap->missed_frames; }
 

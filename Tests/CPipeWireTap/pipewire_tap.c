@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <pipewire/pipewire.h>
 #include <spa/param/audio/format-utils.h>
@@ -26,6 +27,10 @@ struct pipewire_tap {
     uint64_t origin, expected;
     uint32_t last_at, last_frames, moved_cycles, missed_frames;
     _Atomic uint32_t frames;
+    /// Lateness to put on the tap itself (pipewire_tap_be_late_at_onsets): microseconds, one per
+    /// onset still to come; the frames of silence seen since the last sound.
+    uint32_t late_usecs[PIPEWIRE_TAP_MAX_LATE], quiet_frames;
+    _Atomic uint32_t late_count, late_next;
 };
 
 void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *interleaved, uint32_t frames) {
@@ -56,11 +61,34 @@ void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *int
     }
 }
 
+/// Whether channel 0 of the cycle holds a sound after half a second of silence (an onset).
+static int onset_in(struct pipewire_tap *tap, const float *in, uint32_t frames) {
+    int onset = 0;
+    for (uint32_t frame = 0; frame < frames; frame++) {
+        if (fabsf(in[2 * frame]) > 0.02f) {
+            if (tap->quiet_frames >= 24000) onset = 1;
+            tap->quiet_frames = 0;
+        } else {
+            tap->quiet_frames++;
+        }
+    }
+    return onset;
+}
+
 static void on_process(void *data) {
     struct pipewire_tap *tap = data;
     struct pw_buffer *buffer = pw_stream_dequeue_buffer(tap->stream);
     if (!buffer) return;
     struct spa_data *plane = &buffer->buffer->datas[0];
+    uint32_t late_next = atomic_load_explicit(&tap->late_next, memory_order_relaxed);
+    if (plane->data && plane->chunk->size > 0 && tap->started &&
+        late_next < atomic_load_explicit(&tap->late_count, memory_order_acquire) &&
+        onset_in(tap, (const float *)((const uint8_t *)plane->data + plane->chunk->offset),
+                 plane->chunk->size / (2 * sizeof(float)))) {
+        // A call that began late, before it reads the graph's position.
+        usleep(tap->late_usecs[late_next]);
+        atomic_store_explicit(&tap->late_next, late_next + 1, memory_order_relaxed);
+    }
     struct pw_time time;
     memset(&time, 0, sizeof time);
     if (plane->data && plane->chunk->size > 0 && pw_stream_get_time_n(tap->stream, &time, sizeof time) == 0 &&
@@ -130,6 +158,16 @@ pipewire_tap *pipewire_tap_open(const char *remote, const char *sink, uint32_t c
 failed:
     pipewire_tap_close(tap);
     return NULL;
+}
+
+void pipewire_tap_be_late_at_onsets(pipewire_tap *tap, const uint32_t *usecs, uint32_t count) {
+    if (count > PIPEWIRE_TAP_MAX_LATE) count = PIPEWIRE_TAP_MAX_LATE;
+    memcpy(tap->late_usecs, usecs, count * sizeof *usecs);
+    atomic_store_explicit(&tap->late_count, count, memory_order_release);
+}
+
+uint32_t pipewire_tap_late_calls(pipewire_tap *tap) {
+    return atomic_load_explicit(&tap->late_next, memory_order_relaxed);
 }
 
 void pipewire_tap_stop(pipewire_tap *tap) {

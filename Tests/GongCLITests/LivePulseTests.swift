@@ -550,6 +550,40 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         return zip(intervals, skipping).filter { $0 != 144_000 && $0 != $1 }.map(\.0)
     }
 
+    /// The witness proved against a late call of its own, as the JACK tap is
+    /// (`LiveJackTests.theTapLateForACueNeverPlacesItOffItsFrame`): the PipeWire tap begins its
+    /// calls at the six onsets 3, 8, 11, 3, 8 and 14 ms late (a cycle here is 5.3 ms). PipeWire
+    /// hands a capture stream buffers of its own, each with its cycle's position, so a late call
+    /// still reads its own cycle (traced: the position read before and after an 8 ms sleep is the
+    /// same) and the graph runs the next cycles without the tap, a hole where they belong. Every
+    /// onset the tap places is on its frame by gong's account. A long round, run by
+    /// `LongRoundPulseTests` (`make test-long`).
+    func thePipeWireTapLateForACueNeverPlacesItOffItsFrame() throws {
+        try SoundServer.pipeWire.require()
+        let environment = SoundServer.pipeWire.environment
+        let scratch = try ScratchDirectory()
+        let pattern = try Self.pattern(in: scratch, duration: "18s")
+        let late: [UInt32] = [3000, 8000, 11_000, 3000, 8000, 14_000]
+        let tap = try PipeWireTap(sink: "gong_test", environment: environment, seconds: 60, lateAtOnsets: late)
+        let result = try runGong(
+            ["run", pattern, "--device", "pipewire", "--channels", "1", "--rate", "48000", "--json"],
+            home: ProcessInfo.processInfo.environment["HOME"], environment: environment)
+        let lateCalls = tap.lateCalls
+        let recording = tap.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = GongEvents(result.stdout)
+        let onsets = recording.placedOnsets()
+        let accounted = events.accountedIntervals(apart: 144_000)
+        let spans = TapRecording.spans(of: onsets, against: accounted)
+        let detail =
+            "onsets \(onsets), by gong's account \(accounted), gong lost \(events.losses); the tap missed \(recording.missedFrames) frames, its holes \(recording.holes)"
+        #expect(lateCalls == 6 && onsets.count == 6 && accounted.count == 5, "\(lateCalls) late calls: \(detail)")
+        // A call 11 ms late always leaves the graph a cycle to run without the tap.
+        #expect(recording.missedFrames > 0, "\(detail)")
+        #expect(onsets.filter(\.placed).count >= 2 && spans.allSatisfy { $0.heard == $0.expected }, "\(detail)")
+        print("PipeWire tap late at each onset: \(detail)")
+    }
+
     /// PipeWire at rest, as a desktop is when nothing else plays: the sink gong_rest has no
     /// keeper, so the graph runs at the quantum gong's own stream asks for (the recorder asks for
     /// a longer one). A minute of woodblocks 3 s apart: every interval exact, no underrun, and

@@ -4,7 +4,8 @@ import Testing
 /// leaves out (docs/testing.md). Here, the rounds of `LivePulseTests`, `PulseClientTests` and
 /// `BenchPulseTests` that repeat on a route what `make test` already plays there: the minute to
 /// the frame, a stopped process and a restarted server on the ways in that are not the server's
-/// own (ALSA's plugin, pipewire-pulse), the minutes on PipeWire at rest and a pause there, the
+/// own (ALSA's plugin, pipewire-pulse), the minutes on PipeWire at rest and a pause there, the PipeWire tap proved against a late call
+/// of its own, the
 /// automatic device's two sessions a server, and `gong bench compare`'s four ways. The bed's ten
 /// minutes and the bells a minute apart are in files of their own (LiveBedTests.swift,
 /// LiveBellsTests.swift).
@@ -16,6 +17,10 @@ import Testing
 
     @Test func aMinuteOnPipeWireAtRestIsExactAndConfirmed() throws {
         try LivePulseTests().aMinuteOnPipeWireAtRestIsExactAndConfirmed()
+    }
+
+    @Test func thePipeWireTapLateForACueNeverPlacesItOffItsFrame() throws {
+        try LivePulseTests().thePipeWireTapLateForACueNeverPlacesItOffItsFrame()
     }
 
     @Test func aMinuteThroughPipeWirePulseAtRestLosesNothing() throws {

@@ -16,7 +16,7 @@ struct PipeWireTapTests {
         for index in 0..<4 { tap.record(cycleAt: 10_000 + UInt64(index) * 256, channel: Self.cycle()) }
         let recording = tap.finish()
         #expect(recording.samples.count == 1024 && !recording.samples.contains { $0.isNaN })
-        #expect(recording.holes.isEmpty && recording.missedFrames == 0 && recording.movedCycles == 0)
+        #expect(recording.holes.isEmpty && recording.missedFrames == 0 && recording.rereadCycles == 0)
     }
 
     /// Two clicks 790 frames apart on the graph's clock, a cycle between them missed by the tap:
@@ -61,7 +61,7 @@ struct PipeWireTapTests {
         tap.record(cycleAt: 512, channel: Self.cycle())
         let recording = tap.finish()
         #expect(recording.samples.count == 768 && recording.holes.isEmpty)
-        #expect(recording.missedFrames == 0 && recording.movedCycles == 1)
+        #expect(recording.missedFrames == 0 && recording.rereadCycles == 1)
         #expect(recording.placedOnsets(quietFrames: 100).map(\.frame) == [263])
     }
 

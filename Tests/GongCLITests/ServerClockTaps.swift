@@ -14,14 +14,21 @@ final class JackTap {
     let port: String
     private let tap: OpaquePointer
 
-    init(seconds: Int) throws {
+    /// `lateAtOnsets`: the tap's own calls whose port holds an onset begin that many
+    /// microseconds late, one after another (`jack_tap_be_late_at_onsets`: the witness proved
+    /// against a late call of its own).
+    init(seconds: Int, lateAtOnsets: [UInt32] = []) throws {
         let server = JackServer.environment["JACK_DEFAULT_SERVER"] ?? "default"
         guard let tap = jack_tap_open(server, "gong_test_tap", UInt32(seconds * 48000)) else {
             throw POSIXError(.EIO)
         }
         self.tap = tap
         port = String(cString: jack_tap_port_name(tap))
+        if !lateAtOnsets.isEmpty { jack_tap_be_late_at_onsets(tap, lateAtOnsets, UInt32(lateAtOnsets.count)) }
     }
+
+    /// How many of the calls `lateAtOnsets` asked for have begun late so far.
+    var lateCalls: Int { Int(jack_tap_late_calls(tap)) }
 
     /// Stops recording and reads it: the samples, NaN where no cycle reached the tap, and the
     /// cycles that did not.
@@ -33,7 +40,8 @@ final class JackTap {
         let reported = Int(jack_tap_xruns(tap, &xruns, &driver, UInt32(xruns.count)))
         return TapRecording(
             samples: samples, missedFrames: Int(jack_tap_missed_frames(tap)),
-            movedCycles: Int(jack_tap_moved_cycles(tap)), serverXruns: xruns.prefix(reported).map { Int($0) },
+            rereadCycles: Int(jack_tap_reread_cycles(tap)) + Int(jack_tap_doubtful_cycles(tap)),
+            serverXruns: xruns.prefix(reported).map { Int($0) },
             driverXruns: (0..<reported).filter { driver[$0] != 0 }.map { Int(xruns[$0]) })
     }
 
@@ -50,14 +58,20 @@ final class PipeWireTap {
 
     /// Records the monitor of `sink` on the server the environment names (its
     /// PIPEWIRE_RUNTIME_DIR), for at most `seconds`.
-    init(sink: String, environment: [String: String], seconds: Int) throws {
+    /// `lateAtOnsets`: as JackTap's, the tap's own calls whose cycle holds an onset begin that
+    /// many microseconds late.
+    init(sink: String, environment: [String: String], seconds: Int, lateAtOnsets: [UInt32] = []) throws {
         let runtime =
             environment["PIPEWIRE_RUNTIME_DIR"] ?? ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? ""
         guard let tap = pipewire_tap_open(runtime + "/pipewire-0", sink, UInt32(seconds * 48000), 10_000) else {
             throw POSIXError(.EIO)
         }
         self.tap = tap
+        if !lateAtOnsets.isEmpty { pipewire_tap_be_late_at_onsets(tap, lateAtOnsets, UInt32(lateAtOnsets.count)) }
     }
+
+    /// How many of the calls `lateAtOnsets` asked for have begun late so far.
+    var lateCalls: Int { Int(pipewire_tap_late_calls(tap)) }
 
     /// A tap connected to nothing, for `frames` frames: cycles reach it only through
     /// `record(cycleAt:channel:)`, so how it places them is tested without a server.
@@ -79,7 +93,7 @@ final class PipeWireTap {
             UnsafeBufferPointer(start: pipewire_tap_samples(tap), count: Int(pipewire_tap_frames(tap))))
         return TapRecording(
             samples: samples, missedFrames: Int(pipewire_tap_missed_frames(tap)),
-            movedCycles: Int(pipewire_tap_moved_cycles(tap)))
+            rereadCycles: Int(pipewire_tap_moved_cycles(tap)))
     }
 
     deinit { pipewire_tap_close(tap) }
@@ -91,8 +105,10 @@ struct TapRecording {
     let samples: [Float]
     /// The frames of the cycles the tap did not hear (holes in `samples`).
     let missedFrames: Int
-    /// Cycles the tap placed a cycle late at first and moved back (jack_tap.h, pipewire_tap.h).
-    let movedCycles: Int
+    /// Cycles a late call of the tap's read early, which the server then ran again (JACK's tap
+    /// also counts those it left out, the server having moved on while it copied them); what
+    /// each tap does with them, jack_tap.h and pipewire_tap.h say.
+    let rereadCycles: Int
     /// Where on the recording the server reported an xrun (JACK's, as jack2 tells every client
     /// that one was late for a cycle), a little after the cycle it was about; one xrun reported
     /// twice counts once (`distinctReports`).
@@ -100,10 +116,10 @@ struct TapRecording {
     /// Those of them the server's driver had (jack_tap.h): each time its clock may have stood.
     let driverXruns: [Int]
 
-    init(samples: [Float], missedFrames: Int, movedCycles: Int, serverXruns: [Int] = [], driverXruns: [Int] = []) {
+    init(samples: [Float], missedFrames: Int, rereadCycles: Int, serverXruns: [Int] = [], driverXruns: [Int] = []) {
         self.samples = samples
         self.missedFrames = missedFrames
-        self.movedCycles = movedCycles
+        self.rereadCycles = rereadCycles
         self.serverXruns = Self.distinctReports(serverXruns)
         self.driverXruns = Self.distinctReports(driverXruns)
     }

@@ -16,6 +16,15 @@ typedef struct jack_tap jack_tap;
 /// Opens client `name` on server `server` (never starting one), with an input port `in`, and
 /// activates it. `capacity` frames are recorded at most. NULL when the server does not answer.
 jack_tap *jack_tap_open(const char *server, const char *name, uint32_t capacity);
+#define JACK_TAP_MAX_LATE 16
+/// Fault injection in the witness itself, to prove it: once open (before anything plays into it,
+/// and once), the tap begins late the calls whose port buffer holds an onset (a sound after half
+/// a second of silence), the first by `usecs[0]`, the next by `usecs[1]`, and so on (at most
+/// JACK_TAP_MAX_LATE): slept before the call reads the frame time and the port, as a call woken
+/// that late would.
+void jack_tap_be_late_at_onsets(jack_tap *tap, const uint32_t *usecs, uint32_t count);
+/// How many of those calls have been made late so far.
+uint32_t jack_tap_late_calls(jack_tap *tap);
 /// The input port's full name ("client:in"), to connect a player to.
 const char *jack_tap_port_name(jack_tap *tap);
 /// Deactivates the client: once it returns, nothing more is recorded and what was is stable.
@@ -26,9 +35,16 @@ const float *jack_tap_samples(jack_tap *tap);
 uint32_t jack_tap_frames(jack_tap *tap);
 /// The frames of the cycles the server ran without the tap.
 uint32_t jack_tap_missed_frames(jack_tap *tap);
-/// Cycles the tap placed a cycle late at first (a call that began after the server moved on
-/// reads the next cycle's frame time) and moved back once the server ran that cycle as well.
-uint32_t jack_tap_moved_cycles(jack_tap *tap);
+/// Cycles the server ran the tap for twice: a call that began late, after the server moved on,
+/// reads the next cycle's frame time and, the port's buffer being gong's, the next cycle's frames
+/// (gong overwrote the late cycle's before the tap copied them), so it is placed there, and the
+/// call the server then makes for that cycle places it again. The late cycle is a hole, counted
+/// in the missed frames. (Moved back to the late cycle's place, as the tap once did, gong's next
+/// cycle's frames were placed a cycle early: the fault injection above showed it, an onset 128
+/// frames early, issue 38's witness.)
+uint32_t jack_tap_reread_cycles(jack_tap *tap);
+/// Cycles not placed (left a hole) because the server moved on while the tap copied them.
+uint32_t jack_tap_doubtful_cycles(jack_tap *tap);
 /// The xruns the server reported to the tap, at most JACK_TAP_MAX_XRUNS: into `frames`, where
 /// each was on the recording's frames (the estimated frame time when the report arrived, less
 /// the first cycle's; a report arrives a little after the cycle it is about), and into `driver`

@@ -27,6 +27,13 @@ pipewire_tap *pipewire_tap_new(uint32_t capacity);
 /// moves that cycle back to close the hole it had left (`pipewire_tap_moved_cycles`). Not
 /// thread-safe against another call.
 void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *interleaved, uint32_t frames);
+#define PIPEWIRE_TAP_MAX_LATE 16
+/// Fault injection in the witness itself, to prove it (as jack_tap_be_late_at_onsets): once
+/// open, the calls whose cycle holds an onset (a sound after half a second of silence) begin
+/// late, the first by `usecs[0]`, the next by `usecs[1]`, and so on.
+void pipewire_tap_be_late_at_onsets(pipewire_tap *tap, const uint32_t *usecs, uint32_t count);
+/// How many of those calls have been made late so far.
+uint32_t pipewire_tap_late_calls(pipewire_tap *tap);
 /// Disconnects the stream: once it returns, nothing more is recorded and what was is stable.
 void pipewire_tap_stop(pipewire_tap *tap);
 /// The recording: NaN where no cycle reached the tap, the first frame at the first cycle.
