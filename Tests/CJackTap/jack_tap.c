@@ -51,6 +51,38 @@ static int on_xrun(void *data) {
     return 0;
 }
 
+void jack_tap_record_cycle(jack_tap *tap, uint32_t frame_time, const float *samples, uint32_t frames) {
+    if (!tap->started) {
+        tap->started = 1;
+        tap->origin = frame_time;
+    } else {
+        // Frame times wrap at 2^32 (a day at 48 kHz); the difference of two does not.
+        int32_t step = (int32_t)(frame_time - tap->expected);
+        if (step > 0) {
+            tap->missed_frames += (uint32_t)step;
+        } else if (step < 0) {
+            // The cycle the last call read, read again: that call began late, after the server
+            // had moved on, and read this cycle's frame time and this cycle's port buffer (gong
+            // had written it by then), and the server now runs the tap for it once more. The
+            // cycle the late call was for is a hole: its frames were overwritten unseen.
+            tap->reread_cycles++;
+        }
+    }
+    tap->expected = frame_time + frames;
+    uint32_t at = frame_time - tap->origin;
+    if (at < tap->capacity && frames <= tap->capacity - at) {
+        memcpy(tap->samples + at, samples, frames * sizeof(float));
+        atomic_store_explicit(&tap->frames, at + frames, memory_order_release);
+    }
+}
+
+void jack_tap_leave_out_cycle(jack_tap *tap, uint32_t frame_time, uint32_t frames) {
+    uint32_t at = frame_time - tap->origin;
+    if (!tap->started || at >= tap->capacity || frames > tap->capacity - at) return;
+    for (uint32_t frame = at; frame < at + frames; frame++) tap->samples[frame] = NAN;
+    tap->doubtful_cycles++;
+}
+
 /// Whether the port's buffer holds a sound after half a second of silence (an onset).
 static int onset_in(struct jack_tap *tap, const float *in, jack_nframes_t nframes) {
     int onset = 0;
@@ -75,58 +107,40 @@ static int on_process(jack_nframes_t nframes, void *data) {
         atomic_store_explicit(&tap->late_next, late_next + 1, memory_order_relaxed);
     }
     jack_nframes_t now = jack_last_frame_time(tap->client);
-    if (!tap->started) {
-        tap->started = 1;
-        tap->origin = now;
-    } else {
-        // Frame times wrap at 2^32 (a day at 48 kHz); the difference of two does not.
-        int32_t step = (int32_t)(now - tap->expected);
-        if (step > 0) {
-            tap->missed_frames += (uint32_t)step;
-        } else if (step < 0) {
-            // The cycle the last call read, read again: that call began late, after the server
-            // had moved on, and read this cycle's frame time and this cycle's port buffer (gong
-            // had written it by then), and the server now runs the tap for it once more. The
-            // cycle the late call was for is a hole: its frames were overwritten unseen.
-            tap->reread_cycles++;
-        }
-    }
-    tap->expected = now + nframes;
-    uint32_t at = now - tap->origin;
-    if (at < tap->capacity && nframes <= tap->capacity - at) {
-        memcpy(tap->samples + at, jack_port_get_buffer(tap->port, nframes), nframes * sizeof(float));
-        // A call that lost the processor between reading the frame time and copying may have
-        // copied the next cycle's frames: not placed.
-        if (jack_last_frame_time(tap->client) != now) {
-            for (uint32_t frame = at; frame < at + nframes; frame++) tap->samples[frame] = NAN;
-            tap->doubtful_cycles++;
-        }
-        atomic_store_explicit(&tap->frames, at + nframes, memory_order_release);
-    }
+    jack_tap_record_cycle(tap, now, jack_port_get_buffer(tap->port, nframes), nframes);
+    // A call that lost the processor between reading the frame time and copying may have copied
+    // the next cycle's frames.
+    if (jack_last_frame_time(tap->client) != now) jack_tap_leave_out_cycle(tap, now, nframes);
     return 0;
 }
 
-jack_tap *jack_tap_open(const char *server, const char *name, uint32_t capacity) {
+jack_tap *jack_tap_new(uint32_t capacity) {
     struct jack_tap *tap = calloc(1, sizeof *tap);
     if (!tap) return NULL;
     tap->capacity = capacity;
     tap->samples = malloc((size_t)capacity * sizeof(float));
-    jack_status_t status;
-    tap->client = tap->samples ? jack_client_open(name, JackNoStartServer | JackServerName, &status, server) : NULL;
-    if (!tap->client) {
-        free(tap->samples);
+    if (!tap->samples) {
         free(tap);
         return NULL;
     }
     for (uint32_t frame = 0; frame < capacity; frame++) tap->samples[frame] = NAN;
+    return tap;
+}
+
+jack_tap *jack_tap_open(const char *server, const char *name, uint32_t capacity) {
+    struct jack_tap *tap = jack_tap_new(capacity);
+    if (!tap) return NULL;
+    jack_status_t status;
+    tap->client = jack_client_open(name, JackNoStartServer | JackServerName, &status, server);
+    if (!tap->client) {
+        jack_tap_close(tap);
+        return NULL;
+    }
     tap->opening_delay = jack_get_xrun_delayed_usecs(tap->client);
     tap->port = jack_port_register(tap->client, "in", JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
     if (!tap->port || jack_set_process_callback(tap->client, on_process, tap) != 0 ||
-        jack_set_xrun_callback(tap->client, on_xrun, tap) != 0 ||
-        jack_activate(tap->client) != 0) {
-        jack_client_close(tap->client);
-        free(tap->samples);
-        free(tap);
+        jack_set_xrun_callback(tap->client, on_xrun, tap) != 0 || jack_activate(tap->client) != 0) {
+        jack_tap_close(tap);
         return NULL;
     }
     return tap;
@@ -142,7 +156,9 @@ uint32_t jack_tap_late_calls(jack_tap *tap) { return atomic_load_explicit(&tap->
 
 const char *jack_tap_port_name(jack_tap *tap) { return jack_port_name(tap->port); }
 
-void jack_tap_stop(jack_tap *tap) { jack_deactivate(tap->client); }
+void jack_tap_stop(jack_tap *tap) {
+    if (tap->client) jack_deactivate(tap->client);
+}
 
 const float *jack_tap_samples(jack_tap *tap) { return tap->samples; }
 
@@ -167,8 +183,10 @@ uint32_t jack_tap_xruns(jack_tap *tap, int64_t *frames, int *driver, uint32_t ma
 }
 
 void jack_tap_close(jack_tap *tap) {
-    jack_deactivate(tap->client);
-    jack_client_close(tap->client);
+    if (tap->client) {
+        jack_deactivate(tap->client);
+        jack_client_close(tap->client);
+    }
     free(tap->samples);
     free(tap);
 }

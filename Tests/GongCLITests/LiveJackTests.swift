@@ -170,8 +170,8 @@ enum JackServer {
     }
 
     /// The witness proved against a late call of its own (issue 38): the tap begins its calls at
-    /// the six onsets 3, 8, 11, 3, 8 and 14 ms late (under a 5.3 ms cycle, one and a half, two,
-    /// and nearly three). A call that late reads the cycle the server has moved on to, and gong's
+    /// the 2nd, 3rd and 5th onsets 8, 11 and 14 ms late (a cycle is 5.3 ms: one and a half, two
+    /// and nearly three), the others on time. A call that late reads the cycle the server has moved on to, and gong's
     /// port buffer, which gong has rewritten for that cycle by then; the tap once moved it back to
     /// where the late call belonged, and placed an onset 128 frames early. Now every onset the
     /// tap places is on its frame by gong's account (each span between two placed onsets is the
@@ -180,7 +180,7 @@ enum JackServer {
         try JackServer.require()
         let scratch = try ScratchDirectory()
         let pattern = try LivePulseTests.pattern(in: scratch, duration: "18s")
-        let tap = try JackTap(seconds: 30, lateAtOnsets: [3000, 8000, 11_000, 3000, 8000, 14_000])
+        let tap = try JackTap(seconds: 30, lateAtOnsets: [0, 8000, 11_000, 0, 14_000, 0])
         let result = try runGong(
             ["run", pattern, "--device", "jack:\(tap.port)", "--channels", "1", "--json"],
             environment: JackServer.environment)

@@ -30,6 +30,24 @@ final class JackTap {
     /// How many of the calls `lateAtOnsets` asked for have begun late so far.
     var lateCalls: Int { Int(jack_tap_late_calls(tap)) }
 
+    /// A tap connected to nothing, for `frames` frames: cycles reach it only through
+    /// `record(cycleAt:channel:)`, so how it places them is tested without a server.
+    init(unconnectedFrames frames: Int) {
+        tap = jack_tap_new(UInt32(frames))!
+        port = ""
+    }
+
+    /// Hands the tap a cycle as its process callback would: `channel` read at frame time
+    /// `frameTime`.
+    func record(cycleAt frameTime: UInt32, channel: [Float]) {
+        jack_tap_record_cycle(tap, frameTime, channel, UInt32(channel.count))
+    }
+
+    /// The cycle at `frameTime` was copied while the server moved on (jack_tap.h).
+    func leaveOut(cycleAt frameTime: UInt32, frames: Int) {
+        jack_tap_leave_out_cycle(tap, frameTime, UInt32(frames))
+    }
+
     /// Stops recording and reads it: the samples, NaN where no cycle reached the tap, and the
     /// cycles that did not.
     func finish() -> TapRecording {

@@ -16,6 +16,18 @@ typedef struct jack_tap jack_tap;
 /// Opens client `name` on server `server` (never starting one), with an input port `in`, and
 /// activates it. `capacity` frames are recorded at most. NULL when the server does not answer.
 jack_tap *jack_tap_open(const char *server, const char *name, uint32_t capacity);
+/// A tap connected to nothing, for `capacity` frames: cycles reach it only through
+/// `jack_tap_record_cycle`, so how it places them is tested without a server.
+jack_tap *jack_tap_new(uint32_t capacity);
+/// What the process callback does with each cycle: `frames` samples read at frame time
+/// `frame_time`, placed there. A frame time past where the last cycle ended leaves a hole (NaN)
+/// and counts its frames missed; one that comes again (or falls back) counts a cycle read
+/// again (`jack_tap_reread_cycles`) and is placed where it says. Not thread-safe against
+/// another call.
+void jack_tap_record_cycle(jack_tap *tap, uint32_t frame_time, const float *samples, uint32_t frames);
+/// The cycle at `frame_time` was copied while the server moved on: a hole, counted
+/// (`jack_tap_doubtful_cycles`).
+void jack_tap_leave_out_cycle(jack_tap *tap, uint32_t frame_time, uint32_t frames);
 #define JACK_TAP_MAX_LATE 16
 /// Fault injection in the witness itself, to prove it: once open (before anything plays into it,
 /// and once), the tap begins late the calls whose port buffer holds an onset (a sound after half
