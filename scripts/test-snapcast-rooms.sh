@@ -289,7 +289,7 @@ errors = [(n, (np.polyval([slope, offset], on_a[n]) - t) * 1000) for n, t in hea
 print(f"     gong: heard in room a minus gong's audible, ms: {[round(float(e), 2) for _, e in errors]}")
 late = max((abs(e) for n, e in errors if n in judged), default=float("inf"))
 check(late <= 2.0, f"gong: audible within {late:.2f} ms of room a's recording from {settle} s on (2 ms allowed)")
-# Rooms aligned: each cue of room a against room b's nearest, away from b's stop and its first 10 s back.
+# Rooms aligned: each cue of room a against room b's nearest, from 13 s on, away from b's stop and its first 12 s back.
 pairs = [(x, on_b[np.argmin(abs(on_b - x))]) for x in on_a if len(on_b)]
 settled = [x - y for x, y in pairs if abs(x - y) < rate // 10 and not ((stop_at - 4) * rate < x - on_a[0] < (stop_at + 22) * rate) and x - on_a[0] > settle * rate]
 print(f"     gong: room a minus room b, frames: {[int(x) for x in settled]}")
