@@ -254,9 +254,9 @@ check(len(on_r) == sent, f"gong: {len(on_r)} of {sent} reference cues heard")
 # its offset once by what its sound server then says of its latency ("hard sync"), and takes in
 # what that was off by stretching time, at most 500 ppm (snapclient 0.26, client/stream.cpp): the
 # 5 ms it leaves to that (more is synced hard again) take 10 s. So room a's first 13 s show its
-# client settling, printed, and gong is judged from then on: two busy loops once put the first
-# cues 5.1, 5.0 and 3.6 ms late in room a, 1.9 ms at 12 s, within 1.2 from 15 s on (ci40,
-# bench/RESULTS.md). The client's own account of its offset, second by second, is printed beside.
+# client settling, printed, and gong is judged from then on (what a busy machine did to those
+# seconds: bench/RESULTS.md, stop 50). The client's own account of its offset, second by second,
+# is printed beside.
 settle = 13
 judged = [n for n in range(len(on_a)) if on_a[n] - on_a[0] > settle * rate]
 worst = abs(deviations(on_a[judged[0]:])).max() if len(judged) > 1 else 10**9

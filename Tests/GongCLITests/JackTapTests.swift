@@ -7,14 +7,9 @@ import Testing
 /// the server then runs the tap for that cycle again. Those frames belong where the call read
 /// them, and the cycle it was late for is a hole.
 struct JackTapTests {
-    /// A cycle of `frames` frames, silent but for a click at `click` (its offset in the cycle).
-    static func cycle(_ frames: Int = 256, click: Int? = nil) -> [Float] {
-        (0..<frames).map { $0 == click ? 0.5 : 0 }
-    }
-
     @Test func cyclesOneAfterAnotherAreRecordedWhole() {
         let tap = JackTap(unconnectedFrames: 4096)
-        for index in 0..<4 { tap.record(cycleAt: 10_000 + UInt32(index) * 256, channel: Self.cycle()) }
+        for index in 0..<4 { tap.record(cycleAt: 10_000 + UInt32(index) * 256, channel: TapRecording.cycle()) }
         let recording = tap.finish()
         #expect(recording.samples.count == 1024 && !recording.samples.contains { $0.isNaN })
         #expect(recording.holes.isEmpty && recording.missedFrames == 0 && recording.rereadCycles == 0)
@@ -27,10 +22,10 @@ struct JackTapTests {
     /// the click read 263: a cycle early.)
     @Test func aCycleReadLateIsPlacedWhereItWasReadAndTheCycleItWasLateForIsAHole() {
         let tap = JackTap(unconnectedFrames: 4096)
-        tap.record(cycleAt: 0, channel: Self.cycle(click: 3))
-        tap.record(cycleAt: 512, channel: Self.cycle(click: 7))
-        tap.record(cycleAt: 512, channel: Self.cycle(click: 7))
-        tap.record(cycleAt: 768, channel: Self.cycle())
+        tap.record(cycleAt: 0, channel: TapRecording.cycle(click: 3))
+        tap.record(cycleAt: 512, channel: TapRecording.cycle(click: 7))
+        tap.record(cycleAt: 512, channel: TapRecording.cycle(click: 7))
+        tap.record(cycleAt: 768, channel: TapRecording.cycle())
         let recording = tap.finish()
         #expect(recording.holes.map { [$0.frame, $0.frames] } == [[256, 256]])
         #expect(recording.missedFrames == 256 && recording.rereadCycles == 1)
@@ -41,10 +36,10 @@ struct JackTapTests {
     /// again, and both cycles it skipped are holes.
     @Test func aCallTwoCyclesLateLeavesTwoCyclesHoles() {
         let tap = JackTap(unconnectedFrames: 4096)
-        tap.record(cycleAt: 0, channel: Self.cycle())
-        tap.record(cycleAt: 768, channel: Self.cycle(click: 0))
-        tap.record(cycleAt: 768, channel: Self.cycle(click: 0))
-        tap.record(cycleAt: 1024, channel: Self.cycle())
+        tap.record(cycleAt: 0, channel: TapRecording.cycle())
+        tap.record(cycleAt: 768, channel: TapRecording.cycle(click: 0))
+        tap.record(cycleAt: 768, channel: TapRecording.cycle(click: 0))
+        tap.record(cycleAt: 1024, channel: TapRecording.cycle())
         let recording = tap.finish()
         #expect(recording.holes.map { [$0.frame, $0.frames] } == [[256, 512]])
         #expect(recording.missedFrames == 512 && recording.rereadCycles == 1)
@@ -58,10 +53,10 @@ struct JackTapTests {
     /// hole, counted; the cycles around it stay.
     @Test func aCycleCopiedWhileTheServerMovedOnIsLeftOut() {
         let tap = JackTap(unconnectedFrames: 4096)
-        tap.record(cycleAt: 0, channel: Self.cycle())
-        tap.record(cycleAt: 256, channel: Self.cycle(click: 9))
+        tap.record(cycleAt: 0, channel: TapRecording.cycle())
+        tap.record(cycleAt: 256, channel: TapRecording.cycle(click: 9))
         tap.leaveOut(cycleAt: 256, frames: 256)
-        tap.record(cycleAt: 512, channel: Self.cycle())
+        tap.record(cycleAt: 512, channel: TapRecording.cycle())
         let recording = tap.finish()
         #expect(recording.holes.map { [$0.frame, $0.frames] } == [[256, 256]])
         #expect(recording.missedFrames == 0 && recording.rereadCycles == 1)

@@ -171,11 +171,12 @@ enum JackServer {
 
     /// The witness proved against a late call of its own (issue 38): the tap begins its calls at
     /// the 2nd, 3rd and 5th onsets 8, 11 and 14 ms late (a cycle is 5.3 ms: one and a half, two
-    /// and nearly three), the others on time. A call that late reads the cycle the server has moved on to, and gong's
-    /// port buffer, which gong has rewritten for that cycle by then; the tap once moved it back to
-    /// where the late call belonged, and placed an onset 128 frames early. Now every onset the
-    /// tap places is on its frame by gong's account (each span between two placed onsets is the
-    /// account's to the frame), and an onset in a cycle the tap never saw is not placed.
+    /// and nearly three), the others on time. A call that late reads the cycle the server has
+    /// moved on to, and gong's port buffer, which gong has rewritten for that cycle by then; the
+    /// tap once moved it back to where the late call belonged, and placed an onset early by part
+    /// of a cycle (bench/RESULTS.md, stop 50). Now every onset the tap places is on its frame by
+    /// gong's account (each span between two placed onsets is the account's to the frame), and
+    /// an onset in a cycle the tap never saw is not placed.
     @Test func theTapLateForACueNeverPlacesItOffItsFrame() throws {
         try JackServer.require()
         let scratch = try ScratchDirectory()
@@ -187,16 +188,9 @@ enum JackServer {
         let lateCalls = tap.lateCalls
         let recording = tap.finish()
         #expect(result.status == 0, "\(result.stderr)")
-        let events = GongEvents(result.stdout)
-        let onsets = recording.placedOnsets()
-        let accounted = events.accountedIntervals(apart: 144_000)
-        let spans = TapRecording.spans(of: onsets, against: accounted)
-        let detail =
-            "onsets \(onsets), by gong's account \(accounted), gong lost \(events.losses); the tap read \(recording.rereadCycles) cycles again, its holes \(recording.holes)"
-        #expect(lateCalls == 6 && onsets.count == 6 && accounted.count == 5, "\(lateCalls) late calls: \(detail)")
+        let detail = recording.judgedLateAtOnsets(lateCalls: lateCalls, gongOutput: result.stdout)
         // A call 8 ms or more late always reads a later cycle: the test reached what it is about.
-        #expect(recording.rereadCycles >= 1 && onsets.contains { !$0.placed }, "\(detail)")
-        #expect(onsets.filter(\.placed).count >= 2 && spans.allSatisfy { $0.heard == $0.expected }, "\(detail)")
+        #expect(recording.rereadCycles >= 1 && recording.placedOnsets().contains { !$0.placed }, "\(detail)")
         print("JACK tap late at each onset: \(detail)")
     }
 

@@ -571,16 +571,9 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         let lateCalls = tap.lateCalls
         let recording = tap.finish()
         #expect(result.status == 0, "\(result.stderr)")
-        let events = GongEvents(result.stdout)
-        let onsets = recording.placedOnsets()
-        let accounted = events.accountedIntervals(apart: 144_000)
-        let spans = TapRecording.spans(of: onsets, against: accounted)
-        let detail =
-            "onsets \(onsets), by gong's account \(accounted), gong lost \(events.losses); the tap missed \(recording.missedFrames) frames, its holes \(recording.holes)"
-        #expect(lateCalls == 6 && onsets.count == 6 && accounted.count == 5, "\(lateCalls) late calls: \(detail)")
+        let detail = recording.judgedLateAtOnsets(lateCalls: lateCalls, gongOutput: result.stdout)
         // A call 11 ms late always leaves the graph a cycle to run without the tap.
         #expect(recording.missedFrames > 0, "\(detail)")
-        #expect(onsets.filter(\.placed).count >= 2 && spans.allSatisfy { $0.heard == $0.expected }, "\(detail)")
         print("PipeWire tap late at each onset: \(detail)")
     }
 

@@ -6,14 +6,9 @@ import Testing
 /// interval a quantum short that no player made; the tap leaves a hole where the cycle belongs,
 /// counts it, and never places an onset it may have begun inside.
 struct PipeWireTapTests {
-    /// A cycle of `frames` frames, silent but for a click at `click` (its offset in the cycle).
-    static func cycle(_ frames: Int = 256, click: Int? = nil) -> [Float] {
-        (0..<frames).map { $0 == click ? 0.5 : 0 }
-    }
-
     @Test func cyclesOneAfterAnotherAreRecordedWhole() {
         let tap = PipeWireTap(unconnectedFrames: 4096)
-        for index in 0..<4 { tap.record(cycleAt: 10_000 + UInt64(index) * 256, channel: Self.cycle()) }
+        for index in 0..<4 { tap.record(cycleAt: 10_000 + UInt64(index) * 256, channel: TapRecording.cycle()) }
         let recording = tap.finish()
         #expect(recording.samples.count == 1024 && !recording.samples.contains { $0.isNaN })
         #expect(recording.holes.isEmpty && recording.missedFrames == 0 && recording.rereadCycles == 0)
@@ -24,9 +19,9 @@ struct PipeWireTapTests {
     /// parec would, it would read 534).
     @Test func aCycleTheTapMissedIsAHoleWhereItBelongsAndCounted() {
         let tap = PipeWireTap(unconnectedFrames: 4096)
-        tap.record(cycleAt: 0, channel: Self.cycle(click: 10))
-        tap.record(cycleAt: 256, channel: Self.cycle())
-        tap.record(cycleAt: 768, channel: Self.cycle(click: 32))
+        tap.record(cycleAt: 0, channel: TapRecording.cycle(click: 10))
+        tap.record(cycleAt: 256, channel: TapRecording.cycle())
+        tap.record(cycleAt: 768, channel: TapRecording.cycle(click: 32))
         let recording = tap.finish()
         #expect(recording.holes.map { [$0.frame, $0.frames] } == [[512, 256]])
         #expect(recording.missedFrames == 256)
@@ -39,10 +34,10 @@ struct PipeWireTapTests {
     /// between two placed clicks, is still judged whole.
     @Test func anOnsetRightAfterAHoleIsNotPlacedAndTheSpanAcrossItIsJudged() {
         let tap = PipeWireTap(unconnectedFrames: 4096)
-        tap.record(cycleAt: 0, channel: Self.cycle(click: 5))
-        tap.record(cycleAt: 512, channel: Self.cycle(click: 0))
-        tap.record(cycleAt: 768, channel: Self.cycle())
-        tap.record(cycleAt: 1024, channel: Self.cycle(click: 100))
+        tap.record(cycleAt: 0, channel: TapRecording.cycle(click: 5))
+        tap.record(cycleAt: 512, channel: TapRecording.cycle(click: 0))
+        tap.record(cycleAt: 768, channel: TapRecording.cycle())
+        tap.record(cycleAt: 1024, channel: TapRecording.cycle(click: 100))
         let recording = tap.finish()
         let onsets = recording.placedOnsets(quietFrames: 100)
         #expect(onsets.map(\.frame) == [5, 512, 1124] && onsets.map(\.placed) == [true, false, true])
@@ -56,9 +51,9 @@ struct PipeWireTapTests {
     /// no hole, nothing missed, the click on its true frame.
     @Test func aCycleReadLateIsMovedBackAndLeavesNoHole() {
         let tap = PipeWireTap(unconnectedFrames: 4096)
-        tap.record(cycleAt: 0, channel: Self.cycle())
-        tap.record(cycleAt: 512, channel: Self.cycle(click: 7))  // really the cycle at 256
-        tap.record(cycleAt: 512, channel: Self.cycle())
+        tap.record(cycleAt: 0, channel: TapRecording.cycle())
+        tap.record(cycleAt: 512, channel: TapRecording.cycle(click: 7))  // really the cycle at 256
+        tap.record(cycleAt: 512, channel: TapRecording.cycle())
         let recording = tap.finish()
         #expect(recording.samples.count == 768 && recording.holes.isEmpty)
         #expect(recording.missedFrames == 0 && recording.rereadCycles == 1)

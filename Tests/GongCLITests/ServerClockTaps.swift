@@ -2,6 +2,7 @@ import CJackTap
 import CPipeWireTap
 import Foundation
 import Glibc
+import Testing
 
 /// What reached a JACK input port of the tests' own, on the server's frame clock (the C tap in
 /// Tests/CJackTap): gong is told to play into it (`--device jack:PORT,…`), and JACK hands it
@@ -189,6 +190,28 @@ struct TapRecording {
         return zip(placed, placed.dropFirst()).map { from, to in
             (expected[from..<to].reduce(0, +), onsets[to].frame - onsets[from].frame)
         }
+    }
+
+    /// A tap made late at the onsets of gong's six woodblocks 3 s apart (`lateAtOnsets`), judged:
+    /// every late call made, six onsets heard, and every span between two onsets the tap placed
+    /// exactly gong's account; at least two placed. Returns what was found, for the caller's own
+    /// checks and print.
+    func judgedLateAtOnsets(lateCalls: Int, gongOutput: String) -> String {
+        let events = GongEvents(gongOutput)
+        let onsets = placedOnsets()
+        let accounted = events.accountedIntervals(apart: 144_000)
+        let spans = Self.spans(of: onsets, against: accounted)
+        let detail =
+            "onsets \(onsets), by gong's account \(accounted), gong lost \(events.losses); the tap missed \(missedFrames) frames, read \(rereadCycles) cycles again, its holes \(holes)"
+        #expect(lateCalls == 6 && onsets.count == 6 && accounted.count == 5, "\(lateCalls) late calls: \(detail)")
+        #expect(onsets.filter(\.placed).count >= 2 && spans.allSatisfy { $0.heard == $0.expected }, "\(detail)")
+        return detail
+    }
+
+    /// A cycle of `frames` frames, silent but for a click at `click` (its offset in the cycle),
+    /// as the unit tests hand the taps.
+    static func cycle(_ frames: Int = 256, click: Int? = nil) -> [Float] {
+        (0..<frames).map { $0 == click ? 0.5 : 0 }
     }
 
     /// Intervals as printed: "?" for one that cannot be placed.

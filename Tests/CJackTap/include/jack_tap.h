@@ -52,8 +52,8 @@ uint32_t jack_tap_missed_frames(jack_tap *tap);
 /// (gong overwrote the late cycle's before the tap copied them), so it is placed there, and the
 /// call the server then makes for that cycle places it again. The late cycle is a hole, counted
 /// in the missed frames. (Moved back to the late cycle's place, as the tap once did, gong's next
-/// cycle's frames were placed a cycle early: the fault injection above showed it, an onset 128
-/// frames early, issue 38's witness.)
+/// cycle's frames land a cycle early: the fault injection above showed it; bench/RESULTS.md,
+/// stop 50.)
 uint32_t jack_tap_reread_cycles(jack_tap *tap);
 /// Cycles not placed (left a hole) because the server moved on while the tap copied them.
 uint32_t jack_tap_doubtful_cycles(jack_tap *tap);
