@@ -103,6 +103,9 @@ let package = Package(
         // A PipeWire capture of a sink's monitor of the live tests' own, onto the graph's clock
         // (bench/tools/pw-tap.c builds the same recorder for bench/exactness.py).
         .target(name: "CPipeWireTap", dependencies: ["CPipeWire"], path: "Tests/CPipeWireTap"),
+        // A PulseAudio recorder of a sink's monitor of the live tests' own, with the server's
+        // account of when each of its frames was played.
+        .target(name: "CPulseTap", dependencies: ["CPulse"], path: "Tests/CPulseTap"),
         .testTarget(name: "GongCoreTests", dependencies: ["GongCore"]),
         .testTarget(
             name: "GongAudioTests", dependencies: ["GongAudio", "GongCore", "GongTestSupport", "CGongStreams", "CPulse"]
@@ -120,7 +123,9 @@ let package = Package(
         .testTarget(name: "GongABITests", dependencies: ["GongABI", "GongKit", "GongTestSupport"]),
         .testTarget(
             name: "GongCLITests",
-            dependencies: ["gong", "GongKit", "GongPractice", "GongTestSupport", "CJackTap", "CPipeWireTap"])
+            dependencies: [
+                "gong", "GongKit", "GongPractice", "GongTestSupport", "CJackTap", "CPipeWireTap", "CPulseTap"
+            ])
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

@@ -1,7 +1,9 @@
 import CJackTap
 import CPipeWireTap
+import CPulseTap
 import Foundation
 import Glibc
+import GongTestSupport
 import Testing
 
 /// What reached a JACK input port of the tests' own, on the server's frame clock (the C tap in
@@ -116,6 +118,71 @@ final class PipeWireTap {
     }
 
     deinit { pipewire_tap_close(tap) }
+}
+
+/// What reached a PulseAudio sink, recorded from its monitor (the C tap in Tests/CPulseTap), with
+/// the server's own account of when its frames were played: after each block it reads, the tap
+/// asks the server for the stream's timing, and each answer says which frame of the recording
+/// the sink was playing at that instant of the server's clock. A sink renders ahead of what it
+/// plays and hands its monitor the frames as it renders them (a null sink up to its latency
+/// ahead), so when a block arrives says when it was rendered; the timing says when it is heard.
+final class PulseTap {
+    private let tap: OpaquePointer
+
+    /// Records the monitor of `sink` on `server` for at most `seconds`, in blocks of
+    /// `fragmentMs`.
+    init(server: SoundServer = .pulseAudio, sink: String = "gong_test", seconds: Int, fragmentMs: Int = 10) throws {
+        let capacity = UInt32(seconds * 48000)
+        // A timing reply and an arrival a block, and room for blocks half as long.
+        let replies = UInt32(seconds * 2000 / fragmentMs)
+        guard
+            let tap = pulse_tap_open(
+                server.environment["PULSE_SERVER"], sink, capacity, replies, UInt32(fragmentMs),
+                Int32(Waiting.generousSeconds * 1000))
+        else { throw POSIXError(.EIO) }
+        self.tap = tap
+    }
+
+    /// What the tap recorded.
+    struct Recording {
+        var samples: [Float]
+        /// The server's timing replies, each as the frame the sink was playing at its instant
+        /// (an `Arrival` of no frames, placed by `SinkClock` as `.fromItsFirstFrame`).
+        var played: [SinkClock.Arrival]
+        /// The blocks as they reached the tap, on its own clock: when each was rendered.
+        var arrivals: [SinkClock.Arrival]
+        /// Frames the server handed over as holes, or past the tap's capacity.
+        var holeFrames: Int
+        var droppedFrames: Int
+    }
+
+    /// Stops recording and reads it.
+    func finish() -> Recording {
+        pulse_tap_stop(tap)
+        let samples = Array(UnsafeBufferPointer(start: pulse_tap_samples(tap), count: Int(pulse_tap_frames(tap))))
+        let played = UnsafeBufferPointer(start: pulse_tap_timings(tap), count: Int(pulse_tap_timing_count(tap)))
+            .map(Self.played)
+        let blocks = UnsafeBufferPointer(start: pulse_tap_arrivals(tap), count: Int(pulse_tap_arrival_count(tap)))
+        let arrivals = blocks.map {
+            SinkClock.Arrival(firstFrame: Int($0.first_frame), frames: Int($0.frames), seconds: Double($0.usec) / 1e6)
+        }
+        return Recording(
+            samples: samples, played: played, arrivals: arrivals, holeFrames: Int(pulse_tap_hole_frames(tap)),
+            droppedFrames: Int(pulse_tap_dropped_frames(tap)))
+    }
+
+    /// A timing reply as the frame the sink was playing at the reply's instant: what the
+    /// stream's queue had been given, and what the source still held, less what the sink had
+    /// rendered and not yet played (libpulse's own pa_stream_get_time reckons a monitor's
+    /// position so).
+    static func played(by timing: pulse_tap_timing) -> SinkClock.Arrival {
+        let ahead = (Double(timing.source_usec) - Double(timing.sink_usec)) * 48000 / 1e6
+        return SinkClock.Arrival(
+            firstFrame: Int(timing.write_index / 4) + Int(ahead.rounded()), frames: 0,
+            seconds: Double(timing.usec) / 1e6)
+    }
+
+    deinit { pulse_tap_close(tap) }
 }
 
 /// A recording on a server's own clock (JACK's frame time, PipeWire's graph position), and the

@@ -1,25 +1,26 @@
-/// Where a recording's frames were played on the system's clock, worked out from when its blocks
-/// arrived at the recorder (`StampedMonitorRecorder`), never from anything gong says: the witness
-/// the bells test holds gong's seconds to.
+/// Where a recording's frames were played on the system's clock, worked out from points that
+/// each pair a frame with an instant (seconds of CLOCK_REALTIME), never from anything gong says:
+/// the witness the bells test holds gong's seconds to. The points are a PulseAudio server's
+/// timing replies (`PulseTap`: the frame the sink was playing at the reply's instant), or the
+/// moments a recorder's blocks arrived (`StampedMonitorRecorder`, on PipeWire).
 ///
-/// A sink hands its monitor a block as it plays it, so a block's first frame was played no later
-/// than the block reached the recorder: each arrival, as (frame, arrival less frame / rate), is a
-/// point on or above the line that maps frames to the instants they were played, and the blocks
-/// that came promptly lie on it. Of each `binSeconds` of frames the earliest arrival is taken (a
-/// busy machine's late ones are dropped), and a line is fitted through those by Theil and Sen:
-/// its slope the median of the slopes between every two, so the sink's drift there is measured
-/// and taken out; its offset the median of theirs. Medians, because a few earliest arrivals lie
-/// off the line either way: a bin whose every block came late, and a block that begins part way
-/// into what the sink played at once, which arrives up to a millisecond ahead of its first
-/// frame's time (seen on PulseAudio's null sink as blocks of 140-odd frames among its 240s).
-/// Fitted only `reachSeconds` either side of the frame asked about: a PulseAudio null sink's
-/// monitor gains frames while a stream plays on it (100–250 ppm over a bell's ring), so its
-/// frames keep no one rate over a run.
+/// Each point, as (frame, instant less frame / rate), lies on or above the line that maps frames
+/// to the instants they were played: a reply or a block is never early, and those that came
+/// promptly lie on it. Of each `binSeconds` of frames the earliest point is taken (a busy
+/// machine's late ones are dropped), and a line is fitted through those by Theil and Sen: its
+/// slope the median of the slopes between every two, so the sink's drift there is measured and
+/// taken out; its offset the median of theirs. Medians, because a few earliest points lie off
+/// the line either way (a bin whose every point came late). Fitted only `reachSeconds` either
+/// side of the frame asked about: a PulseAudio null sink plays 100–370 ppm fast against the
+/// system's clock while a stream plays on it, so its frames keep no one rate over a run.
 ///
-/// PipeWire's PulseAudio server hands a recorder its monitor otherwise: a block once the whole of
-/// it has been played, so there it is a block's last frame that was played no later than the
-/// block arrived (`Handing.afterItsLastFrame`). Placed by their first frames, its bells came out
-/// one block late (bench/RESULTS.md, "the PipeWire bells' witness").
+/// Arrivals place a block by the frame the sink was playing as it handed the block over. A
+/// PulseAudio null sink hands its monitor a block as it starts playing it (`.fromItsFirstFrame`,
+/// true of the block's first piece only: the rest of a rendered block arrives with it, so placed
+/// by their own first frames they put a sound up to a block early, which is why the bells test
+/// uses the server's timing there); pipewire-pulse once the whole block has been played
+/// (`.afterItsLastFrame`; placed by their first frames, its bells came out one block late,
+/// bench/RESULTS.md, "the PipeWire bells' witness").
 enum SinkClock {
     /// Which of a block's frames the sink had played when it handed the block over.
     enum Handing: Sendable {
@@ -30,7 +31,8 @@ enum SinkClock {
     }
 
     /// A block the recorder read: its first frame, its length, and when the read returned
-    /// (seconds of CLOCK_REALTIME).
+    /// (seconds of CLOCK_REALTIME); or a timing reply: the frame being played, no length, and the
+    /// reply's instant.
     struct Arrival: Equatable, Sendable {
         var firstFrame: Int
         var frames: Int
@@ -54,7 +56,7 @@ enum SinkClock {
         var offSecondMs: Double { (seconds - seconds.rounded()) * 1000 }
     }
 
-    /// Places `frame` by the arrivals whose first frames lie within `reachSeconds` of it; nil when
+    /// Places `frame` by the points whose frames lie within `reachSeconds` of it; nil when
     /// fewer than three bins of them do (no line can be judged).
     static func place(
         frame: Int, in arrivals: [Arrival], handing: Handing = .fromItsFirstFrame, rate: Double = 48000,

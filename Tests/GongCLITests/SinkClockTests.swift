@@ -1,3 +1,4 @@
+import CPulseTap
 import Testing
 
 /// The bells test's witness, on made-up arrivals: a sink of known drift hands over blocks that
@@ -85,5 +86,39 @@ import Testing
         let arrivals = Self.arrivals(origin: 1_800_000_000, drift: 0, seconds: 5)
         #expect(SinkClock.place(frame: 60 * 48000, in: arrivals) == nil)
         #expect(SinkClock.place(frame: 0, in: []) == nil)
+    }
+
+    /// A PulseAudio timing reply is the frame the sink was playing at the reply's instant: what
+    /// the stream's queue had been given and the source still held, less what the sink had
+    /// rendered ahead of its clock.
+    @Test func aTimingReplyIsTheFrameTheSinkWasPlaying() {
+        let reply = pulse_tap_timing(
+            usec: 1_800_000_000_250_000, write_index: 48000 * 4, sink_usec: 5000, source_usec: 1000)
+        let point = PulseTap.played(by: reply)
+        #expect(point.firstFrame == 48000 + 48 - 240 && point.frames == 0)
+        #expect(abs(point.seconds - 1_800_000_000.25) < 1e-6, "\(point.seconds)")
+    }
+
+    /// Replies from a sink that renders 4.7 to 5 ms ahead of its clock, some answered late on a
+    /// busy machine, place a frame where the sink played it: the render-ahead is taken out, not
+    /// mistaken for the frame's time.
+    @Test func timingRepliesPlaceAFrameWhereTheSinkPlayedIt() throws {
+        let origin = 1_800_000_000.5
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        let replies = (0..<400).map { step -> SinkClock.Arrival in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let draw = Double(state >> 11) / Double(1 << 53)
+            let instant = Double(step) * 0.01
+            let ahead = 0.0047 + 0.0003 * draw
+            let rendered = Int(((instant + ahead) * 48000).rounded())
+            let reply = pulse_tap_timing(
+                usec: Int64(((origin + instant + (draw < 0.3 ? 0.002 * draw : 0)) * 1e6).rounded()),
+                write_index: Int64(rendered * 4), sink_usec: UInt64((ahead * 1e6).rounded()), source_usec: 0)
+            return PulseTap.played(by: reply)
+        }
+        // The frame played 0.4 ms after a whole second.
+        let frame = Int(((1.5 + 0.0004) * 48000).rounded())
+        let placement = try #require(SinkClock.place(frame: frame, in: replies))
+        #expect(abs(placement.offSecondMs - 0.4) < 0.05, "\(placement.offSecondMs) ms off its second")
     }
 }
