@@ -5,27 +5,32 @@ import Testing
 /// `gong bells` heard live: three bells a minute apart (`--every 1m`), recorded from the sink's
 /// monitor. About three minutes a server: a long round, in `LongRoundPulseTests` (`make test-long`).
 extension LongRoundPulseTests {
-    /// Each bell is heard within 1 ms of its second, the figure gong claims, by a clock that is
-    /// not gong's. On PulseAudio the witness is the server's own account of when the sink played
-    /// each frame of the recording (`PulseTap`: the monitor recorded beside the stream's timing,
-    /// which says how far ahead of its clock the sink rendered), fitted around each onset with the
-    /// sink's drift there measured and taken out (`SinkClock`). On PipeWire it is when parec's
-    /// blocks arrived (`StampedMonitorRecorder`): pipewire-pulse hands a block over once it has
-    /// all been played. gong's own account (`offMs`, by the device's clock) is held to the same
-    /// 1 ms, and printed beside the recording's; on PulseAudio so is where the monitor's
-    /// arrivals alone would put the bell (a null sink renders a block just as it begins to play
-    /// it and hands it to the monitor in pieces at once: placed by their own first frames, the
-    /// later pieces put a sound up to a block early).
+    /// Each bell is heard on its second by a clock that is not gong's: within 1 ms (the figure
+    /// gong claims) through PipeWire, 2.5 ms through PulseAudio, whose null sink was measured to
+    /// put a stream's sound in its monitor up to 2.1 ms later than its timing reports told that
+    /// stream (bench/RESULTS.md, "The PulseAudio bells' witness"): gong can know no better than
+    /// its reports. gong's own account
+    /// (`offMs`, by the device's clock) is held to 1 ms on both, and printed beside the
+    /// recording's.
+    ///
+    /// On PulseAudio the witness is the server's own account of when the sink played each frame
+    /// of the recording (`PulseTap`: the monitor recorded beside the stream's timing, which says
+    /// how far ahead of its clock the sink rendered), fitted around each onset with the sink's
+    /// drift there measured and taken out (`SinkClock`); where the monitor's arrivals alone would
+    /// put the bell is printed too (a null sink renders a block just as it begins to play it and
+    /// hands it to the monitor in pieces at once: placed by their own first frames, the later
+    /// pieces put a sound up to a block early). On PipeWire it is when parec's blocks arrived
+    /// (`StampedMonitorRecorder`): pipewire-pulse hands a block over once it has all been played.
     ///
     /// Each bell is its own stream, opened 4 s ahead: a stream's first frame is heard a little
     /// after it starts, and the session is moved on by as much once the device says so, or every
     /// bell would be that much late. About three minutes each.
-    static let heardWithinMs = 1.0
+    static func heardWithinMs(_ server: SoundServer) -> Double { server == .pulseAudio ? 2.5 : 1.0 }
     /// Three bells, two intervals, as the issue asks.
     static let bellsHeard = 3
 
     @Test(arguments: SoundServer.allCases)
-    func bellsAMinuteApartAreHeardWithin1msOfTheirSecondsOnTheSinksClock(server: SoundServer) throws {
+    func bellsAMinuteApartAreHeardWithin1msOnPipeWireAnd2_5msOnPulseAudioOfTheirSeconds(server: SoundServer) throws {
         try server.require()
         // The first bell at the next minute: started at least 5 s before it, so it is not
         // skipped as too soon.
@@ -86,7 +91,7 @@ extension LongRoundPulseTests {
             guard let placement else { continue }
             let told = index < off.count ? "\(off[index])" : "?"
             #expect(
-                abs(placement.offSecondMs) <= Self.heardWithinMs,
+                abs(placement.offSecondMs) <= Self.heardWithinMs(server),
                 "bell \(index + 1) heard \(placement.offSecondMs) ms off its second by the recording (gong said \(told))"
             )
             print(
