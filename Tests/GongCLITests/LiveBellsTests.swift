@@ -9,9 +9,8 @@ extension LongRoundPulseTests {
     /// gong claims) through PipeWire, 2.5 ms through PulseAudio, whose null sink was measured to
     /// put a stream's sound in its monitor up to 2.1 ms later than its timing reports told that
     /// stream (bench/RESULTS.md, "The PulseAudio bells' witness"): gong can know no better than
-    /// its reports. gong's own account
-    /// (`offMs`, by the device's clock) is held to 1 ms on both, and printed beside the
-    /// recording's.
+    /// its reports. gong's own account (`offMs`, by the device's clock) is held to 1 ms on both,
+    /// and printed beside the recording's.
     ///
     /// On PulseAudio the witness is the server's own account of when the sink played each frame
     /// of the recording (`PulseTap`: the monitor recorded beside the stream's timing, which says
