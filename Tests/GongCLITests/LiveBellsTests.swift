@@ -6,10 +6,10 @@ import Testing
 /// monitor. About three minutes a server: a long round, in `LongRoundPulseTests` (`make test-long`).
 extension LongRoundPulseTests {
     /// Each bell is heard on its second by a clock that is not gong's: within 1 ms (the figure
-    /// gong claims) through PipeWire, 2.5 ms through PulseAudio, whose null sink was measured to
-    /// put a stream's sound in its monitor up to 2.1 ms later than its timing reports told that
-    /// stream (bench/RESULTS.md, "The PulseAudio bells' witness"): gong can know no better than
-    /// its reports. gong's own account (`offMs`, by the device's clock) is held to 1 ms on both,
+    /// gong claims) through PipeWire, 2.5 ms through PulseAudio, whose null sink at times puts a
+    /// stream's sound in its monitor some milliseconds later than its timing reports tell that
+    /// stream (measured in bench/RESULTS.md, "The PulseAudio bells' witness"): gong can know no
+    /// better than its reports. gong's own account (`offMs`, by the device's clock) is held to 1 ms on both,
     /// and printed beside the recording's.
     ///
     /// On PulseAudio the witness is the server's own account of when the sink played each frame

@@ -11,7 +11,7 @@
 /// slope the median of the slopes between every two, so the sink's drift there is measured and
 /// taken out; its offset the median of theirs. Medians, because a few earliest points lie off
 /// the line either way (a bin whose every point came late). Fitted only `reachSeconds` either
-/// side of the frame asked about: a PulseAudio null sink plays 100–370 ppm fast against the
+/// side of the frame asked about: a PulseAudio null sink plays some hundred ppm fast against the
 /// system's clock while a stream plays on it, so its frames keep no one rate over a run.
 ///
 /// Arrivals place a block by the frame the sink was playing as it handed the block over. A
