@@ -35,6 +35,10 @@ struct jack_tap {
     uint32_t late_usecs[JACK_TAP_MAX_LATE];
     uint32_t quiet_frames;
     _Atomic uint32_t late_count, late_next;
+    /// When each call began (jack_tap_note_cycle_time), written by the process thread,
+    /// read once it has been deactivated.
+    jack_tap_cycle_time *cycle_times;
+    uint32_t cycle_capacity, cycle_count;
 };
 
 /// On JACK's notification thread. jack2 tells every client when one of them had not finished
@@ -99,6 +103,9 @@ static int onset_in(struct jack_tap *tap, const float *in, jack_nframes_t nframe
 
 static int on_process(jack_nframes_t nframes, void *data) {
     struct jack_tap *tap = data;
+    // When the call began, read after the frame time: never before the cycle began.
+    jack_nframes_t woken_for = jack_last_frame_time(tap->client);
+    jack_tap_note_cycle_time(tap, woken_for, (int64_t)jack_get_time());
     uint32_t late_next = atomic_load_explicit(&tap->late_next, memory_order_relaxed);
     if (late_next < atomic_load_explicit(&tap->late_count, memory_order_acquire) && tap->started &&
         onset_in(tap, jack_port_get_buffer(tap->port, nframes), nframes)) {
@@ -114,12 +121,24 @@ static int on_process(jack_nframes_t nframes, void *data) {
     return 0;
 }
 
+void jack_tap_note_cycle_time(jack_tap *tap, uint32_t frame_time, int64_t usecs) {
+    // Placed as the cycle's frames will be: the first cycle recorded is the recording's frame 0.
+    uint32_t origin = tap->started ? tap->origin : frame_time;
+    if (tap->cycle_count < tap->cycle_capacity)
+        tap->cycle_times[tap->cycle_count++] = (jack_tap_cycle_time){(int32_t)(frame_time - origin), usecs};
+}
+
 jack_tap *jack_tap_new(uint32_t capacity) {
     struct jack_tap *tap = calloc(1, sizeof *tap);
     if (!tap) return NULL;
     tap->capacity = capacity;
     tap->samples = malloc((size_t)capacity * sizeof(float));
-    if (!tap->samples) {
+    // A cycle is 16 frames at the least JACK allows.
+    tap->cycle_capacity = capacity / 16 + 1;
+    tap->cycle_times = malloc((size_t)tap->cycle_capacity * sizeof *tap->cycle_times);
+    if (!tap->samples || !tap->cycle_times) {
+        free(tap->samples);
+        free(tap->cycle_times);
         free(tap);
         return NULL;
     }
@@ -170,6 +189,11 @@ uint32_t jack_tap_doubtful_cycles(jack_tap *tap) { return tap->doubtful_cycles; 
 
 uint32_t jack_tap_missed_frames(jack_tap *tap) { return tap->missed_frames; }
 
+const jack_tap_cycle_time *jack_tap_cycle_times(jack_tap *tap, uint32_t *count) {
+    *count = tap->cycle_count;
+    return tap->cycle_times;
+}
+
 uint32_t jack_tap_xruns(jack_tap *tap, int64_t *frames, int *driver, uint32_t max) {
     uint32_t count = atomic_load_explicit(&tap->xruns, memory_order_acquire);
     if (count > max) count = max;
@@ -188,5 +212,6 @@ void jack_tap_close(jack_tap *tap) {
         jack_client_close(tap->client);
     }
     free(tap->samples);
+    free(tap->cycle_times);
     free(tap);
 }

@@ -7,6 +7,32 @@ import Testing
 /// the server then runs the tap for that cycle again. Those frames belong where the call read
 /// them, and the cycle it was late for is a hole.
 struct JackTapTests {
+    /// The server's clock as the tap notes it: 200 cycles of 256 frames, woken up to 2.4 ms late
+    /// (every seventh on time), and from the hundredth on 60 ms later than their frames say
+    /// (jack2's dummy driver woken late starts its timeline again). A frame is placed by the
+    /// earliest wake-ups from its cycle on, so two clicks either side are 60 ms further apart in
+    /// time than in frames, not more for the late wake-ups, and the stop is found there and
+    /// nowhere else. Fails if the clock is read from frames, or from each call's own wake-up.
+    @Test func theServersClockIsPlacedByEarliestWakeUpsAndAStopIsFoundWhereItStood() throws {
+        let tap = JackTap(unconnectedFrames: 200 * 256)
+        for index in 0..<200 {
+            let frameTime = 50_000 + UInt32(index) * 256
+            let late = Int64(index % 7) * 400 + (index >= 100 ? 60_000 : 0)
+            tap.note(cycleAt: frameTime, usecs: 1_000_000 + Int64(index) * 256 * 1_000_000 / 48000 + late)
+            tap.record(
+                cycleAt: frameTime, channel: TapRecording.cycle(click: index == 12 ? 10 : index == 150 ? 20 : nil))
+        }
+        let recording = tap.finish()
+        #expect(recording.cycleTimes.count == 200 && recording.cycleTimes[1].frame == 256)
+        let first = try #require(recording.serverSeconds(atFrame: 12 * 256 + 10))
+        let second = try #require(recording.serverSeconds(atFrame: 150 * 256 + 20))
+        let frames = Double(138 * 256 + 10)
+        #expect(abs(second - first - (frames / 48000 + 0.060)) < 0.000_03, "\(second - first) s")
+        let stops = recording.clockStops()
+        #expect(stops.count == 1 && stops[0].frame == 36000 && abs(stops[0].seconds - 0.060) < 0.000_03, "\(stops)")
+        #expect(recording.serverSeconds(atFrame: -1) == nil)
+    }
+
     @Test func cyclesOneAfterAnotherAreRecordedWhole() {
         let tap = JackTap(unconnectedFrames: 4096)
         for index in 0..<4 { tap.record(cycleAt: 10_000 + UInt32(index) * 256, channel: TapRecording.cycle()) }

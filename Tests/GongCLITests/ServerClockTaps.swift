@@ -63,7 +63,20 @@ final class JackTap {
             samples: samples, missedFrames: Int(jack_tap_missed_frames(tap)),
             rereadCycles: Int(jack_tap_reread_cycles(tap)) + Int(jack_tap_doubtful_cycles(tap)),
             serverXruns: xruns.prefix(reported).map { Int($0) },
-            driverXruns: (0..<reported).filter { driver[$0] != 0 }.map { Int(xruns[$0]) })
+            driverXruns: (0..<reported).filter { driver[$0] != 0 }.map { Int(xruns[$0]) },
+            cycleTimes: cycleTimes)
+    }
+
+    /// When each of the tap's calls began (jack_tap.h).
+    private var cycleTimes: [TapRecording.CycleTime] {
+        var count: UInt32 = 0
+        let times = jack_tap_cycle_times(tap, &count)
+        return UnsafeBufferPointer(start: times, count: Int(count)).map { ($0.frame, $0.usecs) }
+    }
+
+    /// Notes a cycle's time as the process callback does, for a tap connected to nothing.
+    func note(cycleAt frameTime: UInt32, usecs: Int64) {
+        jack_tap_note_cycle_time(tap, frameTime, usecs)
     }
 
     deinit { jack_tap_close(tap) }
@@ -201,13 +214,61 @@ struct TapRecording {
     let serverXruns: [Int]
     /// Those of them the server's driver had (jack_tap.h): each time its clock may have stood.
     let driverXruns: [Int]
+    /// A cycle's first frame on the recording and when the tap was woken for it, in microseconds.
+    typealias CycleTime = (frame: Int64, usecs: Int64)
+    /// The tap's wake-ups cycle by cycle (JACK's tap, jack_tap.h; none from PipeWire's), in order.
+    let cycleTimes: [CycleTime]
 
-    init(samples: [Float], missedFrames: Int, rereadCycles: Int, serverXruns: [Int] = [], driverXruns: [Int] = []) {
+    init(
+        samples: [Float], missedFrames: Int, rereadCycles: Int, serverXruns: [Int] = [], driverXruns: [Int] = [],
+        cycleTimes: [CycleTime] = []
+    ) {
         self.samples = samples
         self.missedFrames = missedFrames
         self.rereadCycles = rereadCycles
         self.serverXruns = Self.distinctReports(serverXruns)
         self.driverXruns = Self.distinctReports(driverXruns)
+        self.cycleTimes = cycleTimes
+    }
+
+    /// When the server played frame `frame` of the recording, in seconds on its clock: the
+    /// frame's time by the earliest wake-up of the tap (the least of each wake-up less its
+    /// cycle's frames at 48 kHz) among the cycles from the one that holds it to half a second
+    /// on, as wake-ups are never early and one in a run is on time. Nil with no wake-up there.
+    func serverSeconds(atFrame frame: Int) -> Double? {
+        guard let holder = cycleTimes.map(\.frame).filter({ $0 <= frame }).max() else { return nil }
+        let earliest = cycleTimes.filter { (holder..<Int64(frame + 24000)).contains($0.frame) }.map(Self.offset).min()
+        return earliest.map { $0 + Double(frame) / 48000 }
+    }
+
+    /// How far apart the server's clock puts two onsets (`placedOnsets`), in seconds, and to
+    /// within how much: a 256-frame cycle for each that could not be placed. Nil if either has
+    /// no wake-up to place it by.
+    func serverSecondsApart(
+        _ first: (frame: Int, placed: Bool), _ second: (frame: Int, placed: Bool)
+    ) -> (seconds: Double, within: Double)? {
+        guard let from = serverSeconds(atFrame: first.frame), let to = serverSeconds(atFrame: second.frame) else {
+            return nil
+        }
+        return (to - from, Double([first, second].filter { !$0.placed }.count) * 256 / 48000)
+    }
+
+    /// Where the server's clock stood still for more than `seconds`: the earliest wake-up of
+    /// each quarter of a second, less its frames, against the quarter's before (wake-ups are
+    /// never early, so a later earliest one is the clock's doing): at which frame the quarter
+    /// that moved on begins, and by how much.
+    func clockStops(over seconds: Double = 0.0005) -> [(frame: Int, seconds: Double)] {
+        let quarters = Dictionary(grouping: cycleTimes) { $0.frame / 12000 }
+            .mapValues { $0.map { Self.offset(of: $0) }.min() ?? 0 }.sorted { $0.key < $1.key }
+        return zip(quarters, quarters.dropFirst()).compactMap { before, after in
+            let stood = after.value - before.value
+            return after.key == before.key + 1 && stood > seconds ? (Int(after.key) * 12000, stood) : nil
+        }
+    }
+
+    /// A wake-up's time less its cycle's frames at 48 kHz, in seconds: when frame 0 was played by it.
+    private static func offset(of cycle: CycleTime) -> Double {
+        Double(cycle.usecs) / 1e6 - Double(cycle.frame) / 48000
     }
 
     /// jack2 reports an xrun twice, a few frames apart (up to 4 seen): reports within a quarter

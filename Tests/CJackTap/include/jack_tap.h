@@ -65,6 +65,22 @@ uint32_t jack_tap_doubtful_cycles(jack_tap *tap);
 /// only a driver's changes: jack2's dummy driver woken late starts its timeline again, and the
 /// server's clock loses that time. Read once stopped.
 uint32_t jack_tap_xruns(jack_tap *tap, int64_t *frames, int *driver, uint32_t max);
+/// When the server woke the tap for a cycle: the cycle's first frame on the recording's frames
+/// (the first cycle's is 0) and jack_get_time() as the call began, read after the frame time. A
+/// call begins when the cycle has begun or later (a busy machine wakes it late), never before, so
+/// over a run of cycles the earliest wake-ups place the frames on the server's clock; where
+/// that clock stood still (jack2's dummy driver woken late starts its timeline again: no frame is
+/// lost, the time is), the wake-ups after it are later by the stop than the frames say. Measured
+/// by the tap's own thread: the server's account, not the player's. (jack_get_cycle_times' times
+/// are no witness of that: its DLL takes a 60 ms stop in over seconds, overshooting.)
+typedef struct {
+    int64_t frame;
+    int64_t usecs;
+} jack_tap_cycle_time;
+/// What the process callback notes as each call begins; testable without a server.
+void jack_tap_note_cycle_time(jack_tap *tap, uint32_t frame_time, int64_t usecs);
+/// The wake-ups noted, in order; `count` set to how many. Read once stopped.
+const jack_tap_cycle_time *jack_tap_cycle_times(jack_tap *tap, uint32_t *count);
 /// Stops it if needed, closes the client and frees the recording.
 void jack_tap_close(jack_tap *tap);
 
