@@ -1,5 +1,6 @@
 import CPulse
 import Glibc
+import GongCore
 
 // Every libpulse call gong makes, one thin function each: the whole C surface of the server
 // client in one place. `PulsePCM` holds the logic and does not import the library. A loop, a
@@ -371,4 +372,49 @@ extension SampleFormat {
         case .int16: PA_SAMPLE_S16LE
         }
     }
+}
+
+/// Where a playing stream's reports put its read index on the system clock: the earliest
+/// moment any of them places the read index's frame 0 at (its stamp less the read index's
+/// frames at the stream's rate), among those of the last five seconds. The server takes a
+/// report's counts on the sink's thread and stamps the reply once its main thread runs again
+/// (PulseAudio 16, `command_get_playback_latency`), on a busy machine late: a report is never
+/// early, so the earliest is the truest. A late one alone would put the read index behind the
+/// server's, and a take-back reaching from it writes where the server has read already, which
+/// the server drops: the pause or skip it made is then said heard before its key was pressed.
+/// Over five seconds a sink's clock 400 ppm off the system's moves the line by 2 ms, which the
+/// take-back's margin holds.
+struct PulseReadLine {
+    static let windowNanoseconds: Int64 = 5_000_000_000
+    /// When the read index was at frame 0, on the system clock; nil until a playing report.
+    private(set) var originWallNanoseconds: Int64?
+    /// When the report that gave it was stamped.
+    private var keptStamp: Int64 = 0
+
+    /// Folds in the last report: kept if it puts frame 0 earlier, or if the one kept is older
+    /// than the window. One of a stream not playing (its read index stands) clears the line.
+    mutating func take(_ report: PulseTimingReport, frameBytes: Int, rate: Int64) {
+        guard report.playing else {
+            forget()
+            return
+        }
+        let origin =
+            report.measuredWallNanoseconds
+            - FrameTime.nanoseconds(ofFrames: report.readIndex / Int64(frameBytes), rate: rate)
+        if let kept = originWallNanoseconds, kept <= origin,
+            report.measuredWallNanoseconds - keptStamp <= Self.windowNanoseconds
+        {
+            return
+        }
+        originWallNanoseconds = origin
+        keptStamp = report.measuredWallNanoseconds
+    }
+
+    /// Where the read index is at `now` (system clock), in frames; nil with no line.
+    func readFrames(atWallNanoseconds now: Int64, rate: Int64) -> Int64? {
+        originWallNanoseconds.map { FrameTime.frames(inNanoseconds: now - $0, rate: rate) }
+    }
+
+    /// An underrun stopped the read index: no report before it says where it is.
+    mutating func forget() { originWallNanoseconds = nil }
 }

@@ -51,13 +51,15 @@ public final class PulsePCM: PCM {
     private let napSlackFrames: Int64
     /// Bytes taken back and not yet written over: the next write goes that far back.
     private var takenBackBytes = 0
+    /// Where the reports put the read index, for a take-back's reach.
+    private var readLine = PulseReadLine()
     /// Set by the main loop when the engine rings its wake descriptor (see `wakeWhenReadable`).
     private let rung: UnsafeMutablePointer<Bool>
     private var wakeDescriptor: Int32 = -1
 
     static let bufferDefaults = BufferDefaults.takingBack
     /// What is kept out of reach of a take-back on PulseAudio: the time the new frames take to
-    /// reach the server, with room to spare (its reports are measured when stamped, and it
+    /// reach the server, with room to spare (its read line is its reports' earliest, and it
     /// rewinds what it had read ahead).
     static let takeBackMarginNanoseconds: Int64 = 50_000_000
     /// On pipewire-pulse, beyond the oldest a report may be (`PulseReportAge`): the time the
@@ -268,6 +270,7 @@ public final class PulsePCM: PCM {
         guard underflows.pointee > underflowsReported, let stream else { return 0 }
         underflowsReported = underflows.pointee
         reportsValidFrom = PulsePCM.systemClockNanoseconds()
+        readLine.forget()
         if underrunMeasure != nil {
             started.pointee = false
             if let timingRequest { pulseOperationRelease(timingRequest) }
@@ -447,20 +450,32 @@ public final class PulsePCM: PCM {
         pulseWatch(descriptor, on: mainLoop, setting: rung)
     }
 
-    /// What is still in the server's queue for this stream, by its last report moved on by the
-    /// time since (the queue drains at the stream's rate while it plays), less the margin.
+    /// What is still in the server's queue for this stream, less the margin.
     public func rewindableFrames() -> Int {
         guard broken == 0, let stream, let report = validReport(stream) else { return 0 }
-        let rate = Int64(configuration.rate)
-        var queued = (report.writeIndex - report.readIndex) / Int64(frameBytes)
-        if report.playing {
-            queued -= FrameTime.frames(
-                inNanoseconds: max(0, PulsePCM.systemClockNanoseconds() - report.measuredWallNanoseconds), rate: rate)
+        readLine.take(report, frameBytes: frameBytes, rate: Int64(configuration.rate))
+        return Int(
+            clamping: PulsePCM.unclaimedFrames(
+                writtenFrames: report.writeIndex / Int64(frameBytes), report: report, line: readLine,
+                atWallNanoseconds: PulsePCM.systemClockNanoseconds(), frameBytes: frameBytes,
+                rate: Int64(configuration.rate), marginNanoseconds: takeBackMargin,
+                takenBackFrames: Int64(takenBackBytes / frameBytes)))
+    }
+
+    /// What is still in the server's queue at `now`, less `marginNanoseconds` and what was taken
+    /// back already: while the stream plays, what was written less where the reports' read line
+    /// puts the read index now (the queue drains at the stream's rate); else the last report's
+    /// queue.
+    static func unclaimedFrames(
+        writtenFrames: Int64, report: PulseTimingReport, line: PulseReadLine, atWallNanoseconds now: Int64,
+        frameBytes: Int, rate: Int64, marginNanoseconds: Int64, takenBackFrames: Int64
+    ) -> Int64 {
+        var queued = writtenFrames - report.readIndex / Int64(frameBytes)
+        if report.playing, let read = line.readFrames(atWallNanoseconds: now, rate: rate) {
+            queued = writtenFrames - read
         }
-        queued -=
-            FrameTime.frames(inNanoseconds: takeBackMargin, rate: rate)
-            + Int64(takenBackBytes / frameBytes)
-        return Int(clamping: max(0, queued))
+        queued -= FrameTime.frames(inNanoseconds: marginNanoseconds, rate: rate) + takenBackFrames
+        return max(0, queued)
     }
 
     public func rewind(frames: Int) -> Int {
