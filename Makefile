@@ -124,7 +124,10 @@ test: lint
 # real-time tests leave the CPU nearly idle for minutes, so the last three are built meanwhile,
 # and the release files made from the last (make dist; dist-check then runs on them),
 # all at SCHED_IDLE (test-builds): they get only the time nothing else wants, and the sound
-# servers, gong and the recorders take the CPU from them whenever they ask. What they print goes
+# servers, gong and the recorders take the CPU from them whenever they ask; once the real-time
+# tests are over, what is still building is lifted to the normal policy (twice over, to catch
+# a compiler started meanwhile), or on a busy machine it waited behind the load for minutes
+# (4 min 43 s after the real-time tests in a run with two busy loops). What they print goes
 # to .build/test-builds.log, shown if one fails; the steps after them find them built. They run
 # in a session of their own, so that an interrupted run ends them all (a background job ignores
 # the terminal's Ctrl-C); so do the examples and dist-check beside the sanitizer's tests, their
@@ -140,6 +143,7 @@ test-suites: build-commit
 	  $(RUN_TESTS) --no-parallel --filter '$(REALTIME_SERVERS)' --skip '$(LONG_TESTS)'; status=$$?; \
 	  wait $$own; own=$$?; cat .build/test-realtime-own-servers.log; \
 	  [ $$own = 0 ] || { status=1; echo "make test: the real-time tests on JACK and Snapcast failed" >&2; }; \
+	  for pass in 1 2; do for pid in $$(pgrep -s $$builds); do chrt --other -p 0 $$pid 2>/dev/null; done; done; \
 	  wait $$builds || { status=1; cat .build/test-builds.log; echo "make test: a build beside the real-time tests failed" >&2; }; \
 	  exit $$status
 	@setsid -w scripts/test-examples.sh >.build/test-examples.log 2>&1 & examples=$$!; \

@@ -5,7 +5,7 @@ set -eu
 
 # C libraries (with headers) the package links against (SQLite for the history, through gong's
 # own wrapper), toml++ (header-only: the pattern and config files' parser, compiled into gong, so
-# no package of it is needed at run time), and the tools the tests drive (sqlite3 holds a history locked in a test):
+# no package of it is needed at run time), and the tools the tests drive (sqlite3 holds a history locked in a test; procps's pgrep finds what the scripts started):
 # PulseAudio with a null sink and its ALSA plugin stand in for a sound card, and so does PipeWire
 # (with its session manager and PulseAudio server, run under a D-Bus session of its own); sox
 # inspects audio; numpy is what the Python pull example pulls into; klick is the benchmark's
@@ -25,7 +25,7 @@ set -eu
 # chromium-driver and python3-selenium drive gong remote's page in a real browser, headless and
 # with nothing downloaded; zbar-tools' zbarimg reads back the QR code gong remote pair draws.
 BUILD_PACKAGES="pkg-config libasound2-dev libpulse-dev libpipewire-0.3-dev libjack-jackd2-dev libsndfile1-dev libsoxr-dev libsqlite3-dev libtomlplusplus-dev"
-TEST_PACKAGES="sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus python3-numpy jackd2 pipewire-jack systemd snapserver snapclient chromium chromium-driver python3-selenium zbar-tools"
+TEST_PACKAGES="procps sqlite3 alsa-utils pulseaudio pulseaudio-utils libasound2-plugins sox pipewire pipewire-pulse wireplumber dbus python3-numpy jackd2 pipewire-jack systemd snapserver snapclient chromium chromium-driver python3-selenium zbar-tools"
 BENCH_PACKAGES="klick hyperfine"
 # make dist and its check (make test runs it): dpkg-shlibdeps and dpkg-architecture, lintian,
 # strip and chrpath, man to read the pages, bash-completion to complete with, sox to compare
