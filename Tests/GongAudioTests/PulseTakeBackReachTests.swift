@@ -22,7 +22,7 @@ import Testing
     static func reach(_ line: PulseReadLine, _ report: PulseTimingReport, at now: Int64, takenBack: Int64 = 0) -> Int64
     {
         PulsePCM.unclaimedFrames(
-            writtenFrames: 200_000, report: report, line: line, atWallNanoseconds: 1000 * second + now, frameBytes: 4,
+            by: report, line: line, atWallNanoseconds: 1000 * second + now, frameBytes: 4,
             rate: rate, marginNanoseconds: 50_000_000, takenBackFrames: takenBack)
     }
 

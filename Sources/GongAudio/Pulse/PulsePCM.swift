@@ -456,24 +456,23 @@ public final class PulsePCM: PCM {
         readLine.take(report, frameBytes: frameBytes, rate: Int64(configuration.rate))
         return Int(
             clamping: PulsePCM.unclaimedFrames(
-                writtenFrames: report.writeIndex / Int64(frameBytes), report: report, line: readLine,
-                atWallNanoseconds: PulsePCM.systemClockNanoseconds(), frameBytes: frameBytes,
+                by: report, line: readLine, atWallNanoseconds: PulsePCM.systemClockNanoseconds(),
+                frameBytes: frameBytes,
                 rate: Int64(configuration.rate), marginNanoseconds: takeBackMargin,
                 takenBackFrames: Int64(takenBackBytes / frameBytes)))
     }
 
     /// What is still in the server's queue at `now`, less `marginNanoseconds` and what was taken
-    /// back already: while the stream plays, what was written less where the reports' read line
-    /// puts the read index now (the queue drains at the stream's rate); else the last report's
-    /// queue.
+    /// back already: what was written (the report's write index, which libpulse moves on with
+    /// each write) less the read index: where the reports' read line puts it now while the
+    /// stream plays (the queue drains at the stream's rate), else the report's.
     static func unclaimedFrames(
-        writtenFrames: Int64, report: PulseTimingReport, line: PulseReadLine, atWallNanoseconds now: Int64,
-        frameBytes: Int, rate: Int64, marginNanoseconds: Int64, takenBackFrames: Int64
+        by report: PulseTimingReport, line: PulseReadLine, atWallNanoseconds now: Int64, frameBytes: Int,
+        rate: Int64, marginNanoseconds: Int64, takenBackFrames: Int64
     ) -> Int64 {
-        var queued = writtenFrames - report.readIndex / Int64(frameBytes)
-        if report.playing, let read = line.readFrames(atWallNanoseconds: now, rate: rate) {
-            queued = writtenFrames - read
-        }
+        var read = report.readIndex / Int64(frameBytes)
+        if report.playing, let moved = line.readFrames(atWallNanoseconds: now, rate: rate) { read = moved }
+        var queued = report.writeIndex / Int64(frameBytes) - read
         queued -= FrameTime.frames(inNanoseconds: marginNanoseconds, rate: rate) + takenBackFrames
         return max(0, queued)
     }
