@@ -99,8 +99,8 @@ SNAPCAST_TESTS = LiveSnapcastTests
 # The real-time tests run in two lanes at once, one test at a time in each, as nothing in one
 # lane plays through, records or restarts a server of the other's: the PulseAudio and PipeWire
 # rigs' (pw-jack's test among them, on PipeWire's graph), and jackd's and the Snapcast rooms'
-# own PulseAudio. Each test mostly waits on its server's clock: one after another they took
-# 797 s (idle, stop 51); side by side 537 and 284 s (idle, stop 52).
+# own PulseAudio. Each test mostly waits on its server's clock, so side by side they take
+# little more than the longer lane (bench/RESULTS.md, stop 52).
 REALTIME_SERVERS = LivePulseTests|PulseClientTests|BenchPulseTests|LivePulledAnnouncementTests|RemoteBrowserTests|RemoteKillTests|pipeWiresJackPlaysItExactlyToo
 REALTIME_OWN_SERVERS = LiveJackTests|$(SNAPCAST_TESTS)
 REALTIME_TESTS = $(REALTIME_SERVERS)|$(REALTIME_OWN_SERVERS)
@@ -127,7 +127,7 @@ test: lint
 # servers, gong and the recorders take the CPU from them whenever they ask; once the real-time
 # tests are over, what is still building is lifted to the normal policy (twice over, to catch
 # a compiler started meanwhile), or on a busy machine it waited behind the load for minutes
-# (about 4 min 48 s after the real-time tests in a run with two busy loops). What they print goes
+# (bench/RESULTS.md, stop 52). What they print goes
 # to .build/test-builds.log, shown if one fails; the steps after them find them built. They run
 # in a session of their own, so that an interrupted run ends them all (a background job ignores
 # the terminal's Ctrl-C); so do the examples and dist-check beside the sanitizer's tests, their

@@ -717,8 +717,8 @@ enum JackServer {
         #expect(pcm.rewindableFrames() <= reach - taken)
         // A cycle JACK ran without the client since the last write is told by the drain as
         // -EPIPE, as a write would have told it, idle too, and the drain then ends. A busy
-        // machine's jack2 may run another cycle without it while the drain waits (CI's run after
-        // stop 51): each is told once more, never without frames the callback counted lost.
+        // machine's jack2 may run another cycle without it while the drain waits: each is told
+        // once more, never without frames the callback counted lost.
         var drained = pcm.drain()
         var lossesTold = 0
         while drained == -EPIPE && lossesTold < 20 {

@@ -72,7 +72,7 @@ uint32_t jack_tap_xruns(jack_tap *tap, int64_t *frames, int *driver, uint32_t ma
 /// that clock stood still (jack2's dummy driver woken late starts its timeline again: no frame is
 /// lost, the time is), the wake-ups after it are later by the stop than the frames say. Measured
 /// by the tap's own thread: the server's account, not the player's. (jack_get_cycle_times' times
-/// are no witness of that: its DLL takes a 60 ms stop in over seconds, overshooting.)
+/// are no witness of that: its DLL takes a stop in over seconds, overshooting; bench/RESULTS.md.)
 typedef struct {
     int64_t frame;
     int64_t usecs;
