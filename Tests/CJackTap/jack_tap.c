@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct jack_tap {
@@ -103,9 +104,13 @@ static int onset_in(struct jack_tap *tap, const float *in, jack_nframes_t nframe
 
 static int on_process(jack_nframes_t nframes, void *data) {
     struct jack_tap *tap = data;
-    // When the call began, read after the frame time: never before the cycle began.
+    // When the call began, read after the frame time: never before the cycle began. On
+    // CLOCK_MONOTONIC, the clock a test's key presses are read on (jack2's own clock,
+    // jack_get_time, reads CLOCK_MONOTONIC_RAW, which runs apart from it).
     jack_nframes_t woken_for = jack_last_frame_time(tap->client);
-    jack_tap_note_cycle_time(tap, woken_for, (int64_t)jack_get_time());
+    struct timespec woken;
+    clock_gettime(CLOCK_MONOTONIC, &woken);
+    jack_tap_note_cycle_time(tap, woken_for, (int64_t)woken.tv_sec * 1000000 + woken.tv_nsec / 1000);
     uint32_t late_next = atomic_load_explicit(&tap->late_next, memory_order_relaxed);
     if (late_next < atomic_load_explicit(&tap->late_count, memory_order_acquire) && tap->started &&
         onset_in(tap, jack_port_get_buffer(tap->port, nframes), nframes)) {

@@ -31,6 +31,10 @@ struct pipewire_tap {
     /// onset still to come; the frames of silence seen since the last sound.
     uint32_t late_usecs[PIPEWIRE_TAP_MAX_LATE], quiet_frames;
     _Atomic uint32_t late_count, late_next;
+    /// The graph's own time of each cycle recorded (pipewire_tap_cycle_times), written by the
+    /// data thread, read once the stream is disconnected.
+    pipewire_tap_cycle_time *cycle_times;
+    uint32_t cycle_capacity, cycle_count;
 };
 
 void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *interleaved, uint32_t frames) {
@@ -96,6 +100,13 @@ static void on_process(void *data) {
         uint64_t now = time.ticks * time.rate.num * RATE / time.rate.denom;
         pipewire_tap_record_cycle(tap, now, (const float *)((const uint8_t *)plane->data + plane->chunk->offset),
                                   plane->chunk->size / (2 * sizeof(float)));
+        // The sink drives the graph: it takes in what it plays at the end of a cycle and hands it
+        // to its monitor in the next, so the frames reaching the tap now were played a cycle ago
+        // (the tap lagged gong's account by 256 frames at a 256-frame quantum, by 1 024 at 1 024).
+        uint32_t frames = plane->chunk->size / (2 * sizeof(float));
+        if (tap->cycle_count < tap->cycle_capacity)
+            tap->cycle_times[tap->cycle_count++] = (pipewire_tap_cycle_time){
+                (int64_t)(now - tap->origin), time.now / 1000 - (int64_t)frames * 1000000 / RATE};
     }
     pw_stream_queue_buffer(tap->stream, buffer);
 }
@@ -107,7 +118,12 @@ pipewire_tap *pipewire_tap_new(uint32_t capacity) {
     if (!tap) return NULL;
     tap->capacity = capacity;
     tap->samples = malloc((size_t)capacity * sizeof(float));
-    if (!tap->samples) {
+    // A cycle is 64 frames at least (PipeWire's smallest quantum by default).
+    tap->cycle_capacity = capacity / 64 + 1;
+    tap->cycle_times = malloc((size_t)tap->cycle_capacity * sizeof *tap->cycle_times);
+    if (!tap->samples || !tap->cycle_times) {
+        free(tap->samples);
+        free(tap->cycle_times);
         free(tap);
         return NULL;
     }
@@ -186,6 +202,11 @@ uint32_t pipewire_tap_missed_frames(pipewire_tap *tap) { return tap->missed_fram
 
 uint32_t pipewire_tap_moved_cycles(pipewire_tap *tap) { return tap->moved_cycles; }
 
+const pipewire_tap_cycle_time *pipewire_tap_cycle_times(pipewire_tap *tap, uint32_t *count) {
+    *count = tap->cycle_count;
+    return tap->cycle_times;
+}
+
 void pipewire_tap_close(pipewire_tap *tap) {
     pipewire_tap_stop(tap);
     if (tap->loop) {
@@ -198,5 +219,6 @@ void pipewire_tap_close(pipewire_tap *tap) {
     if (tap->context) pw_context_destroy(tap->context);
     if (tap->loop) pw_thread_loop_destroy(tap->loop);
     free(tap->samples);
+    free(tap->cycle_times);
     free(tap);
 }

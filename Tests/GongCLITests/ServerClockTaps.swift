@@ -107,6 +107,14 @@ final class PipeWireTap {
     /// How many of the calls `lateAtOnsets` asked for have begun late so far.
     var lateCalls: Int { Int(pipewire_tap_late_calls(tap)) }
 
+    /// The quantum the graph of the rig's `sink` runs at, in frames: the cycles a tap records in
+    /// a fifth of a second, the length most of them have.
+    static func quantumFrames(sink: String) throws -> Int {
+        let tap = try PipeWireTap(sink: sink, environment: SoundServer.pipeWire.environment, seconds: 1)
+        usleep(200_000)
+        return tap.finish().quantumFrames
+    }
+
     /// A tap connected to nothing, for `frames` frames: cycles reach it only through
     /// `record(cycleAt:channel:)`, so how it places them is tested without a server.
     init(unconnectedFrames frames: Int) {
@@ -125,9 +133,11 @@ final class PipeWireTap {
         pipewire_tap_stop(tap)
         let samples = Array(
             UnsafeBufferPointer(start: pipewire_tap_samples(tap), count: Int(pipewire_tap_frames(tap))))
+        var count: UInt32 = 0
+        let times = UnsafeBufferPointer(start: pipewire_tap_cycle_times(tap, &count), count: Int(count))
         return TapRecording(
             samples: samples, missedFrames: Int(pipewire_tap_missed_frames(tap)),
-            rereadCycles: Int(pipewire_tap_moved_cycles(tap)))
+            rereadCycles: Int(pipewire_tap_moved_cycles(tap)), cycleTimes: times.map { ($0.frame, $0.usecs) })
     }
 
     deinit { pipewire_tap_close(tap) }
@@ -214,9 +224,10 @@ struct TapRecording {
     let serverXruns: [Int]
     /// Those of them the server's driver had (jack_tap.h): each time its clock may have stood.
     let driverXruns: [Int]
-    /// A cycle's first frame on the recording and when the tap was woken for it, in microseconds.
+    /// A cycle's first frame on the recording and its time, microseconds of CLOCK_MONOTONIC.
     typealias CycleTime = (frame: Int64, usecs: Int64)
-    /// The tap's wake-ups cycle by cycle (JACK's tap, jack_tap.h; none from PipeWire's), in order.
+    /// Cycle by cycle, in order: when JACK's tap was woken for each (jack_tap.h), or the graph's
+    /// own time of each on PipeWire (pipewire_tap.h).
     let cycleTimes: [CycleTime]
 
     init(
@@ -231,10 +242,19 @@ struct TapRecording {
         self.cycleTimes = cycleTimes
     }
 
-    /// When the server played frame `frame` of the recording, in seconds on its clock: the
-    /// frame's time by the earliest wake-up of the tap (the least of each wake-up less its
-    /// cycle's frames at 48 kHz) among the cycles from the one that holds it to half a second
-    /// on, as wake-ups are never early and one in a run is on time. Nil with no wake-up there.
+    /// The length most of the recording's cycles have, in frames: the graph's quantum on
+    /// PipeWire. 0 for fewer than two cycles.
+    var quantumFrames: Int {
+        let frames = cycleTimes.map(\.frame)
+        let lengths = zip(frames, frames.dropFirst()).map { Int($1 - $0) }.sorted()
+        return lengths.isEmpty ? 0 : lengths[lengths.count / 2]
+    }
+
+    /// When the server played frame `frame` of the recording, in seconds of CLOCK_MONOTONIC: the
+    /// frame's time by the earliest cycle time (the least of each less its cycle's frames at
+    /// 48 kHz) among the cycles from the one that holds it to half a second on, as JACK's
+    /// wake-ups are never early and one in a run is on time (PipeWire's graph times are exact).
+    /// Nil with no cycle time there.
     func serverSeconds(atFrame frame: Int) -> Double? {
         guard let holder = cycleTimes.map(\.frame).filter({ $0 <= frame }).max() else { return nil }
         let earliest = cycleTimes.filter { (holder..<Int64(frame + 24000)).contains($0.frame) }.map(Self.offset).min()

@@ -66,13 +66,14 @@ uint32_t jack_tap_doubtful_cycles(jack_tap *tap);
 /// server's clock loses that time. Read once stopped.
 uint32_t jack_tap_xruns(jack_tap *tap, int64_t *frames, int *driver, uint32_t max);
 /// When the server woke the tap for a cycle: the cycle's first frame on the recording's frames
-/// (the first cycle's is 0) and jack_get_time() as the call began, read after the frame time. A
-/// call begins when the cycle has begun or later (a busy machine wakes it late), never before, so
-/// over a run of cycles the earliest wake-ups place the frames on the server's clock; where
-/// that clock stood still (jack2's dummy driver woken late starts its timeline again: no frame is
-/// lost, the time is), the wake-ups after it are later by the stop than the frames say. Measured
-/// by the tap's own thread: the server's account, not the player's. (jack_get_cycle_times' times
-/// are no witness of that: its DLL takes a stop in over seconds, overshooting; bench/RESULTS.md.)
+/// (the first cycle's is 0) and CLOCK_MONOTONIC in microseconds as the call began (the clock a
+/// test reads its key presses on), read after the frame time. A call begins when the cycle has
+/// begun or later (a busy machine wakes it late), never before, so over a run of cycles the
+/// earliest wake-ups place the frames on the server's clock; where that clock stood still
+/// (jack2's dummy driver woken late starts its timeline again: no frame is lost, the time is),
+/// the wake-ups after it are later by the stop than the frames say. Measured by the tap's own
+/// thread: the server's account, not the player's. (jack_get_cycle_times' times are no witness
+/// of that: its DLL takes a stop in over seconds, overshooting; bench/RESULTS.md.)
 typedef struct {
     int64_t frame;
     int64_t usecs;

@@ -45,6 +45,17 @@ uint32_t pipewire_tap_missed_frames(pipewire_tap *tap);
 /// Cycles the tap placed a cycle late at first (a call that began after the driver moved on
 /// reads the next cycle's position) and moved back once the driver ran that cycle as well.
 uint32_t pipewire_tap_moved_cycles(pipewire_tap *tap);
+/// When the graph played a cycle the tap recorded: the cycle's first frame on the recording's
+/// frames, and the graph's own time of it, CLOCK_MONOTONIC in microseconds (the clock a test
+/// reads its key presses on): pw_time's `now` as the driver began the cycle the frames reached
+/// the tap in, less the cycle's length, as the sink, driving the graph, hands its monitor what it
+/// played a cycle before. The server's account, not the player's, of when they were played.
+typedef struct {
+    int64_t frame;
+    int64_t usecs;
+} pipewire_tap_cycle_time;
+/// The cycles' times, in order; `count` set to how many. Read once stopped.
+const pipewire_tap_cycle_time *pipewire_tap_cycle_times(pipewire_tap *tap, uint32_t *count);
 /// Stops it if needed, disconnects and frees the recording.
 void pipewire_tap_close(pipewire_tap *tap);
 
