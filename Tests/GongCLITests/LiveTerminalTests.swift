@@ -337,7 +337,7 @@ extension LivePulseTests {
         // the tap's monitor stream (the system's clock, moved onto the keys'). gong's account
         // agrees within 3 ms on PulseAudio (its bells' bound is 2.5 ms); through pipewire-pulse,
         // whose reports may be a quantum stale, within the graph's quantum and 2 ms (gong was
-        // 3.8–5.1 ms early there in six runs at 256 frames, two busy loops in four).
+        // 1.8–5.1 ms early there in eight runs at 256 frames, two busy loops in four).
         let agreeing = onGraphsClock.map { 0.002 + Double($0.quantumFrames) / 48000 } ?? 0.003
         let realtimeLessMonotonic = KeysHeard.realtimeLessMonotonic()
         let keyOnsets: [Double?] =
