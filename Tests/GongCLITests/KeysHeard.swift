@@ -44,17 +44,21 @@ enum KeysHeard {
     /// gong's own `audible` of each agrees. A pause is heard as the woodblock it took back not
     /// sounding: by the moment it was due. The resume in silence is heard as the session going
     /// on: the woodblock after it, less the frames gong's schedule put before it; gong's word for
-    /// it must be within `agreeing` seconds of that. Returns what was found, for the test's print.
+    /// it must be within `agreeing` seconds of that, and a cycle (`cycleSeconds`) more if that
+    /// woodblock began just after a cycle the recorder missed (`placed` false: it may have begun
+    /// in the hole). Returns what was found, for the test's print.
     static func judged(
-        pausePressed: Double, resumePressed: Double, onsets: [Double?], told: Told, clock: String,
-        within: Double = 0.25, agreeing: Double
+        pausePressed: Double, resumePressed: Double, onsets: [(seconds: Double?, placed: Bool)], told: Told,
+        clock: String, within: Double = 0.25, agreeing: Double, cycleSeconds: Double = 0
     ) -> String {
-        let placed = onsets.compactMap { $0 }
+        let placed = onsets.compactMap(\.seconds)
         #expect(placed.count == onsets.count, "a sound not placed on \(clock) clock: \(onsets)")
         let pause = Self.pause(pressed: pausePressed, until: resumePressed, onsets: placed, interval: 1)
+        let next = onsets.first { ($0.seconds ?? 0) >= resumePressed }
         let resume = told.resumeToNextCue.flatMap { ahead in
-            sound(after: resumePressed, onsets: placed).map { $0 - Double(ahead) / 48000 }
+            next?.seconds.map { $0 - resumePressed - Double(ahead) / 48000 }
         }
+        let agreeing = agreeing + (next?.placed == false ? cycleSeconds : 0)
         let toldPause = told.paused.map { $0 - pausePressed }
         let toldResume = told.resumed.map { $0 - resumePressed }
         func seconds(_ value: Double?) -> String { value.map { "\($0)" } ?? "never" }
