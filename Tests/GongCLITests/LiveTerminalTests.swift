@@ -386,8 +386,8 @@ extension LivePulseTests {
     /// the key on the graph's clock (what the graph has not claimed is taken back; `KeysHeard`),
     /// gong's own account agrees within 2 ms, and every cue's `audible` time is true: the heard
     /// interval between any two consecutive cues, across the pause and the skip, matches the one
-    /// gong reported to within a millisecond. (Through pipewire-pulse, which
-    /// cannot rewind, a take-back may shift what follows by whole quanta unseen.)
+    /// gong reported to within a millisecond. (Through pipewire-pulse, which cannot rewind, a
+    /// take-back may shift what follows by whole quanta unseen.)
     /// Heard on the graph's clock (`PipeWireTap`), which tells a cycle it missed as a hole: parec
     /// through pipewire-pulse, a follower that splices what it gets, now and then loses a quantum
     /// on a busy machine and records an interval 256 frames short that nobody played.
