@@ -93,8 +93,8 @@ ensure_keeper() {
   fi
   # A null sink loaded with no stream renders 2 s ahead at once and sleeps until then: the
   # keeper's low latency counts only from its next wake-up. Until it does, a new stream's first
-  # writes wait a second and more (a freshly started rig failed its first pacing test so). A
-  # tenth of a second of silence, played to its end, waits that wake-up out.
+  # writes wait a second and more (bench/RESULTS.md, stop 53). A tenth of a second of silence,
+  # played to its end, waits that wake-up out.
   if ! head -c 19200 /dev/zero | timeout 10 pacat --playback --raw --format=float32le --rate=48000 --channels=2 \
       --latency-msec=20 --device="$SINK" --client-name=gong-test-probe; then
     echo "$(basename "$0"): a short stream did not play to its end on $SINK${PULSE_SERVER:+ ($PULSE_SERVER)} within 10 s" >&2

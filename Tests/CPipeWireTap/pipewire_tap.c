@@ -102,7 +102,7 @@ static void on_process(void *data) {
                                   plane->chunk->size / (2 * sizeof(float)));
         // The sink drives the graph: it takes in what it plays at the end of a cycle and hands it
         // to its monitor in the next, so the frames reaching the tap now were played a cycle ago
-        // (the tap lagged gong's account by 256 frames at a 256-frame quantum, by 1 024 at 1 024).
+        // (measured against gong's account at two quanta: bench/RESULTS.md, stop 53).
         uint32_t frames = plane->chunk->size / (2 * sizeof(float));
         if (tap->cycle_count < tap->cycle_capacity)
             tap->cycle_times[tap->cycle_count++] = (pipewire_tap_cycle_time){

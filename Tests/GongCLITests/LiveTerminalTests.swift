@@ -336,8 +336,8 @@ extension LivePulseTests {
         // The keys, on the server's clock: the graph's cycle times, or PulseAudio's timing of
         // the tap's monitor stream (the system's clock, moved onto the keys'). gong's account
         // agrees within 3 ms on PulseAudio (its bells' bound is 2.5 ms); through pipewire-pulse,
-        // whose reports may be a quantum stale, within the graph's quantum and 2 ms (gong was
-        // 1.8–5.1 ms early there in eight runs at 256 frames, two busy loops in four).
+        // whose reports may be a quantum stale, within the graph's quantum and 2 ms (what was
+        // measured: bench/RESULTS.md, "Keys on the server's clock").
         let agreeing = onGraphsClock.map { 0.002 + Double($0.quantumFrames) / 48000 } ?? 0.003
         let realtimeLessMonotonic = KeysHeard.realtimeLessMonotonic()
         let keyOnsets: [(seconds: Double?, placed: Bool)] =
@@ -460,7 +460,7 @@ extension LivePulseTests {
         }
         // In time, on the graph's own clock: where the graph's driver stood (a busy machine's),
         // its positions stood while time went on, and a span's frames fall short of its seconds
-        // (CI's ci51: 47 616 frames where gong said a second, the tap missing 512). gong's
+        // (bench/RESULTS.md, "Keys on the server's clock"). gong's
         // `audible` is a time: it must be the graph's, within a millisecond.
         let placedCues = recorded.indices.filter { recorded[$0].placed }
         let secondsApart = zip(placedCues, placedCues.dropFirst()).map { from, to in

@@ -36,7 +36,7 @@ import Testing
     /// graph's quantum, by which its reports may be stale (measured on the graph, not taken from
     /// the client's own bound). A clock that ran at another rate, or a delay counted wrongly,
     /// would place reports apart in time at different moments. Not every report agrees: on a
-    /// busy machine PulseAudio stamps some late (one 1.1 ms late in CI, stop 52), never early,
+    /// busy machine PulseAudio stamps some late (bench/RESULTS.md, stop 53), never early,
     /// and so the device clock goes by the earliest (`PulseReadLine`, `DeviceClock`).
     @Test(arguments: SoundServer.allCases)
     func itIsPacedByTheServerAndReportsWhenFramesAreHeard(server: SoundServer) throws {
