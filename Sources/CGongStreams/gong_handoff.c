@@ -118,30 +118,43 @@ void gong_handoff_counters_read(gong_handoff *handoff, gong_handoff_counters *co
     counters->clock_stopped_ns = atomic_load_explicit(&handoff->clock_stopped_ns, memory_order_acquire);
 }
 
-uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint32_t frames) {
+uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint32_t frames, int64_t woke_ns,
+                               uint32_t rate) {
     uint32_t told = 0;
-    if (skips->started) {
-        // Positions wrap at 2^32; the difference of two does not.
-        int32_t step = (int32_t)(position - (skips->previous + skips->last_frames));
-        int again = position == skips->previous;
-        // Read again after a jump: the last call began late and read this position early.
-        skips->repeated = again && skips->in_doubt;
-        if (skips->repeated && skips->replays) {
-            // Its frames are played again in this cycle, so heard here: the jump is told whole.
-            told = skips->held;
-            skips->held = 0;
-        } else if (again) {
-            // The same position twice: the last call read it early, having begun late.
-            skips->held = skips->last_frames >= skips->held ? 0 : skips->held - skips->last_frames;
-        } else if (step >= 0) {
-            told = skips->held;
-            skips->held = (uint32_t)step;
+    int calm = 0;
+    skips->repeated = skips->jumped = 0;
+    uint32_t first = skips->handed;
+    if (skips->started && rate > 0) {
+        // The last call's period in nanoseconds (a cycle of at most 2^32 frames: no overflow).
+        int64_t period = (int64_t)skips->last_frames * 1000000000LL / rate;
+        int64_t gap = woke_ns - skips->last_woke_ns;
+        calm = 2 * gap >= period && 2 * gap <= 3 * period;
+        skips->repeated = position == skips->previous && !skips->last_calm;
+        // Played again: this buffer's frames are the last call's.
+        if (skips->repeated && skips->replays) first -= skips->last_frames;
+        uint32_t behind = position - first;
+        if (skips->settled) {
+            // Differences of counts modulo 2^32 (a stream's losses stay far below 2^31 frames
+            // between two calm calls).
+            int32_t more = (int32_t)(behind - skips->behind);
+            if (more > 0 && !skips->ahead) skips->jumped = skips->ahead = 1;
+            if (calm) {
+                if (more > 0) told = (uint32_t)more;
+                skips->behind = behind;
+                skips->ahead = 0;
+            }
+        } else if (calm) {
+            skips->behind = behind;
+            skips->settled = 1;
         }
-        skips->in_doubt = step > 0;
     }
+    if (!(skips->repeated && skips->replays)) skips->handed += frames;
+    skips->in_doubt = !calm;
     skips->started = 1;
     skips->previous = position;
     skips->last_frames = frames;
+    skips->last_woke_ns = woke_ns;
+    skips->last_calm = calm;
     return told;
 }
 

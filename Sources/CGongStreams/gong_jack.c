@@ -46,6 +46,18 @@
 /// The scratch buffer's size in frames: JACK's largest buffer size. A larger one is still
 /// served, in pieces of this many frames.
 #define GONG_JACK_SCRATCH_FRAMES 8192
+/// The most callbacks GONG_JACK_TRACE keeps (the last ones): 7 minutes of 256-frame cycles.
+#define GONG_JACK_TRACE_CYCLES 80000
+
+/// One callback as GONG_JACK_TRACE keeps it: what the server said and what gong made of it.
+struct gong_jack_traced_cycle {
+    int64_t woke_ns;
+    uint64_t first_frame;
+    uint32_t frame_time, nframes, missed_told;
+    /// Where in the buffer channel 0 sounded after half a second of silence (an onset); -1: not.
+    int32_t onset;
+    uint8_t in_doubt, repeated, played_again;
+};
 
 struct gong_jack_stream {
     jack_client_t *client;
@@ -58,8 +70,8 @@ struct gong_jack_stream {
 
     // The process callback's own.
     gong_cycle_skips skips;
-    /// Where the cycle whose frame time jumped began in the ring: the loss, told a cycle later,
-    /// landed before it.
+    /// Where the first call whose frame time ran ahead began in the ring: the loss, told at the
+    /// next calm call, landed before it.
     uint64_t jump_began;
     /// When the server's clock expected the next cycle to begin, to judge a restart.
     gong_clock_prediction prediction;
@@ -73,6 +85,12 @@ struct gong_jack_stream {
     uint32_t replayable;
     /// The ports' playback latency (the largest), kept by the latency callback.
     _Atomic uint32_t latency_frames;
+
+    /// GONG_JACK_TRACE's callbacks (allocated at open when it is set, written by the callback
+    /// only, read after the client is deactivated) and how many were written.
+    struct gong_jack_traced_cycle *trace;
+    uint64_t traced;
+    uint32_t trace_quiet_frames;
 };
 
 // libjack prints to standard error when no server runs ("Cannot connect to server socket…"):
@@ -149,25 +167,45 @@ static void play_again(struct gong_jack_stream *self, float **outputs, uint32_t 
     self->replayable = 0;
 }
 
+/// GONG_JACK_TRACE: keeps the callback's cycle (no allocation, no lock).
+static void trace_cycle(struct gong_jack_stream *self, const float *channel0, int64_t now, uint64_t first_frame,
+                        uint32_t frame_time, uint32_t nframes, uint32_t missed, int played_again) {
+    int32_t onset = -1;
+    for (uint32_t frame = 0; frame < nframes; frame++) {
+        if (channel0[frame] > 0.02f || channel0[frame] < -0.02f) {
+            if (onset < 0 && self->trace_quiet_frames >= self->rate / 2) onset = (int32_t)frame;
+            self->trace_quiet_frames = 0;
+        } else {
+            self->trace_quiet_frames++;
+        }
+    }
+    self->trace[self->traced++ % GONG_JACK_TRACE_CYCLES] = (struct gong_jack_traced_cycle){
+        now, first_frame, frame_time, nframes, missed, onset, (uint8_t)self->skips.in_doubt,
+        (uint8_t)self->skips.repeated, (uint8_t)played_again};
+}
+
 static int on_process(jack_nframes_t nframes, void *data) {
     struct gong_jack_stream *self = data;
+    int64_t now = gong_monotonic_ns();
     jack_nframes_t frame_time = jack_last_frame_time(self->client);
     // Cycles the server ran without this client (it was stopped, or too late) show as the frame
-    // time moving on by more than the last cycle's frames (gong_handoff.h says when it is told).
+    // time moving on by more than the frames handed over (gong_handoff.h says when it is told).
     uint64_t began = self->handoff.consumed;
     self->skips.replays = self->replayable > 0;
-    uint32_t missed = gong_cycle_skips_step(&self->skips, frame_time, nframes);
+    uint32_t missed = gong_cycle_skips_step(&self->skips, frame_time, nframes, now, self->rate);
+    if (self->skips.jumped) self->jump_began = began;
     if (missed) gong_handoff_missed(&self->handoff, missed, self->jump_began);
-    if (self->skips.in_doubt) self->jump_began = began;
     // A restart the prediction saw, or a jump (gong_clock_origin says why), is measured by the
     // origins of the next cycles timed.
-    if (clock_restarted(self, nframes) || self->skips.in_doubt) self->stop_unmeasured = 1;
+    if (clock_restarted(self, nframes) || self->skips.jumped) self->stop_unmeasured = 1;
 
     float *outputs[GONG_JACK_MAX_CHANNELS];
     for (uint32_t channel = 0; channel < self->channels; channel++)
         outputs[channel] = jack_port_get_buffer(self->ports[channel], nframes);
 
-    if (self->skips.repeated && self->replayable > 0)
+    uint32_t replayed_from = self->replayable;
+    int played_again = self->skips.repeated && self->replayable > 0;
+    if (played_again)
         play_again(self, outputs, nframes);
     else
         play_from_ring(self, outputs, nframes);
@@ -177,7 +215,6 @@ static int on_process(jack_nframes_t nframes, void *data) {
     // dummy or ALSA driver), so the ring's next frame `nframes` after that. The cycle began at
     // the callback's wake-up or before: the device clock keeps the earliest.
     uint32_t latency = atomic_load_explicit(&self->latency_frames, memory_order_relaxed);
-    int64_t now = gong_monotonic_ns();
     int64_t heard = now + frames_ns((uint64_t)latency + nframes, self->rate);
 
     // A frame time in doubt (gong_handoff.h) may be a cycle ahead, and would place this cycle's
@@ -190,6 +227,8 @@ static int on_process(jack_nframes_t nframes, void *data) {
         self->stop_unmeasured = 0;
         gong_handoff_cycle_done(&self->handoff, now, heard, nframes);
     }
+    if (self->trace) trace_cycle(self, outputs[0], now, played_again ? began - replayed_from : began, frame_time,
+                                 nframes, missed, played_again);
     return 0;
 }
 
@@ -276,6 +315,8 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
     }
     self->rate = jack_get_sample_rate(self->client);
     gong_clock_origin_init(&self->origin);
+    const char *trace = getenv("GONG_JACK_TRACE");
+    if (trace && *trace) self->trace = calloc(GONG_JACK_TRACE_CYCLES, sizeof *self->trace);
     self->buffer_size = jack_get_buffer_size(self->client);
 
     // Named ports must exist, and take audio: checked before anything is registered.
@@ -348,6 +389,25 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
     return 0;
 }
 
+/// GONG_JACK_TRACE=PATH: every callback's frame time, wake-up (CLOCK_MONOTONIC), the ring frame
+/// its buffer began with and what gong made of it, one line each, written to PATH as the client
+/// closes. For whoever chases a cue the server's clock places elsewhere than gong's account (a
+/// tap's recording of the same cycles, by the same frame times, says which side).
+static void write_trace(struct gong_jack_stream *self) {
+    const char *path = getenv("GONG_JACK_TRACE");
+    FILE *file = path && *path ? fopen(path, "w") : NULL;
+    if (!file) return;
+    fprintf(file, "# frame_time frames woke_ns ring_frame onset missed_told in_doubt repeated played_again\n");
+    uint64_t first = self->traced > GONG_JACK_TRACE_CYCLES ? self->traced - GONG_JACK_TRACE_CYCLES : 0;
+    for (uint64_t index = first; index < self->traced; index++) {
+        const struct gong_jack_traced_cycle *cycle = &self->trace[index % GONG_JACK_TRACE_CYCLES];
+        fprintf(file, "%u %u %lld %llu %d %u %u %u %u\n", cycle->frame_time, cycle->nframes,
+                (long long)cycle->woke_ns, (unsigned long long)cycle->first_frame, cycle->onset, cycle->missed_told,
+                cycle->in_doubt, cycle->repeated, cycle->played_again);
+    }
+    fclose(file);
+}
+
 void gong_jack_close(gong_jack_stream *self) {
     if (!self) return;
     if (self->client) {
@@ -356,6 +416,8 @@ void gong_jack_close(gong_jack_stream *self) {
         jack_client_close(self->client);
         self->client = NULL;
     }
+    if (self->trace) write_trace(self);
+    free(self->trace);
     gong_handoff_destroy(&self->handoff);
     free(self->scratch);
     free(self);

@@ -39,8 +39,8 @@ struct gong_pw_stream {
 
     // The callback's own.
     gong_cycle_skips skips;
-    /// Where the cycle whose position jumped began in the ring: the loss, told a cycle later,
-    /// landed before it.
+    /// Where the first call whose position ran ahead began in the ring: the loss, told at the
+    /// next calm call, landed before it.
     uint64_t jump_began;
     int named;
     /// The largest quantum seen, in frames (for GONG_PIPEWIRE_TRACE).
@@ -54,6 +54,9 @@ static void initialise_pipewire(void) { pw_init(NULL, NULL); }
 
 static void on_process(void *data) {
     struct gong_pw_stream *self = data;
+    // When the call woke: a position is believed only in a call that came a period after the last
+    // (gong_cycle_skips in gong_handoff.h).
+    int64_t woke = gong_monotonic_ns();
     if (!self->named) {
         // Named once, for `top -H` and the tests: it inherits whatever name its creator had.
         prctl(PR_SET_NAME, "pipewire-data");
@@ -99,9 +102,9 @@ static void on_process(void *data) {
     // (gong_handoff.h says when it is told). Its ticks counted in the stream's frames, modulo
     // 2^32 as the count wants; a year of ticks times the rate stays far inside 64 bits.
     uint32_t position = (uint32_t)(time.ticks * time.rate.num * self->rate / time.rate.denom);
-    uint32_t missed = gong_cycle_skips_step(&self->skips, position, frames);
+    uint32_t missed = gong_cycle_skips_step(&self->skips, position, frames, woke, self->rate);
+    if (self->skips.jumped) self->jump_began = began;
     if (missed) gong_handoff_missed(&self->handoff, missed, self->jump_began);
-    if (self->skips.in_doubt) self->jump_began = began;
     // A position in doubt may be a cycle ahead, and would place this cycle's frames a cycle late:
     // its timing is not reported, the last cycle's stands.
     if (self->skips.in_doubt)

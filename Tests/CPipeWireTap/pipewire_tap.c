@@ -25,6 +25,10 @@ struct pipewire_tap {
     // atomic `frames` while it runs.
     int started, has_last;
     uint64_t origin, expected;
+    /// When the last call woke (CLOCK_MONOTONIC ns) and its frames, to judge whether the next
+    /// was calm.
+    int64_t last_woke_ns;
+    uint32_t last_call_frames;
     uint32_t last_at, last_frames, moved_cycles, missed_frames;
     _Atomic uint32_t frames;
     /// Lateness to put on the tap itself (pipewire_tap_be_late_at_onsets): microseconds, one per
@@ -35,9 +39,12 @@ struct pipewire_tap {
     /// data thread, read once the stream is disconnected.
     pipewire_tap_cycle_time *cycle_times;
     uint32_t cycle_capacity, cycle_count;
+    /// 1 for each frame recorded by a call in doubt, beside `samples`.
+    uint8_t *doubtful;
 };
 
-void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *interleaved, uint32_t frames) {
+void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *interleaved, uint32_t frames,
+                               int in_doubt) {
     if (!tap->started) {
         tap->started = 1;
         tap->origin = now;
@@ -49,8 +56,11 @@ void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *int
         // cycle belongs `back` frames earlier, where the jump before it left a hole.
         uint32_t back = (uint32_t)(tap->expected - now);
         memmove(tap->samples + tap->last_at - back, tap->samples + tap->last_at, tap->last_frames * sizeof(float));
-        for (uint32_t f = tap->last_at - back + tap->last_frames; f < tap->last_at + tap->last_frames; f++)
+        memmove(tap->doubtful + tap->last_at - back, tap->doubtful + tap->last_at, tap->last_frames);
+        for (uint32_t f = tap->last_at - back + tap->last_frames; f < tap->last_at + tap->last_frames; f++) {
             tap->samples[f] = NAN;
+            tap->doubtful[f] = 0;
+        }
         tap->missed_frames -= back <= tap->missed_frames ? back : tap->missed_frames;
         tap->moved_cycles++;
     }
@@ -58,6 +68,7 @@ void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *int
     uint64_t at = now - tap->origin;
     if (at < tap->capacity && frames <= tap->capacity - at) {
         for (uint32_t f = 0; f < frames; f++) tap->samples[at + f] = interleaved[2 * f];
+        memset(tap->doubtful + at, in_doubt ? 1 : 0, frames);
         tap->has_last = 1;
         tap->last_at = (uint32_t)at;
         tap->last_frames = frames;
@@ -81,6 +92,9 @@ static int onset_in(struct pipewire_tap *tap, const float *in, uint32_t frames) 
 
 static void on_process(void *data) {
     struct pipewire_tap *tap = data;
+    struct timespec woke;
+    clock_gettime(CLOCK_MONOTONIC, &woke);
+    int64_t woke_ns = woke.tv_sec * 1000000000LL + woke.tv_nsec;
     struct pw_buffer *buffer = pw_stream_dequeue_buffer(tap->stream);
     if (!buffer) return;
     struct spa_data *plane = &buffer->buffer->datas[0];
@@ -98,12 +112,21 @@ static void on_process(void *data) {
     if (plane->data && plane->chunk->size > 0 && pw_stream_get_time_n(tap->stream, &time, sizeof time) == 0 &&
         time.rate.num > 0 && time.rate.denom > 0) {
         uint64_t now = time.ticks * time.rate.num * RATE / time.rate.denom;
+        // The position is the graph's current cycle's: a call that woke late, or one of a string
+        // the graph ran back to back after its driver stood still, may read a cycle or two ahead
+        // of the frames it holds (gong_handoff.h, gong_cycle_skips). Only a call that woke a
+        // period after the last, give or take half, surely holds its own cycle's.
+        int64_t period = (int64_t)tap->last_call_frames * 1000000000LL / RATE;
+        int64_t gap = woke_ns - tap->last_woke_ns;
+        int calm = tap->last_call_frames > 0 && 2 * gap >= period && 2 * gap <= 3 * period;
+        uint32_t frames = plane->chunk->size / (2 * sizeof(float));
         pipewire_tap_record_cycle(tap, now, (const float *)((const uint8_t *)plane->data + plane->chunk->offset),
-                                  plane->chunk->size / (2 * sizeof(float)));
+                                  frames, !calm);
+        tap->last_woke_ns = woke_ns;
+        tap->last_call_frames = frames;
         // The sink drives the graph: it takes in what it plays at the end of a cycle and hands it
         // to its monitor in the next, so the frames reaching the tap now were played a cycle ago
         // (measured against gong's account at two quanta: bench/RESULTS.md, stop 53).
-        uint32_t frames = plane->chunk->size / (2 * sizeof(float));
         if (tap->cycle_count < tap->cycle_capacity)
             tap->cycle_times[tap->cycle_count++] = (pipewire_tap_cycle_time){
                 (int64_t)(now - tap->origin), time.now / 1000 - (int64_t)frames * 1000000 / RATE};
@@ -118,12 +141,14 @@ pipewire_tap *pipewire_tap_new(uint32_t capacity) {
     if (!tap) return NULL;
     tap->capacity = capacity;
     tap->samples = malloc((size_t)capacity * sizeof(float));
+    tap->doubtful = calloc(capacity, 1);
     // A cycle is 64 frames at least (PipeWire's smallest quantum by default).
     tap->cycle_capacity = capacity / 64 + 1;
     tap->cycle_times = malloc((size_t)tap->cycle_capacity * sizeof *tap->cycle_times);
-    if (!tap->samples || !tap->cycle_times) {
+    if (!tap->samples || !tap->cycle_times || !tap->doubtful) {
         free(tap->samples);
         free(tap->cycle_times);
+        free(tap->doubtful);
         free(tap);
         return NULL;
     }
@@ -196,6 +221,8 @@ void pipewire_tap_stop(pipewire_tap *tap) {
 
 const float *pipewire_tap_samples(pipewire_tap *tap) { return tap->samples; }
 
+const uint8_t *pipewire_tap_doubtful(pipewire_tap *tap) { return tap->doubtful; }
+
 uint32_t pipewire_tap_frames(pipewire_tap *tap) { return atomic_load_explicit(&tap->frames, memory_order_acquire); }
 
 uint32_t pipewire_tap_missed_frames(pipewire_tap *tap) { return tap->missed_frames; }
@@ -220,5 +247,6 @@ void pipewire_tap_close(pipewire_tap *tap) {
     if (tap->loop) pw_thread_loop_destroy(tap->loop);
     free(tap->samples);
     free(tap->cycle_times);
+    free(tap->doubtful);
     free(tap);
 }

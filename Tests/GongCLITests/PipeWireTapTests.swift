@@ -46,6 +46,28 @@ struct PipeWireTapTests {
         #expect(spans.map { [$0.expected, $0.heard] } == [[1119, 1119]])
     }
 
+    /// After the graph's driver stood still, the graph runs the cycles it owes back to back, and
+    /// a string of the tap's calls may each read a position a cycle ahead of the frames they hold
+    /// (traced, bench/RESULTS.md, stop 54). Moving back the last of them when a position repeats
+    /// leaves the others a cycle late, with no hole before the second: a click in it would be
+    /// placed 256 frames late. A call that did not wake a period after the last is in doubt, and
+    /// no onset it recorded is placed; one a calm call recorded is.
+    @Test func anOnsetACallInDoubtRecordedIsNotPlaced() {
+        let tap = PipeWireTap(unconnectedFrames: 4096)
+        tap.record(cycleAt: 0, channel: TapRecording.cycle())
+        // Really the cycles at 256, 512, 768 and 1024, read back to back.
+        tap.record(cycleAt: 512, channel: TapRecording.cycle(), inDoubt: true)
+        tap.record(cycleAt: 768, channel: TapRecording.cycle(click: 7), inDoubt: true)
+        tap.record(cycleAt: 1024, channel: TapRecording.cycle(), inDoubt: true)
+        tap.record(cycleAt: 1280, channel: TapRecording.cycle(), inDoubt: true)
+        tap.record(cycleAt: 1280, channel: TapRecording.cycle(), inDoubt: true)
+        tap.record(cycleAt: 1536, channel: TapRecording.cycle())
+        tap.record(cycleAt: 1792, channel: TapRecording.cycle(click: 9))
+        let onsets = tap.finish().placedOnsets(quietFrames: 100)
+        // The first click sits at 775 (its true frame 519), the second at its own, 1801.
+        #expect(onsets.map(\.frame) == [775, 1801] && onsets.map(\.placed) == [false, true], "\(onsets)")
+    }
+
     /// A call that began late reads the next cycle's position; when the graph then runs that
     /// cycle too, the same position comes again. The tap moves the first back where it belongs:
     /// no hole, nothing missed, the click on its true frame.

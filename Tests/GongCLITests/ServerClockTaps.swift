@@ -123,21 +123,24 @@ final class PipeWireTap {
 
     /// Hands the tap a cycle as its data thread would: `channel` (the recorded channel's
     /// samples) at graph position `position`.
-    func record(cycleAt position: UInt64, channel: [Float]) {
+    /// `inDoubt`: the call did not wake a period after the last.
+    func record(cycleAt position: UInt64, channel: [Float], inDoubt: Bool = false) {
         let interleaved: [Float] = channel.flatMap { [$0, 0] }
-        pipewire_tap_record_cycle(tap, position, interleaved, UInt32(channel.count))
+        pipewire_tap_record_cycle(tap, position, interleaved, UInt32(channel.count), inDoubt ? 1 : 0)
     }
 
     /// Stops recording and reads it: the samples, NaN where no cycle reached the tap.
     func finish() -> TapRecording {
         pipewire_tap_stop(tap)
-        let samples = Array(
-            UnsafeBufferPointer(start: pipewire_tap_samples(tap), count: Int(pipewire_tap_frames(tap))))
+        let frames = Int(pipewire_tap_frames(tap))
+        let samples = Array(UnsafeBufferPointer(start: pipewire_tap_samples(tap), count: frames))
+        let doubtful = UnsafeBufferPointer(start: pipewire_tap_doubtful(tap), count: frames)
         var count: UInt32 = 0
         let times = UnsafeBufferPointer(start: pipewire_tap_cycle_times(tap, &count), count: Int(count))
         return TapRecording(
             samples: samples, missedFrames: Int(pipewire_tap_missed_frames(tap)),
-            rereadCycles: Int(pipewire_tap_moved_cycles(tap)), cycleTimes: times.map { ($0.frame, $0.usecs) })
+            rereadCycles: Int(pipewire_tap_moved_cycles(tap)), cycleTimes: times.map { ($0.frame, $0.usecs) },
+            inDoubt: Set(doubtful.indices.filter { doubtful[$0] != 0 }))
     }
 
     deinit { pipewire_tap_close(tap) }
@@ -229,10 +232,13 @@ struct TapRecording {
     /// Cycle by cycle, in order: when JACK's tap was woken for each (jack_tap.h), or the graph's
     /// own time of each on PipeWire (pipewire_tap.h).
     let cycleTimes: [CycleTime]
+    /// Frames a call in doubt recorded (PipeWire's tap: pipewire_tap_doubtful): where no onset
+    /// is placed.
+    let inDoubt: Set<Int>
 
     init(
         samples: [Float], missedFrames: Int, rereadCycles: Int, serverXruns: [Int] = [], driverXruns: [Int] = [],
-        cycleTimes: [CycleTime] = []
+        cycleTimes: [CycleTime] = [], inDoubt: Set<Int> = []
     ) {
         self.samples = samples
         self.missedFrames = missedFrames
@@ -240,6 +246,7 @@ struct TapRecording {
         self.serverXruns = Self.distinctReports(serverXruns)
         self.driverXruns = Self.distinctReports(driverXruns)
         self.cycleTimes = cycleTimes
+        self.inDoubt = inDoubt
     }
 
     /// The length most of the recording's cycles have, in frames: the graph's quantum on
@@ -315,10 +322,13 @@ struct TapRecording {
         return runs
     }
 
-    /// Onsets (a second of quiet, then a sample over 0.01), each with whether the frame before it
-    /// was recorded: one right after a hole may have begun inside it, so it cannot be placed.
+    /// Onsets (a second of quiet, then a sample over 0.01), each with whether it can be placed:
+    /// one right after a hole may have begun inside it, and one a call in doubt recorded may sit
+    /// a cycle or two late.
     func placedOnsets(quietFrames: Int = 48000) -> [(frame: Int, placed: Bool)] {
-        onsets(in: samples, quietFrames: quietFrames).map { ($0, $0 > 0 && !samples[$0 - 1].isNaN) }
+        onsets(in: samples, quietFrames: quietFrames).map {
+            ($0, $0 > 0 && !samples[$0 - 1].isNaN && !inDoubt.contains($0))
+        }
     }
 
     /// The intervals between consecutive onsets, nil for one whose ends are not both placed.

@@ -38,34 +38,49 @@ typedef struct gong_handoff_counters {
 /// The cycles a callback was not run for, read from the server's clock position (JACK's frame
 /// time, PipeWire's ticks) in the cycles it was. That position is the server's current cycle, not
 /// necessarily the one the call serves: a call that began late, after the server had moved on,
-/// reads the next cycle's, and when the server then runs that cycle too, the same position comes
-/// twice. So a jump is held for one cycle and told when the next call shows what the late call's
-/// frames served: the cycle after it (the next position moved on), or the repeated one, where a
-/// callback that plays them again (`replays`, JACK's) has them heard. Otherwise, a repeated
-/// position takes the late call's cycle off the jump; told at once, a late start would be counted
-/// as a lost cycle and the session moved on by it, a cycle early on the server's clock from then
-/// on. Positions are frames modulo 2^32: they wrap (a day at 48 kHz), their differences do not.
+/// reads a later cycle's. After its server stalled (PipeWire's daemon stopped a few tens of
+/// milliseconds), the server runs the cycles it owes back to back and a string of calls each read
+/// a cycle or two ahead (traced against the graph's own recording: bench/RESULTS.md, stop 54). A
+/// position read early only ever runs ahead, never behind.
+///
+/// So positions are believed only in a calm call: one that woke between half a period and a
+/// period and a half after the last, which waited for its own cycle and read its position. There,
+/// the position less the frames handed over before this call's buffer is what the server ran
+/// without the client since the stream began; what it adds to the last calm call's is told. Calls
+/// between are in doubt (their timing is not reported). A callback that plays a late call's
+/// frames again (`replays`, JACK's: gong_jack.c says why) when the next call reads the same
+/// position hands those frames over a second time, so they count where they are heard. Positions
+/// are frames modulo 2^32: they wrap (a day at 48 kHz), their differences do not.
 typedef struct gong_cycle_skips {
-    /// The last cycle's position and frames: the next cycle is expected at their sum.
-    uint32_t previous, last_frames;
-    uint32_t held;
     int started;
-    /// Whether the last cycle's position jumped: it may be the next cycle's, read early, so the
-    /// moment it places a frame at is in doubt (its timing is not reported).
-    int in_doubt;
-    /// Set by a callback that plays a cycle whose position comes twice with the last call's
-    /// frames again (JACK's, gong_jack.c says why): the late call's frames are then heard in this
-    /// cycle, so the whole jump before them is told. Unset, the late call's frames are taken to
-    /// have served the cycle before, and the jump is told less that cycle.
+    /// The last call's position, frames and wake-up (CLOCK_MONOTONIC), and whether it was calm.
+    uint32_t previous, last_frames;
+    int64_t last_woke_ns;
+    int last_calm;
+    /// Frames handed over so far, modulo 2^32 (what the server was given to play, not counting a
+    /// cycle played again).
+    uint32_t handed;
+    /// The position less the frames handed over before it, at the last calm call; `settled`
+    /// once a calm call has set it.
+    uint32_t behind;
+    int settled;
+    /// Whether a call since the last calm one ran ahead of `behind`: the loss, told at the next
+    /// calm call, landed where the first of them began (`jumped` in that call).
+    int ahead;
+    /// Set by the callback: it plays the last call's frames again when a call reads the same
+    /// position after one in doubt.
     int replays;
-    /// Whether the last step's position was the one before it read again after a jump: the call
-    /// before began late and read it early.
-    int repeated;
+    /// This call's: whether its position is in doubt (it is not calm), whether it read the last
+    /// call's position again after a call in doubt (that call read it early: with `replays`, its
+    /// frames are played again now), and whether it is the first since the last calm call to run
+    /// ahead.
+    int in_doubt, repeated, jumped;
 } gong_cycle_skips;
 
-/// A cycle at `position` of `frames` frames was run: the frames to tell as missed now.
-/// Real-time safe (the callbacks').
-uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint32_t frames);
+/// A call at `position` of `frames` frames, woken at `woke_ns` (CLOCK_MONOTONIC), at `rate`
+/// frames a second: the frames to tell as missed now. Real-time safe (the callbacks').
+uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint32_t frames, int64_t woke_ns,
+                               uint32_t rate);
 
 /// Whether a server's clock began a cycle elsewhere than it had predicted (JACK's: each cycle's
 /// `jack_get_cycle_times`). jack2 begins each cycle exactly where its filter said (`next_usecs`),

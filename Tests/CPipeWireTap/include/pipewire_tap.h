@@ -24,9 +24,12 @@ pipewire_tap *pipewire_tap_new(uint32_t capacity);
 /// What the data thread does with each cycle: `frames` interleaved stereo frames, channel 0
 /// kept, at graph position `now` (frames at 48 kHz). A position past where the last cycle ended
 /// leaves a hole (NaN) and counts its frames missed; one that falls back inside the last cycle
-/// moves that cycle back to close the hole it had left (`pipewire_tap_moved_cycles`). Not
-/// thread-safe against another call.
-void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *interleaved, uint32_t frames);
+/// moves that cycle back to close the hole it had left (`pipewire_tap_moved_cycles`).
+/// `in_doubt`: the call did not wake a period after the last (give or take half), so its
+/// position may be a cycle or two ahead of its frames; they are marked (`pipewire_tap_doubtful`).
+/// Not thread-safe against another call.
+void pipewire_tap_record_cycle(pipewire_tap *tap, uint64_t now, const float *interleaved, uint32_t frames,
+                               int in_doubt);
 #define PIPEWIRE_TAP_MAX_LATE 16
 /// Fault injection in the witness itself, to prove it (as jack_tap_be_late_at_onsets): once
 /// open, the calls whose cycle holds an onset (a sound after half a second of silence) begin
@@ -38,6 +41,9 @@ uint32_t pipewire_tap_late_calls(pipewire_tap *tap);
 void pipewire_tap_stop(pipewire_tap *tap);
 /// The recording: NaN where no cycle reached the tap, the first frame at the first cycle.
 const float *pipewire_tap_samples(pipewire_tap *tap);
+/// Beside each frame of the recording, 1 where a call in doubt recorded it: a cycle that may sit
+/// a cycle or two after where the graph played it, so no onset in it can be placed.
+const uint8_t *pipewire_tap_doubtful(pipewire_tap *tap);
 /// How far the recording reaches (its last cycle's end), in frames.
 uint32_t pipewire_tap_frames(pipewire_tap *tap);
 /// The frames of the cycles the tap did not get.
