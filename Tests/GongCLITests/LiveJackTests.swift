@@ -750,7 +750,7 @@ enum JackServer {
     /// ran without it only where a call came a period after the last, and every interval on the
     /// graph's clock is still what gong said. Before (issue 38), the second of two calls reading
     /// ahead was believed: a cycle told lost that was not, the session moved on by it, and every
-    /// cue after came a cycle early (4 of 4 runs, 1 024 frames by the fourth cue).
+    /// cue after came a cycle early; this test failed every run (bench/RESULTS.md, stop 54).
     @Test func pipeWiresJackKeepsItsCuesWhenTheDaemonStandsStill() throws {
         try Self.playThroughPipeWiresJack(seconds: 15, stallingTheDaemon: true)
     }
