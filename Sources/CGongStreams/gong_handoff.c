@@ -129,7 +129,8 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
         int64_t period = (int64_t)skips->last_frames * 1000000000LL / rate;
         int64_t gap = woke_ns - skips->last_woke_ns;
         calm = 2 * gap >= period && 2 * gap <= 3 * period;
-        skips->repeated = position == skips->previous && !skips->last_calm;
+        // `in_doubt` is still the last call's here.
+        skips->repeated = position == skips->previous && skips->in_doubt;
         // Played again: this buffer's frames are the last call's.
         if (skips->repeated && skips->replays) first -= skips->last_frames;
         uint32_t behind = position - first;
@@ -154,7 +155,6 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
     skips->previous = position;
     skips->last_frames = frames;
     skips->last_woke_ns = woke_ns;
-    skips->last_calm = calm;
     return told;
 }
 

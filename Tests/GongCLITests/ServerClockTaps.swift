@@ -140,7 +140,7 @@ final class PipeWireTap {
         return TapRecording(
             samples: samples, missedFrames: Int(pipewire_tap_missed_frames(tap)),
             rereadCycles: Int(pipewire_tap_moved_cycles(tap)), cycleTimes: times.map { ($0.frame, $0.usecs) },
-            inDoubt: Set(doubtful.indices.filter { doubtful[$0] != 0 }))
+            doubtful: Array(doubtful))
     }
 
     deinit { pipewire_tap_close(tap) }
@@ -232,13 +232,13 @@ struct TapRecording {
     /// Cycle by cycle, in order: when JACK's tap was woken for each (jack_tap.h), or the graph's
     /// own time of each on PipeWire (pipewire_tap.h).
     let cycleTimes: [CycleTime]
-    /// Frames a call in doubt recorded (PipeWire's tap: pipewire_tap_doubtful): where no onset
-    /// is placed.
-    let inDoubt: Set<Int>
+    /// Beside each frame, 1 where a call in doubt recorded it (PipeWire's tap:
+    /// pipewire_tap_doubtful): no onset there is placed. Empty for JACK's tap.
+    let doubtful: [UInt8]
 
     init(
         samples: [Float], missedFrames: Int, rereadCycles: Int, serverXruns: [Int] = [], driverXruns: [Int] = [],
-        cycleTimes: [CycleTime] = [], inDoubt: Set<Int> = []
+        cycleTimes: [CycleTime] = [], doubtful: [UInt8] = []
     ) {
         self.samples = samples
         self.missedFrames = missedFrames
@@ -246,7 +246,7 @@ struct TapRecording {
         self.serverXruns = Self.distinctReports(serverXruns)
         self.driverXruns = Self.distinctReports(driverXruns)
         self.cycleTimes = cycleTimes
-        self.inDoubt = inDoubt
+        self.doubtful = doubtful
     }
 
     /// The length most of the recording's cycles have, in frames: the graph's quantum on
@@ -327,7 +327,7 @@ struct TapRecording {
     /// a cycle or two late.
     func placedOnsets(quietFrames: Int = 48000) -> [(frame: Int, placed: Bool)] {
         onsets(in: samples, quietFrames: quietFrames).map {
-            ($0, $0 > 0 && !samples[$0 - 1].isNaN && !inDoubt.contains($0))
+            ($0, $0 > 0 && !samples[$0 - 1].isNaN && !($0 < doubtful.count && doubtful[$0] != 0))
         }
     }
 

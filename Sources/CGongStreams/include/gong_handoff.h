@@ -53,10 +53,9 @@ typedef struct gong_handoff_counters {
 /// are frames modulo 2^32: they wrap (a day at 48 kHz), their differences do not.
 typedef struct gong_cycle_skips {
     int started;
-    /// The last call's position, frames and wake-up (CLOCK_MONOTONIC), and whether it was calm.
+    /// The last call's position, frames and wake-up (CLOCK_MONOTONIC).
     uint32_t previous, last_frames;
     int64_t last_woke_ns;
-    int last_calm;
     /// Frames handed over so far, modulo 2^32 (what the server was given to play, not counting a
     /// cycle played again).
     uint32_t handed;
