@@ -33,7 +33,7 @@ struct gong_pw_stream {
     struct gong_handoff handoff;
     uint32_t rate, channels, frame_bytes;
 
-    /// Written by the thread loop while opening: 1 once the stream is linked, -1 if it failed.
+    /// Written by the thread loop: 1 once the stream is linked and running, -1 once it failed or went.
     _Atomic int linked;
     char error[256];
 
@@ -119,8 +119,11 @@ static void on_state_changed(void *data, enum pw_stream_state old, enum pw_strea
     (void)old;
     struct gong_pw_stream *self = data;
     switch (state) {
-    case PW_STREAM_STATE_PAUSED:
     case PW_STREAM_STATE_STREAMING:
+        // Linked, and the graph runs it. Not PAUSED: a stream is paused as soon as the server has
+        // made its node, whether anything links it or not (with no session manager running too),
+        // so a server restarting was taken for back before its session manager had linked the
+        // stream, and lost again a moment later: two losses told for one restart.
         if (atomic_load(&self->linked) == 0) atomic_store(&self->linked, 1);
         break;
     case PW_STREAM_STATE_ERROR:
@@ -129,10 +132,12 @@ static void on_state_changed(void *data, enum pw_stream_state old, enum pw_strea
         gong_handoff_lost(&self->handoff);
         break;
     case PW_STREAM_STATE_UNCONNECTED:
-        if (atomic_load(&self->linked) != 0) {
+        // Once linked, a loss; while opening, a failure to open, at once rather than at the deadline.
+        if (atomic_load(&self->linked) >= 0) {
+            int was_linked = atomic_load(&self->linked) == 1;
             snprintf(self->error, sizeof self->error, "the stream was disconnected");
             atomic_store(&self->linked, -1);
-            gong_handoff_lost(&self->handoff);
+            if (was_linked) gong_handoff_lost(&self->handoff);
         }
         break;
     default:

@@ -801,6 +801,43 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         try expectOneLossAndReturn(of: process, output: out, read: read + lost, device: "pipewire:\(sink)")
     }
 
+    /// A PipeWire daemon with no session manager makes a stream's node but links it nowhere:
+    /// gong must not take the device for open (it once did, and told a loss and a return every
+    /// two seconds, heard nothing, and ended with the session). It waits for a link, then says why
+    /// nothing plays. A daemon of the test's own, in a runtime directory of its own.
+    @Test func pipeWireWithoutItsSessionManagerIsNoDeviceAndSaysWhy() throws {
+        let pipewire = "/usr/bin/pipewire"
+        guard FileManager.default.isExecutableFile(atPath: pipewire) else { try skipTest("no \(pipewire)") }
+        let scratch = try ScratchDirectory()
+        let runtime = scratch.file("runtime")
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: false)
+        chmod(runtime, 0o700)
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: pipewire)
+        daemon.environment = environment(with: ["XDG_RUNTIME_DIR": runtime])
+        daemon.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        daemon.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try daemon.run()
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
+        var waited = 0
+        while !FileManager.default.fileExists(atPath: runtime + "/pipewire-0") && waited < 100 {
+            usleep(100_000)
+            waited += 1
+        }
+        try #require(FileManager.default.fileExists(atPath: runtime + "/pipewire-0"), "the daemon made no socket")
+        let pattern = try Self.pattern(in: scratch, duration: "12s")
+        let result = try runGong(
+            ["run", pattern, "--device", "pipewire", "--channels", "1", "--json"],
+            environment: ["PIPEWIRE_RUNTIME_DIR": runtime])
+        #expect(result.status == 69, "\(result)")
+        #expect(result.stderr.contains("session manager"), "\(result.stderr)")
+        #expect(
+            !result.stdout.contains("deviceBack") && !result.stdout.contains("firstFrameAudible"), "\(result.stdout)")
+    }
+
     /// Through a sound server the audio thread runs at a raised nice value, not SCHED_FIFO (see
     /// ThreadPriority), and so does ALSA's plugin's client thread; gong's own PulseAudio client
     /// has no such thread.
