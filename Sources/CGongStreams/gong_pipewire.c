@@ -131,15 +131,15 @@ static void on_state_changed(void *data, enum pw_stream_state old, enum pw_strea
         atomic_store(&self->linked, -1);
         gong_handoff_lost(&self->handoff);
         break;
-    case PW_STREAM_STATE_UNCONNECTED:
+    case PW_STREAM_STATE_UNCONNECTED: {
         // Once linked, a loss; while opening, a failure to open, at once rather than at the deadline.
-        if (atomic_load(&self->linked) >= 0) {
-            int was_linked = atomic_load(&self->linked) == 1;
-            snprintf(self->error, sizeof self->error, "the stream was disconnected");
-            atomic_store(&self->linked, -1);
-            if (was_linked) gong_handoff_lost(&self->handoff);
-        }
+        int linked = atomic_load(&self->linked);
+        if (linked < 0) break;
+        snprintf(self->error, sizeof self->error, "the stream was disconnected");
+        atomic_store(&self->linked, -1);
+        if (linked == 1) gong_handoff_lost(&self->handoff);
         break;
+    }
     default:
         break;
     }
