@@ -159,8 +159,10 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
 }
 
 int gong_clock_prediction_step(gong_clock_prediction *prediction, uint32_t current_frames, uint64_t current_usecs,
-                               uint64_t next_usecs, uint32_t frames, uint32_t rate) {
+                               uint64_t next_usecs, uint32_t frames, uint32_t rate, int64_t woke_usecs) {
     int restarted = 0;
+    // Where the server put this cycle's start: its prediction, when one is carried this far.
+    int64_t start = (int64_t)current_usecs;
     if (prediction->wakeup_usecs && rate > 0) {
         // Frame times wrap at 2^32; their difference does not. As microseconds it stays far
         // inside 64 bits (2^31 frames times 10^6).
@@ -170,11 +172,16 @@ int gong_clock_prediction_step(gong_clock_prediction *prediction, uint32_t curre
             int64_t carried = between * 1000000 / (int64_t)rate;
             int64_t predicted = (int64_t)prediction->wakeup_usecs + carried;
             int64_t slack = GONG_CLOCK_PREDICTION_FLOOR_USECS + (carried < 0 ? -carried : carried) / 64;
-            restarted = (int64_t)current_usecs > predicted + slack;
+            int64_t period = (int64_t)frames * 1000000 / (int64_t)rate;
+            // Both clocks count microseconds from about boot: far inside 63 bits.
+            int64_t woke_later = woke_usecs - predicted - prediction->woke_behind_usecs;
+            restarted = (int64_t)current_usecs > predicted + slack || woke_later > period + slack;
+            start = predicted;
         }
     }
     prediction->wakeup_usecs = next_usecs;
     prediction->frames = current_frames + frames;
+    prediction->woke_behind_usecs = woke_usecs - start;
     return restarted;
 }
 

@@ -109,9 +109,9 @@ static int64_t frames_ns(uint64_t frames, uint32_t rate) {
     return (int64_t)(frames / rate) * 1000000000LL + (int64_t)((frames % rate) * 1000000000ULL / rate);
 }
 
-/// Whether jack2's clock began this cycle elsewhere than it had predicted (gong_clock_prediction
-/// in gong_handoff.h says how it is judged).
-static int clock_restarted(struct gong_jack_stream *self, jack_nframes_t nframes) {
+/// Whether jack2's clock may have begun this cycle elsewhere than it had predicted, the client
+/// woken at `now` (gong_clock_prediction in gong_handoff.h says how it is judged).
+static int clock_restarted(struct gong_jack_stream *self, jack_nframes_t nframes, int64_t now) {
     jack_nframes_t current_frames;
     jack_time_t current_usecs, next_usecs;
     float period_usecs;
@@ -120,7 +120,7 @@ static int clock_restarted(struct gong_jack_stream *self, jack_nframes_t nframes
         return 0;
     }
     return gong_clock_prediction_step(&self->prediction, current_frames, current_usecs, next_usecs, nframes,
-                                      self->rate);
+                                      self->rate, now / 1000);
 }
 
 /// Spreads `frames` interleaved frames of the scratch buffer over the ports' buffers, from
@@ -197,7 +197,7 @@ static int on_process(jack_nframes_t nframes, void *data) {
     if (missed) gong_handoff_missed(&self->handoff, missed, self->jump_began);
     // A restart the prediction saw, or a jump (gong_clock_origin says why), is measured by the
     // origins of the next cycles timed.
-    if (clock_restarted(self, nframes) || self->skips.jumped) self->stop_unmeasured = 1;
+    if (clock_restarted(self, nframes, now) || self->skips.jumped) self->stop_unmeasured = 1;
 
     float *outputs[GONG_JACK_MAX_CHANNELS];
     for (uint32_t channel = 0; channel < self->channels; channel++)

@@ -88,6 +88,17 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
 /// is skipped for it, but every frame from then on is heard later by as much: the server lost
 /// that much time. A late client does not move it; only the driver's own lateness does.
 ///
+/// jack2 shows that restart in the cycle times only for a moment: it resets the cycle's start to
+/// the late wake-up after it has woken its clients, and the next cycle's start is its filter's
+/// again, which comes back to the real one only over seconds. A client that reads the times
+/// before the reset, or is woken only for the next cycle (the driver stopped while it ran its
+/// clients), sees every start where predicted (a client of jackd's traced it: bench/RESULTS.md,
+/// stop 56). What every client sees is its own wake-up, later behind the predicted start than
+/// the last one by about the stop: a wake-up later so by more than a period (and the slack) is
+/// a restart to measure too. A client that was itself woken that late (a busy machine) is
+/// measured as well, and the origins (gong_clock_origin) tell no stop for it: the server's
+/// clock did not stand still.
+///
 /// The prediction is of the cycle after the last one the client ran; the cycle running now may
 /// be a later one (the server ran cycles without the client, or the call began late and reads
 /// the next cycle's times). So it is carried on to the cycle running by the frames between, at
@@ -102,6 +113,10 @@ typedef struct gong_clock_prediction {
     /// known.
     uint64_t wakeup_usecs;
     uint32_t frames;
+    /// How long after the start the server predicted for the last cycle (or gave it, unpredicted)
+    /// the client woke for it (µs; the server's clock may have another origin than the client's:
+    /// only the difference between two is judged).
+    int64_t woke_behind_usecs;
 } gong_clock_prediction;
 
 /// A clock that begins a cycle less than this (and the slack of cycles carried over) after its
@@ -113,10 +128,11 @@ typedef struct gong_clock_prediction {
 #define GONG_CLOCK_PREDICTION_REACH_SECONDS 10
 
 /// The cycle running began at `current_usecs` with frame time `current_frames`, `frames` long;
-/// the server expects the next at `next_usecs`. 1 when the clock restarted before it.
+/// the server expects the next at `next_usecs`; the client woke for it at `woke_usecs`
+/// (CLOCK_MONOTONIC). 1 when the clock may have restarted before it: a stop to measure.
 /// Real-time safe (the callbacks').
 int gong_clock_prediction_step(gong_clock_prediction *prediction, uint32_t current_frames, uint64_t current_usecs,
-                               uint64_t next_usecs, uint32_t frames, uint32_t rate);
+                               uint64_t next_usecs, uint32_t frames, uint32_t rate, int64_t woke_usecs);
 
 /// Where a server's timeline puts frame 0, from each cycle's wake-up (JACK's): the cycle with
 /// frame time `f` began at its wake-up less `f` frames or before, never after, so the earliest of
