@@ -802,8 +802,8 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     }
 
     /// A PipeWire daemon with no session manager makes a stream's node but links it nowhere:
-    /// gong must not take the device for open (it once did, and told a loss and a return every
-    /// two seconds, heard nothing, and ended with the session). It waits for a link, then says why
+    /// gong must not take the device for open (it once did, telling a loss and a return over and
+    /// over while nothing was heard: bench/RESULTS.md, stop 55). It waits for a link, then says why
     /// nothing plays. A daemon of the test's own, in a runtime directory of its own.
     @Test func pipeWireWithoutItsSessionManagerIsNoDeviceAndSaysWhy() throws {
         let pipewire = "/usr/bin/pipewire"
