@@ -261,3 +261,25 @@ uint64_t gong_handoff_claimed(gong_handoff *handoff) { return handoff->consumed;
 void gong_handoff_miss(gong_handoff *handoff, uint32_t frames, uint64_t from) {
     gong_handoff_missed(handoff, frames, from);
 }
+
+void gong_cycle_trace_open(gong_cycle_trace *trace, const char *path, uint32_t rate) {
+    *trace = (gong_cycle_trace){.rate = rate};
+    if (path && *path) trace->cycles = calloc(GONG_CYCLE_TRACE_CYCLES, sizeof *trace->cycles);
+}
+
+void gong_cycle_trace_close(gong_cycle_trace *trace, const char *path) {
+    FILE *file = trace->cycles && path && *path ? fopen(path, "w") : NULL;
+    if (file) {
+        fprintf(file, "# position frames woke_ns ring_frame onset missed_told in_doubt repeated played_again\n");
+        uint64_t first = trace->count > GONG_CYCLE_TRACE_CYCLES ? trace->count - GONG_CYCLE_TRACE_CYCLES : 0;
+        for (uint64_t index = first; index < trace->count; index++) {
+            const gong_traced_cycle *cycle = &trace->cycles[index % GONG_CYCLE_TRACE_CYCLES];
+            fprintf(file, "%u %u %lld %llu %d %u %u %u %u\n", cycle->position, cycle->frames,
+                    (long long)cycle->woke_ns, (unsigned long long)cycle->ring_frame, cycle->onset,
+                    cycle->missed_told, cycle->in_doubt, cycle->repeated, cycle->played_again);
+        }
+        fclose(file);
+    }
+    free(trace->cycles);
+    trace->cycles = NULL;
+}

@@ -146,6 +146,54 @@ static inline void gong_handoff_cycle_done(struct gong_handoff *handoff, int64_t
     gong_handoff_cycle_untimed(handoff);
 }
 
+/// The most calls a cycle trace keeps (the last ones): 7 minutes of 256-frame cycles at 48 kHz.
+#define GONG_CYCLE_TRACE_CYCLES 80000
+
+/// One call of a callback as its stream's cycle trace keeps it (GONG_JACK_TRACE,
+/// GONG_PIPEWIRE_TRACE): the server's position (JACK's frame time, PipeWire's ticks as frames) and
+/// the call's wake-up, the ring frame its buffer began with, and what gong made of it. For whoever
+/// chases a cue the server's clock places elsewhere than gong's account: a tap's recording of the
+/// same cycles, by the same positions, says which side.
+typedef struct gong_traced_cycle {
+    int64_t woke_ns;
+    uint64_t ring_frame;
+    uint32_t position, frames, missed_told;
+    /// Where in the buffer channel 0 sounded after half a second of silence (an onset); -1: not.
+    int32_t onset;
+    uint8_t in_doubt, repeated, played_again;
+} gong_traced_cycle;
+
+/// A stream's cycle trace: allocated at open when asked for, written by the callback only (no
+/// allocation, no lock), read once the callback runs no more.
+typedef struct gong_cycle_trace {
+    gong_traced_cycle *cycles;
+    uint64_t count;
+    uint32_t quiet_frames, rate;
+} gong_cycle_trace;
+
+/// Allocates the trace when `path` names a file (NULL or empty: no trace, `cycles` stays NULL).
+void gong_cycle_trace_open(gong_cycle_trace *trace, const char *path, uint32_t rate);
+/// Writes the calls kept, one line each, to `path`, and frees the trace.
+void gong_cycle_trace_close(gong_cycle_trace *trace, const char *path);
+
+/// Callback: keeps the call `cycle`, its onset found in `frames` frames of channel 0 at
+/// `channel0`, `stride` samples apart.
+static inline void gong_cycle_trace_keep(gong_cycle_trace *trace, const float *channel0, uint32_t stride,
+                                         uint32_t frames, gong_traced_cycle cycle) {
+    if (!trace->cycles) return;
+    cycle.onset = -1;
+    for (uint32_t frame = 0; frame < frames; frame++) {
+        float sample = channel0[(size_t)frame * stride];
+        if (sample > 0.02f || sample < -0.02f) {
+            if (cycle.onset < 0 && trace->quiet_frames >= trace->rate / 2) cycle.onset = (int32_t)frame;
+            trace->quiet_frames = 0;
+        } else {
+            trace->quiet_frames++;
+        }
+    }
+    trace->cycles[trace->count++ % GONG_CYCLE_TRACE_CYCLES] = cycle;
+}
+
 /// Any thread: the stream is gone for good; whoever waits learns of it at once.
 static inline void gong_handoff_lost(struct gong_handoff *handoff) {
     atomic_store(&handoff->state, -1);

@@ -46,19 +46,6 @@
 /// The scratch buffer's size in frames: JACK's largest buffer size. A larger one is still
 /// served, in pieces of this many frames.
 #define GONG_JACK_SCRATCH_FRAMES 8192
-/// The most callbacks GONG_JACK_TRACE keeps (the last ones): 7 minutes of 256-frame cycles.
-#define GONG_JACK_TRACE_CYCLES 80000
-
-/// One callback as GONG_JACK_TRACE keeps it: what the server said and what gong made of it.
-struct gong_jack_traced_cycle {
-    int64_t woke_ns;
-    uint64_t first_frame;
-    uint32_t frame_time, nframes, missed_told;
-    /// Where in the buffer channel 0 sounded after half a second of silence (an onset); -1: not.
-    int32_t onset;
-    uint8_t in_doubt, repeated, played_again;
-};
-
 struct gong_jack_stream {
     jack_client_t *client;
     jack_port_t *ports[GONG_JACK_MAX_CHANNELS];
@@ -86,11 +73,8 @@ struct gong_jack_stream {
     /// The ports' playback latency (the largest), kept by the latency callback.
     _Atomic uint32_t latency_frames;
 
-    /// GONG_JACK_TRACE's callbacks (allocated at open when it is set, written by the callback
-    /// only, read after the client is deactivated) and how many were written.
-    struct gong_jack_traced_cycle *trace;
-    uint64_t traced;
-    uint32_t trace_quiet_frames;
+    /// GONG_JACK_TRACE=FILE: every callback, written to FILE as the client closes.
+    gong_cycle_trace trace;
 };
 
 // libjack prints to standard error when no server runs ("Cannot connect to server socket…"):
@@ -167,23 +151,6 @@ static void play_again(struct gong_jack_stream *self, float **outputs, uint32_t 
     self->replayable = 0;
 }
 
-/// GONG_JACK_TRACE: keeps the callback's cycle (no allocation, no lock).
-static void trace_cycle(struct gong_jack_stream *self, const float *channel0, int64_t now, uint64_t first_frame,
-                        uint32_t frame_time, uint32_t nframes, uint32_t missed, int played_again) {
-    int32_t onset = -1;
-    for (uint32_t frame = 0; frame < nframes; frame++) {
-        if (channel0[frame] > 0.02f || channel0[frame] < -0.02f) {
-            if (onset < 0 && self->trace_quiet_frames >= self->rate / 2) onset = (int32_t)frame;
-            self->trace_quiet_frames = 0;
-        } else {
-            self->trace_quiet_frames++;
-        }
-    }
-    self->trace[self->traced++ % GONG_JACK_TRACE_CYCLES] = (struct gong_jack_traced_cycle){
-        now, first_frame, frame_time, nframes, missed, onset, (uint8_t)self->skips.in_doubt,
-        (uint8_t)self->skips.repeated, (uint8_t)played_again};
-}
-
 static int on_process(jack_nframes_t nframes, void *data) {
     struct gong_jack_stream *self = data;
     int64_t now = gong_monotonic_ns();
@@ -227,8 +194,15 @@ static int on_process(jack_nframes_t nframes, void *data) {
         self->stop_unmeasured = 0;
         gong_handoff_cycle_done(&self->handoff, now, heard, nframes);
     }
-    if (self->trace) trace_cycle(self, outputs[0], now, played_again ? began - replayed_from : began, frame_time,
-                                 nframes, missed, played_again);
+    gong_cycle_trace_keep(&self->trace, outputs[0], 1, nframes,
+                          (gong_traced_cycle){.woke_ns = now,
+                                              .ring_frame = played_again ? began - replayed_from : began,
+                                              .position = frame_time,
+                                              .frames = nframes,
+                                              .missed_told = missed,
+                                              .in_doubt = (uint8_t)self->skips.in_doubt,
+                                              .repeated = (uint8_t)self->skips.repeated,
+                                              .played_again = (uint8_t)played_again});
     return 0;
 }
 
@@ -315,8 +289,7 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
     }
     self->rate = jack_get_sample_rate(self->client);
     gong_clock_origin_init(&self->origin);
-    const char *trace = getenv("GONG_JACK_TRACE");
-    if (trace && *trace) self->trace = calloc(GONG_JACK_TRACE_CYCLES, sizeof *self->trace);
+    gong_cycle_trace_open(&self->trace, getenv("GONG_JACK_TRACE"), self->rate);
     self->buffer_size = jack_get_buffer_size(self->client);
 
     // Named ports must exist, and take audio: checked before anything is registered.
@@ -389,25 +362,6 @@ int gong_jack_open(const char *client_name, const char *const *ports, int port_c
     return 0;
 }
 
-/// GONG_JACK_TRACE=PATH: every callback's frame time, wake-up (CLOCK_MONOTONIC), the ring frame
-/// its buffer began with and what gong made of it, one line each, written to PATH as the client
-/// closes. For whoever chases a cue the server's clock places elsewhere than gong's account (a
-/// tap's recording of the same cycles, by the same frame times, says which side).
-static void write_trace(struct gong_jack_stream *self) {
-    const char *path = getenv("GONG_JACK_TRACE");
-    FILE *file = path && *path ? fopen(path, "w") : NULL;
-    if (!file) return;
-    fprintf(file, "# frame_time frames woke_ns ring_frame onset missed_told in_doubt repeated played_again\n");
-    uint64_t first = self->traced > GONG_JACK_TRACE_CYCLES ? self->traced - GONG_JACK_TRACE_CYCLES : 0;
-    for (uint64_t index = first; index < self->traced; index++) {
-        const struct gong_jack_traced_cycle *cycle = &self->trace[index % GONG_JACK_TRACE_CYCLES];
-        fprintf(file, "%u %u %lld %llu %d %u %u %u %u\n", cycle->frame_time, cycle->nframes,
-                (long long)cycle->woke_ns, (unsigned long long)cycle->first_frame, cycle->onset, cycle->missed_told,
-                cycle->in_doubt, cycle->repeated, cycle->played_again);
-    }
-    fclose(file);
-}
-
 void gong_jack_close(gong_jack_stream *self) {
     if (!self) return;
     if (self->client) {
@@ -416,8 +370,7 @@ void gong_jack_close(gong_jack_stream *self) {
         jack_client_close(self->client);
         self->client = NULL;
     }
-    if (self->trace) write_trace(self);
-    free(self->trace);
+    gong_cycle_trace_close(&self->trace, getenv("GONG_JACK_TRACE"));
     gong_handoff_destroy(&self->handoff);
     free(self->scratch);
     free(self);

@@ -45,6 +45,8 @@ struct gong_pw_stream {
     int named;
     /// The largest quantum seen, in frames (for GONG_PIPEWIRE_TRACE).
     _Atomic uint32_t largest_quantum;
+    /// GONG_PIPEWIRE_TRACE=FILE: every call, written to FILE as the stream closes.
+    gong_cycle_trace trace;
 };
 
 static pthread_once_t pw_ready = PTHREAD_ONCE_INIT;
@@ -93,8 +95,10 @@ static void on_process(void *data) {
     memset(&time, 0, sizeof time);
     int timed = pw_stream_get_time_n(self->stream, &time, sizeof time) == 0 && time.now > 0 &&
                 time.rate.denom > 0 && time.rate.num > 0;
-    pw_stream_queue_buffer(self->stream, buffer);
-    if (!timed) return;
+    if (!timed) {
+        pw_stream_queue_buffer(self->stream, buffer);
+        return;
+    }
     int64_t delay_ns = time.delay * (int64_t)time.rate.num * 1000000000LL / (int64_t)time.rate.denom;
     int64_t queued_ns = (int64_t)(time.queued + time.buffered) * 1000000000LL / self->rate;
     int64_t frames_ns = (int64_t)frames * 1000000000LL / self->rate;
@@ -105,6 +109,16 @@ static void on_process(void *data) {
     uint32_t missed = gong_cycle_skips_step(&self->skips, position, frames, woke, self->rate);
     if (self->skips.jumped) self->jump_began = began;
     if (missed) gong_handoff_missed(&self->handoff, missed, self->jump_began);
+    // Before the buffer goes back to the server: the trace reads its samples.
+    gong_cycle_trace_keep(&self->trace, plane->data, self->channels, frames,
+                          (gong_traced_cycle){.woke_ns = woke,
+                                              .ring_frame = began,
+                                              .position = position,
+                                              .frames = frames,
+                                              .missed_told = missed,
+                                              .in_doubt = (uint8_t)self->skips.in_doubt,
+                                              .repeated = (uint8_t)self->skips.repeated});
+    pw_stream_queue_buffer(self->stream, buffer);
     // A position in doubt may be a cycle ahead, and would place this cycle's frames a cycle late:
     // its timing is not reported, the last cycle's stands.
     if (self->skips.in_doubt)
@@ -305,6 +319,16 @@ int gong_pw_server_answers(int timeout_ms) {
 
 // MARK: Opening and closing
 
+/// GONG_PIPEWIRE_TRACE, for whoever chases an underrun or a cue heard elsewhere than gong says:
+/// set, it says at the stream's end which side ran dry; set to a file's name (anything but 1),
+/// every call of the data thread is written there too (gong_traced_cycle).
+static const char *trace_variable(void) { return getenv("GONG_PIPEWIRE_TRACE"); }
+
+static const char *trace_file(void) {
+    const char *trace = trace_variable();
+    return trace && *trace && strcmp(trace, "1") != 0 ? trace : NULL;
+}
+
 int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uint32_t channels,
                  uint32_t latency_frames, uint32_t buffer_frames, int timeout_ms, gong_pw_stream **out, char *error,
                  size_t error_size) {
@@ -333,6 +357,8 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
         free(self);
         return -EHOSTDOWN;
     }
+    // From here on, gong_pw_close frees it.
+    gong_cycle_trace_open(&self->trace, trace_file(), rate);
     pw_thread_loop_lock(self->loop);
     pw_core_add_listener(self->core, &self->core_listener, &core_events, self);
 
@@ -412,9 +438,8 @@ int gong_pw_open(const char *target, const char *client_name, uint32_t rate, uin
 
 void gong_pw_close(gong_pw_stream *self) {
     if (!self) return;
-    // For whoever chases an underrun: which side ran dry (GONG_PIPEWIRE_TRACE=1).
-    const char *trace = getenv("GONG_PIPEWIRE_TRACE");
-    if (trace && *trace == '1') {
+    const char *trace = trace_variable();
+    if (trace && *trace) {
         gong_handoff_counters counters;
         gong_handoff_counters_read(&self->handoff, &counters);
         fprintf(stderr,
@@ -442,6 +467,7 @@ void gong_pw_close(gong_pw_stream *self) {
         pw_thread_loop_destroy(self->loop);
     }
     gong_handoff_destroy(&self->handoff);
+    gong_cycle_trace_close(&self->trace, trace_file());
     free(self);
 }
 

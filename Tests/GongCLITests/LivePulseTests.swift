@@ -449,9 +449,12 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         let tap =
             route == .pipeWireStream
             ? try PipeWireTap(sink: "gong_test", environment: server.environment, seconds: 120) : nil
+        // gong's own account of its calls beside the tap's, for whoever reads a failure.
+        let cycleTrace = scratch.file("gong-cycles.txt")
         let result = try runGong(
             ["run", pattern, "--device", route.device, "--channels", "1", "--rate", "48000", "--json"],
-            home: ProcessInfo.processInfo.environment["HOME"], environment: server.environment)
+            home: ProcessInfo.processInfo.environment["HOME"],
+            environment: server.environment.merging(tap == nil ? [:] : ["GONG_PIPEWIRE_TRACE": cycleTrace]) { $1 })
         let recording = recorder.stop()
         let onGraphsClock = tap?.finish()
         #expect(result.status == 0, "\(result.stderr)")
@@ -515,10 +518,11 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
             let exact = onGraphsClock.intervals()
             let accounted = events.accountedIntervals(apart: 144_000)
             let spans = TapRecording.spans(of: onsets, against: accounted)
+            let offSpan = spans.first { $0.heard != $0.expected }
             #expect(
                 onsets.count == 20 && onsets.filter(\.placed).count >= 18 && accounted.count == 19
                     && spans.allSatisfy { $0.heard == $0.expected },
-                "on the graph's clock: \(TapRecording.describe(exact)), by gong's account \(accounted) (tap missed \(onGraphsClock.missedFrames) frames, moved \(onGraphsClock.rereadCycles) cycles back; its holes (frame, frames) \(onGraphsClock.holes), onsets at \(onsets.map(\.frame))), gong lost \(events.losses); \(finished)"
+                "on the graph's clock: \(TapRecording.describe(exact)), by gong's account \(accounted) (tap missed \(onGraphsClock.missedFrames) frames, moved \(onGraphsClock.rereadCycles) cycles back; its holes (frame, frames) \(onGraphsClock.holes), its calls in doubt (frame, frames) \(onGraphsClock.doubtfulRuns.prefix(40)), onsets at \(onsets.map(\.frame))), gong lost \(events.losses); \(finished); \(CycleTrace(path: cycleTrace).described(fromOnset: offSpan?.from, toOnset: offSpan?.to))"
             )
         } else if !intervals.allSatisfy({ $0 == 144_000 }) {
             #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)")
@@ -642,13 +646,18 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
 
     /// gong's own client on PulseAudio is stopped for a second just after a cue, longer than its
     /// 500 ms buffer: the server runs dry, plays silence, and when gong goes on, drops the first
-    /// frames it writes. gong tells the loss within half a second of going on, and within a frame
-    /// of what the recording of the sink shows: it moves the session on by exactly what it told,
-    /// so the recorded interval across the stop is the schedule's 144 000 frames give or take
-    /// the one frame the measure can be off (the server's count of the silence and two of its
-    /// reports, read across a few tens of milliseconds of the sink's drift, round to the
-    /// nearest frame: `UnderrunMeasure`), and every other interval is exact.
-    @Test func aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndWithinAFrameOfTheRecording() throws {
+    /// frames it writes. gong tells the loss within half a second of going on, and as the
+    /// recording of the sink shows it: it moves the session on by exactly what it told, so the
+    /// recorded interval across the stop is the schedule's 144 000 frames give or take what the
+    /// measure can be off, and every other interval is exact. The measure (`UnderrunMeasure`) is
+    /// the server's count of the silence and two of its reports: it rounds to the nearest frame
+    /// and its stamps place the sink within a fraction of one (a frame allowed for both), and the
+    /// time between the two reports is read on the system clock, which the sink's clock drifts
+    /// from: at the rate gong measured for it (`deviceClockPPM`, 200–400 ppm fast on the rig)
+    /// over at most the time from going on to the loss told, a few frames more (4 at 400 ppm over
+    /// 0.18 s). Clean run ci73
+    /// recorded 144 002 at 385 ppm, told 0.18 s after going on (bench/RESULTS.md, stop 58).
+    @Test func aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndWithinTheSinksDrift() throws {
         let server = SoundServer.pulseAudio
         try server.require()
         let scratch = try ScratchDirectory()
@@ -688,20 +697,24 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         #expect(told < 0.5, "the loss was told \(told) s after gong went on")
         let heard = onsets(in: recording)
         let intervals = zip(heard, heard.dropFirst()).map { $1 - $0 }
+        // The sink's drift across the part of the measure read on the system clock, in frames,
+        // rounded up; an implausible rate (CueTiming.plausiblePPM) is no excuse.
+        let ppm = (finished["timing"] as? [String: Any])?["deviceClockPPM"] as? Double ?? 0
+        let drift = Int((min(abs(ppm), 1000) * told * 48_000 / 1e6).rounded(.up))
         // The stop falls between the second cue and the third.
         #expect(
-            heard.count == 5 && abs(intervals[1] - 144_000) <= 1
+            heard.count == 5 && abs(intervals[1] - 144_000) <= 1 + drift
                 && intervals.enumerated().allSatisfy { $0.offset == 1 || $0.element == 144_000 },
-            "recorded intervals \(intervals) (told lost \(lost)): \(finished)")
+            "recorded intervals \(intervals) (told lost \(lost), allowed 1 + \(drift) frames): \(finished)")
         print(
             "PulseAudio pulse, a 1 s stop: told \(told) s after going on, lost \(lost) frames;"
-                + " recorded intervals \(intervals)")
+                + " recorded intervals \(intervals), the sink's drift \(ppm) ppm (allowed 1 + \(drift) frames)")
     }
 
     /// The process is stopped for a second mid-session, longer than its buffer: the session
     /// recovers, counts the xrun, moves its clock on and completes. On gong's own client on
     /// PulseAudio the loss is held to the frame
-    /// (`aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndWithinAFrameOfTheRecording`); here, gong's
+    /// (`aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndWithinTheSinksDrift`); here, gong's
     /// stream on PipeWire's graph, and in `make test-long` the other ways in.
     @Test(arguments: LiveRoute.eachServersOwn.filter { $0.route == .pipeWireStream })
     func aStoppedProcessRecoversCountsTheXrunAndCompletes(_ live: LiveRoute) throws {

@@ -308,11 +308,14 @@ struct TapRecording {
     }
 
     /// The cycles the tap did not hear, as runs of NaN: where each begins, and its frames.
-    var holes: [(frame: Int, frames: Int)] {
+    var holes: [(frame: Int, frames: Int)] { Self.runs(in: samples.count) { samples[$0].isNaN } }
+
+    /// The runs of frames `member` holds among the first `count`: where each begins, and its frames.
+    private static func runs(in count: Int, where member: (Int) -> Bool) -> [(frame: Int, frames: Int)] {
         var runs: [(frame: Int, frames: Int)] = []
         var start: Int?
-        for (index, sample) in samples.enumerated() {
-            if sample.isNaN {
+        for index in 0...count {
+            if index < count && member(index) {
                 if start == nil { start = index }
             } else if let begun = start {
                 runs.append((begun, index - begun))
@@ -323,13 +326,21 @@ struct TapRecording {
     }
 
     /// Onsets (a second of quiet, then a sample over 0.01), each with whether it can be placed:
-    /// one right after a hole may have begun inside it, and one a call in doubt recorded may sit
-    /// a cycle or two late.
+    /// one right after a hole may have begun inside it, one a call in doubt recorded may sit a
+    /// cycle or two late, and one right after cycles in doubt may have begun inside them too (the
+    /// frames before it may be another cycle's, placed there: clean run ci73's and a stalled
+    /// machine's runs, bench/RESULTS.md, stop 58).
     func placedOnsets(quietFrames: Int = 48000) -> [(frame: Int, placed: Bool)] {
         onsets(in: samples, quietFrames: quietFrames).map {
-            ($0, $0 > 0 && !samples[$0 - 1].isNaN && !($0 < doubtful.count && doubtful[$0] != 0))
+            ($0, $0 > 0 && !samples[$0 - 1].isNaN && !inDoubt($0) && !inDoubt($0 - 1))
         }
     }
+
+    /// Whether a call in doubt recorded frame `frame` (PipeWire's tap).
+    private func inDoubt(_ frame: Int) -> Bool { frame < doubtful.count && doubtful[frame] != 0 }
+
+    /// The runs of frames calls in doubt recorded: where each begins, and its frames.
+    var doubtfulRuns: [(frame: Int, frames: Int)] { Self.runs(in: doubtful.count) { doubtful[$0] != 0 } }
 
     /// The intervals between consecutive onsets, nil for one whose ends are not both placed.
     func intervals(quietFrames: Int = 48000) -> [Int?] {
@@ -341,12 +352,13 @@ struct TapRecording {
     /// `expected` intervals between them (`expected[i]` from onset `i` to onset `i + 1`): an
     /// onset that cannot be placed is stepped over, and the span across it is still on the
     /// graph's clock, so nothing placed goes unjudged.
+    /// Each span also says which onsets it runs between (`from`, `to`: their indices).
     static func spans(of onsets: [(frame: Int, placed: Bool)], against expected: [Int]) -> [(
-        expected: Int, heard: Int
+        from: Int, to: Int, expected: Int, heard: Int
     )] {
         let placed = onsets.indices.filter { onsets[$0].placed && $0 <= expected.count }
         return zip(placed, placed.dropFirst()).map { from, to in
-            (expected[from..<to].reduce(0, +), onsets[to].frame - onsets[from].frame)
+            (from, to, expected[from..<to].reduce(0, +), onsets[to].frame - onsets[from].frame)
         }
     }
 
@@ -380,5 +392,41 @@ struct TapRecording {
     /// Runs of at least `seconds` of silence (a hole is silent).
     func longSilences(atLeast seconds: Double) -> Int {
         LivePulseTests.longSilences(in: samples, atLeast: seconds)
+    }
+}
+
+/// gong's own trace of its callback (`GONG_JACK_TRACE`, `GONG_PIPEWIRE_TRACE`: one line a call,
+/// gong_traced_cycle), read back beside a tap's recording: where gong's calls put each onset on
+/// the server's clock, and the calls that were in doubt or told a loss, for whoever reads a
+/// failure.
+struct CycleTrace {
+    /// The lines, each as its nine fields: position, frames, woke ns, ring frame, onset, told, in
+    /// doubt, repeated, played again.
+    let calls: [[Int]]
+
+    init(path: String) {
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        calls = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            let fields = line.split(separator: " ").compactMap { Int($0) }
+            return fields.count == 9 ? fields : nil
+        }
+    }
+
+    /// Where each onset began on the server's clock by the call that played it: its position and
+    /// the onset's place in its buffer. Less the tap's onsets, the same in every cue when both
+    /// sides place them alike.
+    var onsetsByPosition: [Int] { calls.filter { $0[4] >= 0 }.map { $0[0] + $0[4] } }
+
+    /// What a failure prints of it: gong's onsets, and its calls in doubt or telling a loss (all,
+    /// or those from onset `from` to onset `to`, indices into `onsetsByPosition`), the first 60.
+    func described(fromOnset from: Int? = nil, toOnset to: Int? = nil) -> String {
+        let onsets = onsetsByPosition
+        let first = from.flatMap { onsets.indices.contains($0) ? onsets[$0] : nil } ?? Int.min
+        let last = to.flatMap { onsets.indices.contains($0) ? onsets[$0] : nil } ?? Int.max
+        let unsettled = calls.filter { ($0[5] != 0 || $0[6] != 0) && (first...last).contains($0[0]) }
+        return "gong's onsets by its positions \(onsets); its calls in doubt or telling a loss"
+            + (from == nil ? "" : " from onset \(from ?? 0) to \(to ?? 0)")
+            + " (position, frames, woke ns, ring frame, onset, told, in doubt, repeated, played again): "
+            + unsettled.prefix(60).map { $0.map(String.init).joined(separator: " ") }.joined(separator: "; ")
     }
 }
