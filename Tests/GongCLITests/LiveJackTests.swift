@@ -756,9 +756,9 @@ enum JackServer {
     }
 
     /// The same on gong's own PipeWire stream: the rule that counts what the graph ran without
-    /// gong is the same (`gong_cycle_skips`), and so is the graph's stall. Clean run ci73 failed
-    /// the minute on this stream at rest (bench/RESULTS.md, stop 58): the graph stalled, and an
-    /// interval was a quantum shorter than gong's account.
+    /// gong is the same (`gong_cycle_skips`), and so is the graph's stall. Added while tracing
+    /// clean run ci73's failure of the minute on this stream (bench/RESULTS.md, stop 58); it
+    /// passed on the code before too: gong's count held.
     @Test func pipeWireKeepsItsCuesWhenTheDaemonStandsStill() throws {
         try Self.playOnPipeWiresGraph(throughItsJack: false, seconds: 15, stallingTheDaemon: true)
     }

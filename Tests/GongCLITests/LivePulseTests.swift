@@ -655,8 +655,8 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// time between the two reports is read on the system clock, which the sink's clock drifts
     /// from: at the rate gong measured for it (`deviceClockPPM`, 200–400 ppm fast on the rig)
     /// over at most the time from going on to the loss told, a few frames more (4 at 400 ppm over
-    /// 0.18 s). Clean run ci73
-    /// recorded 144 002 at 385 ppm, told 0.18 s after going on (bench/RESULTS.md, stop 58).
+    /// 0.18 s). Clean run ci73 recorded 144 002 at 385 ppm, told 0.18 s after going on
+    /// (bench/RESULTS.md, stop 58).
     @Test func aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndWithinTheSinksDrift() throws {
         let server = SoundServer.pulseAudio
         try server.require()

@@ -328,8 +328,8 @@ struct TapRecording {
     /// Onsets (a second of quiet, then a sample over 0.01), each with whether it can be placed:
     /// one right after a hole may have begun inside it, one a call in doubt recorded may sit a
     /// cycle or two late, and one right after cycles in doubt may have begun inside them too (the
-    /// frames before it may be another cycle's, placed there: clean run ci73's and a stalled
-    /// machine's runs, bench/RESULTS.md, stop 58).
+    /// frames before it may be another cycle's, placed there: runs on a machine stood still now
+    /// and then, bench/RESULTS.md, stop 58).
     func placedOnsets(quietFrames: Int = 48000) -> [(frame: Int, placed: Bool)] {
         onsets(in: samples, quietFrames: quietFrames).map {
             ($0, $0 > 0 && !samples[$0 - 1].isNaN && !inDoubt($0) && !inDoubt($0 - 1))
