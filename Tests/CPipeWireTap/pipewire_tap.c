@@ -30,6 +30,8 @@ struct pipewire_tap {
     int64_t last_woke_ns;
     uint32_t last_call_frames;
     uint32_t last_at, last_frames, moved_cycles, missed_frames;
+    /// Calls that found more than one buffer waiting (pipewire_tap_stacked_calls).
+    uint32_t stacked_calls;
     _Atomic uint32_t frames;
     /// Lateness to put on the tap itself (pipewire_tap_be_late_at_onsets): microseconds, one per
     /// onset still to come; the frames of silence seen since the last sound.
@@ -90,14 +92,23 @@ static int onset_in(struct pipewire_tap *tap, const float *in, uint32_t frames) 
     return onset;
 }
 
+/// The most buffers one call takes (`stacked_calls`).
+#define STACK_MAX 8
+
 static void on_process(void *data) {
     struct pipewire_tap *tap = data;
     struct timespec woke;
     clock_gettime(CLOCK_MONOTONIC, &woke);
     int64_t woke_ns = woke.tv_sec * 1000000000LL + woke.tv_nsec;
-    struct pw_buffer *buffer = pw_stream_dequeue_buffer(tap->stream);
-    if (!buffer) return;
-    struct spa_data *plane = &buffer->buffer->datas[0];
+    // Every buffer waiting, oldest first. One a call, as a rule; were two waiting, taking one a
+    // call would leave the tap a buffer behind for good, each placed a cycle after the graph
+    // played it, with no hole to show it.
+    struct pw_buffer *buffers[STACK_MAX];
+    uint32_t count = 0;
+    while (count < STACK_MAX && (buffers[count] = pw_stream_dequeue_buffer(tap->stream)) != NULL) count++;
+    if (count == 0) return;
+    if (count > 1) tap->stacked_calls++;
+    struct spa_data *plane = &buffers[count - 1]->buffer->datas[0];
     uint32_t late_next = atomic_load_explicit(&tap->late_next, memory_order_relaxed);
     if (plane->data && plane->chunk->size > 0 && tap->started &&
         late_next < atomic_load_explicit(&tap->late_count, memory_order_acquire) &&
@@ -109,8 +120,7 @@ static void on_process(void *data) {
     }
     struct pw_time time;
     memset(&time, 0, sizeof time);
-    if (plane->data && plane->chunk->size > 0 && pw_stream_get_time_n(tap->stream, &time, sizeof time) == 0 &&
-        time.rate.num > 0 && time.rate.denom > 0) {
+    if (pw_stream_get_time_n(tap->stream, &time, sizeof time) == 0 && time.rate.num > 0 && time.rate.denom > 0) {
         uint64_t now = time.ticks * time.rate.num * RATE / time.rate.denom;
         // The position is the graph's current cycle's: a call that woke late, or one of a string
         // the graph ran back to back after its driver stood still, may read a cycle or two ahead
@@ -119,19 +129,32 @@ static void on_process(void *data) {
         int64_t period = (int64_t)tap->last_call_frames * 1000000000LL / RATE;
         int64_t gap = woke_ns - tap->last_woke_ns;
         int calm = tap->last_call_frames > 0 && 2 * gap >= period && 2 * gap <= 3 * period;
-        uint32_t frames = plane->chunk->size / (2 * sizeof(float));
-        pipewire_tap_record_cycle(tap, now, (const float *)((const uint8_t *)plane->data + plane->chunk->offset),
-                                  frames, !calm);
+        // The newest buffer is this cycle's; each older one the cycle before the next. Those
+        // are placed by that reckoning alone: in doubt.
+        for (uint32_t index = 0; index < count; index++) {
+            struct spa_data *held = &buffers[index]->buffer->datas[0];
+            if (!held->data || held->chunk->size == 0) continue;
+            uint32_t frames = held->chunk->size / (2 * sizeof(float));
+            uint64_t later = 0;
+            for (uint32_t next = index + 1; next < count; next++)
+                later += buffers[next]->buffer->datas[0].chunk->size / (2 * sizeof(float));
+            if (later > now) continue;
+            pipewire_tap_record_cycle(tap, now - later,
+                                      (const float *)((const uint8_t *)held->data + held->chunk->offset), frames,
+                                      !calm || index + 1 < count);
+            tap->last_call_frames = frames;
+            // The sink drives the graph: it takes in what it plays at the end of a cycle and
+            // hands it to its monitor in the next, so the frames reaching the tap now were played
+            // a cycle ago (measured against gong's account at two quanta: bench/RESULTS.md, stop
+            // 53).
+            if (tap->cycle_count < tap->cycle_capacity)
+                tap->cycle_times[tap->cycle_count++] = (pipewire_tap_cycle_time){
+                    (int64_t)(now - later - tap->origin),
+                    time.now / 1000 - (int64_t)(later + frames) * 1000000 / RATE};
+        }
         tap->last_woke_ns = woke_ns;
-        tap->last_call_frames = frames;
-        // The sink drives the graph: it takes in what it plays at the end of a cycle and hands it
-        // to its monitor in the next, so the frames reaching the tap now were played a cycle ago
-        // (measured against gong's account at two quanta: bench/RESULTS.md, stop 53).
-        if (tap->cycle_count < tap->cycle_capacity)
-            tap->cycle_times[tap->cycle_count++] = (pipewire_tap_cycle_time){
-                (int64_t)(now - tap->origin), time.now / 1000 - (int64_t)frames * 1000000 / RATE};
     }
-    pw_stream_queue_buffer(tap->stream, buffer);
+    for (uint32_t index = 0; index < count; index++) pw_stream_queue_buffer(tap->stream, buffers[index]);
 }
 
 static const struct pw_stream_events events = {PW_VERSION_STREAM_EVENTS, .process = on_process};
@@ -228,6 +251,8 @@ uint32_t pipewire_tap_frames(pipewire_tap *tap) { return atomic_load_explicit(&t
 uint32_t pipewire_tap_missed_frames(pipewire_tap *tap) { return tap->missed_frames; }
 
 uint32_t pipewire_tap_moved_cycles(pipewire_tap *tap) { return tap->moved_cycles; }
+
+uint32_t pipewire_tap_stacked_calls(pipewire_tap *tap) { return tap->stacked_calls; }
 
 const pipewire_tap_cycle_time *pipewire_tap_cycle_times(pipewire_tap *tap, uint32_t *count) {
     *count = tap->cycle_count;

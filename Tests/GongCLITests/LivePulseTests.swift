@@ -522,7 +522,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
             #expect(
                 onsets.count == 20 && onsets.filter(\.placed).count >= 18 && accounted.count == 19
                     && spans.allSatisfy { $0.heard == $0.expected },
-                "on the graph's clock: \(TapRecording.describe(exact)), by gong's account \(accounted) (tap missed \(onGraphsClock.missedFrames) frames, moved \(onGraphsClock.rereadCycles) cycles back; its holes (frame, frames) \(onGraphsClock.holes), its calls in doubt (frame, frames) \(onGraphsClock.doubtfulRuns.prefix(40)), onsets at \(onsets.map(\.frame))), gong lost \(events.losses); \(finished); \(CycleTrace(path: cycleTrace).described(fromOnset: offSpan?.from, toOnset: offSpan?.to))"
+                "on the graph's clock: \(TapRecording.describe(exact)), by gong's account \(accounted) (tap missed \(onGraphsClock.missedFrames) frames, moved \(onGraphsClock.rereadCycles) cycles back, found buffers stacked \(onGraphsClock.stackedCalls) times; its holes (frame, frames) \(onGraphsClock.holes), its calls in doubt (frame, frames) \(onGraphsClock.doubtfulRuns.prefix(40)), onsets at \(onsets.map(\.frame))), gong lost \(events.losses); \(finished); \(CycleTrace(path: cycleTrace).described(fromOnset: offSpan?.from, toOnset: offSpan?.to))"
             )
         } else if !intervals.allSatisfy({ $0 == 144_000 }) {
             #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)")
@@ -539,7 +539,10 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
         print(
             "\(server.testDescription) \(route.device): heard intervals \(Set(intervals).sorted()),"
                 + " lost \(events.losses.map(\.frames)),"
-                + (onGraphsClock.map { " on the graph's clock \(Set($0.intervals().map { $0 ?? -1 }).sorted())," } ?? "")
+                + (onGraphsClock.map {
+                    " on the graph's clock \(Set($0.intervals().map { $0 ?? -1 }).sorted()) (the tap found buffers stacked"
+                        + " \($0.stackedCalls) times),"
+                } ?? "")
                 + " gong's account \(finished)"
         )
     }

@@ -364,7 +364,10 @@ extension LivePulseTests {
         // the second on, to the frame.)
         let intervals = zip(heard, heard.dropFirst()).map { $0.placed && $1.placed ? $1.frame - $0.frame : nil }
         let judged = intervals.enumerated().compactMap { index, interval in interval.map { (index, $0) } }
-        let witness = onGraphsClock.map { "on the graph's clock (tap missed \($0.missedFrames) frames)" } ?? "by parec"
+        let witness =
+            onGraphsClock.map {
+                "on the graph's clock (tap missed \($0.missedFrames) frames, found buffers stacked \($0.stackedCalls) times)"
+            } ?? "by parec"
         #expect(
             intervals.count == 6 && judged.count >= 5
                 && judged.allSatisfy { index, interval in
@@ -378,7 +381,8 @@ extension LivePulseTests {
             "\(server.testDescription) \(device): \(keys); "
                 + (onGraphsClock == nil
                     ? "\(parecsIntervals)"
-                    : "on the graph's clock \(TapRecording.describe(intervals)), parec's (not judged) \(parecsIntervals)")
+                    : "on the graph's clock \(TapRecording.describe(intervals)) \(witness), parec's (not judged)"
+                        + " \(parecsIntervals)")
         )
     }
 

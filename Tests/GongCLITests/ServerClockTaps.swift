@@ -140,7 +140,7 @@ final class PipeWireTap {
         return TapRecording(
             samples: samples, missedFrames: Int(pipewire_tap_missed_frames(tap)),
             rereadCycles: Int(pipewire_tap_moved_cycles(tap)), cycleTimes: times.map { ($0.frame, $0.usecs) },
-            doubtful: Array(doubtful))
+            doubtful: Array(doubtful), stackedCalls: Int(pipewire_tap_stacked_calls(tap)))
     }
 
     deinit { pipewire_tap_close(tap) }
@@ -235,10 +235,13 @@ struct TapRecording {
     /// Beside each frame, 1 where a call in doubt recorded it (PipeWire's tap:
     /// pipewire_tap_doubtful): no onset there is placed. Empty for JACK's tap.
     let doubtful: [UInt8]
+    /// The PipeWire tap's calls that found more than one buffer waiting
+    /// (pipewire_tap_stacked_calls); 0 for JACK's tap.
+    let stackedCalls: Int
 
     init(
         samples: [Float], missedFrames: Int, rereadCycles: Int, serverXruns: [Int] = [], driverXruns: [Int] = [],
-        cycleTimes: [CycleTime] = [], doubtful: [UInt8] = []
+        cycleTimes: [CycleTime] = [], doubtful: [UInt8] = [], stackedCalls: Int = 0
     ) {
         self.samples = samples
         self.missedFrames = missedFrames
@@ -247,6 +250,7 @@ struct TapRecording {
         self.driverXruns = Self.distinctReports(driverXruns)
         self.cycleTimes = cycleTimes
         self.doubtful = doubtful
+        self.stackedCalls = stackedCalls
     }
 
     /// The length most of the recording's cycles have, in frames: the graph's quantum on

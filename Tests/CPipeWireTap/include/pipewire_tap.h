@@ -51,6 +51,11 @@ uint32_t pipewire_tap_missed_frames(pipewire_tap *tap);
 /// Cycles the tap placed a cycle late at first (a call that began after the driver moved on
 /// reads the next cycle's position) and moved back once the driver ran that cycle as well.
 uint32_t pipewire_tap_moved_cycles(pipewire_tap *tap);
+/// Calls that found more than one buffer waiting: the tap takes them all, the newest at the
+/// position read and each older one the cycle before (in doubt). Were it to take one a call, it
+/// would stay a buffer behind from then on, every cycle placed a quantum after the graph played
+/// it and no hole to show it (bench/RESULTS.md, stop 58).
+uint32_t pipewire_tap_stacked_calls(pipewire_tap *tap);
 /// When the graph played a cycle the tap recorded: the cycle's first frame on the recording's
 /// frames, and the graph's own time of it, CLOCK_MONOTONIC in microseconds (the clock a test
 /// reads its key presses on): pw_time's `now` as the driver began the cycle the frames reached
