@@ -814,7 +814,7 @@ enum JackServer {
         #expect(
             exact.count == cues - 1 && saidLate.count == cues && saidLate.allSatisfy { $0 <= lost }
                 && placed.count >= cues - 3 && placed.allSatisfy { $0.0 == $0.1 },
-            "on the graph's clock: \(TapRecording.describe(exact)), by gong's account \(accounted) (tap missed \(onGraphsClock.missedFrames) frames, read \(onGraphsClock.rereadCycles) cycles again, found buffers stacked \(onGraphsClock.stackedCalls) times), gong lost \(events.losses); onsets at \(onGraphsClock.placedOnsets().map(\.frame)), the tap's holes (frame, frames) \(onGraphsClock.holes), its calls in doubt (frame, frames) \(onGraphsClock.doubtfulRuns.prefix(40)); \(finished); \(trace.described())"
+            "on the graph's clock: \(TapRecording.describe(exact)), by gong's account \(accounted) (tap missed \(onGraphsClock.missedFrames) frames, read \(onGraphsClock.rereadCycles) cycles again, found buffers stacked \(onGraphsClock.stackedCalls) times, cycle lengths from (frame, frames) \(onGraphsClock.cycleLengthChanges.prefix(20))), gong lost \(events.losses); onsets at \(onGraphsClock.placedOnsets().map(\.frame)), the tap's holes (frame, frames) \(onGraphsClock.holes), its calls in doubt (frame, frames) \(onGraphsClock.doubtfulRuns.prefix(40)); \(finished); \(trace.described())"
         )
         print(
             "\(throughItsJack ? "pw-jack" : "PipeWire's own stream")\(daemon == nil ? "" : " with the daemon stopped \(stalled) times"): on the graph's clock \(TapRecording.describe(exact)), onsets at \(onGraphsClock.placedOnsets().map(\.frame)), by gong's positions \(trace.onsetsByPosition), gong's account \(finished)"

@@ -522,7 +522,7 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
             #expect(
                 onsets.count == 20 && onsets.filter(\.placed).count >= 18 && accounted.count == 19
                     && spans.allSatisfy { $0.heard == $0.expected },
-                "on the graph's clock: \(TapRecording.describe(exact)), by gong's account \(accounted) (tap missed \(onGraphsClock.missedFrames) frames, moved \(onGraphsClock.rereadCycles) cycles back, found buffers stacked \(onGraphsClock.stackedCalls) times; its holes (frame, frames) \(onGraphsClock.holes), its calls in doubt (frame, frames) \(onGraphsClock.doubtfulRuns.prefix(40)), onsets at \(onsets.map(\.frame))), gong lost \(events.losses); \(finished); \(CycleTrace(path: cycleTrace).described(fromOnset: offSpan?.from, toOnset: offSpan?.to))"
+                "on the graph's clock: \(TapRecording.describe(exact)), by gong's account \(accounted) (tap missed \(onGraphsClock.missedFrames) frames, moved \(onGraphsClock.rereadCycles) cycles back, found buffers stacked \(onGraphsClock.stackedCalls) times, cycle lengths from (frame, frames) \(onGraphsClock.cycleLengthChanges.prefix(20)); its holes (frame, frames) \(onGraphsClock.holes), its calls in doubt (frame, frames) \(onGraphsClock.doubtfulRuns.prefix(40)), onsets at \(onsets.map(\.frame))), gong lost \(events.losses); \(finished); \(CycleTrace(path: cycleTrace).described(fromOnset: offSpan?.from, toOnset: offSpan?.to))"
             )
         } else if !intervals.allSatisfy({ $0 == 144_000 }) {
             #expect(verdict != "onFrame", "gong claimed every cue on its frame: \(finished)")

@@ -366,7 +366,8 @@ extension LivePulseTests {
         let judged = intervals.enumerated().compactMap { index, interval in interval.map { (index, $0) } }
         let witness =
             onGraphsClock.map {
-                "on the graph's clock (tap missed \($0.missedFrames) frames, found buffers stacked \($0.stackedCalls) times)"
+                "on the graph's clock (tap missed \($0.missedFrames) frames, found buffers stacked \($0.stackedCalls) times;"
+                    + " cycle lengths from (frame, frames) \($0.cycleLengthChanges.prefix(20)))"
             } ?? "by parec"
         #expect(
             intervals.count == 6 && judged.count >= 5

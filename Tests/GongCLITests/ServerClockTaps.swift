@@ -253,6 +253,20 @@ struct TapRecording {
         self.stackedCalls = stackedCalls
     }
 
+    /// Where the distance from one cycle's first frame to the next's changed, and to what: the
+    /// graph's quantum changing on PipeWire (or a cycle the tap missed between). The tap places a
+    /// cycle at the position it read, one cycle after the sink played it (pipewire_tap.c): were
+    /// that cycle's length to change, every onset after would move by the difference, with no
+    /// hole. For whoever reads a failure (bench/RESULTS.md, stop 58).
+    var cycleLengthChanges: [(frame: Int64, frames: Int64)] {
+        let frames = cycleTimes.map(\.frame)
+        var changes: [(frame: Int64, frames: Int64)] = []
+        for (from, to) in zip(frames, frames.dropFirst()) where changes.last?.frames != to - from {
+            changes.append((from, to - from))
+        }
+        return changes
+    }
+
     /// The length most of the recording's cycles have, in frames: the graph's quantum on
     /// PipeWire. 0 for fewer than two cycles.
     var quantumFrames: Int {
