@@ -130,15 +130,16 @@ static void on_process(void *data) {
         int64_t gap = woke_ns - tap->last_woke_ns;
         int calm = tap->last_call_frames > 0 && 2 * gap >= period && 2 * gap <= 3 * period;
         // The newest buffer is this cycle's; each older one the cycle before the next. Those
-        // are placed by that reckoning alone: in doubt.
+        // are placed by that reckoning alone: in doubt. `later`: the frames of the buffers after
+        // the one placed.
+        uint64_t later = 0;
+        for (uint32_t index = 0; index < count; index++) later += buffers[index]->buffer->datas[0].chunk->size;
+        later /= 2 * sizeof(float);
         for (uint32_t index = 0; index < count; index++) {
             struct spa_data *held = &buffers[index]->buffer->datas[0];
-            if (!held->data || held->chunk->size == 0) continue;
             uint32_t frames = held->chunk->size / (2 * sizeof(float));
-            uint64_t later = 0;
-            for (uint32_t next = index + 1; next < count; next++)
-                later += buffers[next]->buffer->datas[0].chunk->size / (2 * sizeof(float));
-            if (later > now) continue;
+            later -= frames;
+            if (!held->data || frames == 0 || later > now) continue;
             pipewire_tap_record_cycle(tap, now - later,
                                       (const float *)((const uint8_t *)held->data + held->chunk->offset), frames,
                                       !calm || index + 1 < count);

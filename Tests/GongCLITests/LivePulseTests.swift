@@ -656,10 +656,8 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// the server's count of the silence and two of its reports: it rounds to the nearest frame
     /// and its stamps place the sink within a fraction of one (a frame allowed for both), and the
     /// time between the two reports is read on the system clock, which the sink's clock drifts
-    /// from: at the rate gong measured for it (`deviceClockPPM`, 200–400 ppm fast on the rig)
-    /// over at most the time from going on to the loss told, a few frames more (4 at 400 ppm over
-    /// 0.18 s). Clean run ci73 recorded 144 002 at 385 ppm, told 0.18 s after going on
-    /// (bench/RESULTS.md, stop 58).
+    /// from: at the rate gong measured for it (`deviceClockPPM`) over at most the time from going
+    /// on to the loss told, a few frames more (bench/RESULTS.md, stop 58).
     @Test func aOneSecondStopOnPulseAudioIsToldWithinHalfASecondAndWithinTheSinksDrift() throws {
         let server = SoundServer.pulseAudio
         try server.require()

@@ -23,12 +23,10 @@ import Testing
         try LivePulseTests().thePipeWireTapLateForACueNeverPlacesItOffItsFrame()
     }
 
-    /// The same on gong's own PipeWire stream: the rule that counts what the graph ran without
-    /// gong is the same (`gong_cycle_skips`), and so is the graph's stall. Added while tracing
-    /// clean run ci73's failure of the minute on this stream (bench/RESULTS.md, stop 58): 13 of
-    /// 13 passed then, gong's count held. A long round until its one failure is traced: clean run
-    /// ci74 heard a sixth onset on the graph's clock, at the session's end, and a cue gong said
-    /// 512 frames late on its frame; gong's own calls played neither so.
+    /// `LiveJackTests.pipeWiresJackKeepsItsCuesWhenTheDaemonStandsStill` on gong's own PipeWire
+    /// stream: the rule that counts what the graph ran without gong is the same
+    /// (`gong_cycle_skips`), and so is the graph's stall. A long round until the failure a clean
+    /// run once showed, on the graph's clock alone, is traced (bench/RESULTS.md, stop 58).
     @Test func pipeWireKeepsItsCuesWhenTheDaemonStandsStill() throws {
         try LiveJackTests.playOnPipeWiresGraph(throughItsJack: false, seconds: 15, stallingTheDaemon: true)
     }

@@ -71,9 +71,9 @@ struct PipeWireTapTests {
     /// After cycles in doubt, the first a calm call recorded may follow frames that are not the
     /// ones before it on the graph's clock: a sound that began in them (here, in the cycle the
     /// tap missed, its calls in doubt after it holding silence placed there) is heard from the
-    /// calm cycle's first frame, as an onset up to a few cycles late (two runs on a machine stood
-    /// still now and then: 128 and 640 frames, bench/RESULTS.md, stop 58). Not placed; an onset
-    /// inside a calm cycle is.
+    /// calm cycle's first frame, as an onset up to a few cycles late (seen on a machine stood
+    /// still now and then: bench/RESULTS.md, stop 58). Not placed; an onset inside a calm cycle
+    /// is.
     @Test func anOnsetRightAfterCyclesInDoubtIsNotPlaced() {
         let tap = PipeWireTap(unconnectedFrames: 4096)
         tap.record(cycleAt: 0, channel: TapRecording.cycle())
