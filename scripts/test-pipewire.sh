@@ -100,11 +100,14 @@ if ! { [ -S "$RUNTIME_DIR/pulse/native" ] && wait_until 15 rig_answers; }; then
   stop_rig
   # The sink is there before the session manager and the PulseAudio server start, so a client
   # that connects as soon as the server answers (gong reopening its device) finds it.
-  RIG='pipewire &
+  # The daemon and pipewire-pulse log their nodes at info level (pw.node:3) into rig.log: among
+  # those lines, the cycles a client was late for, which the sink played without its stream.
+  # The tests read them (PipeWireLog).
+  RIG='PIPEWIRE_DEBUG=pw.node:3 pipewire &
 for _ in $(seq 1 100); do timeout 2 pw-cli info 0 >/dev/null 2>&1 && break; sleep 0.05; done
 pw-cli create-node adapter "$2" >/dev/null
 wireplumber &
-pipewire-pulse &
+PIPEWIRE_DEBUG=pw.node:3 pipewire-pulse &
 wait'
   detach "$RUNTIME_DIR/rig.log" dbus-run-session -- sh -c "$RIG" gong-test-pipewire "$RUNTIME_DIR" "$SINK_NODE"
   echo "$DETACHED_PID" >"$RIG_PID_FILE"

@@ -79,19 +79,20 @@ enum KeysHeard {
     }
 
     /// CLOCK_REALTIME less CLOCK_MONOTONIC now, in seconds: moves a PulseAudio sink's timing
-    /// (the system's clock) onto the key presses'. Read as the closest of a few tries, so a
-    /// preemption between the two reads does not count.
-    static func realtimeLessMonotonic() -> Double {
+    /// (the system's clock) onto the key presses'.
+    static func realtimeLessMonotonic() -> Double { offset(of: CLOCK_REALTIME, from: CLOCK_MONOTONIC) }
+
+    /// Clock `clock` less clock `from` now, in seconds. Read as the closest of a few tries, so a
+    /// preemption between the reads does not count.
+    static func offset(of clock: clockid_t, from reference: clockid_t) -> Double {
         func seconds(_ clock: clockid_t) -> Double {
             var now = timespec()
             clock_gettime(clock, &now)
             return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
         }
         let tries = (0..<5).map { _ in
-            let (before, monotonic, after) = (
-                seconds(CLOCK_REALTIME), seconds(CLOCK_MONOTONIC), seconds(CLOCK_REALTIME)
-            )
-            return (spread: after - before, offset: (before + after) / 2 - monotonic)
+            let (before, other, after) = (seconds(clock), seconds(reference), seconds(clock))
+            return (spread: after - before, offset: (before + after) / 2 - other)
         }
         return tries.min { $0.spread < $1.spread }!.offset
     }

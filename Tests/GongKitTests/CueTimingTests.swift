@@ -103,6 +103,14 @@ import Testing
         } else {
             Issue.record("rough reports confirm no frame")
         }
+        // pipewire-pulse's reports, however closely they agree, speak of the graph's last cycle.
+        var unconfirming = CueTiming(sampleRate: 48000, confirmsFrames: false)
+        for offset in [0.000_020, -0.000_030, 0.000_010] {
+            unconfirming.record(scheduledFrames: Self.interval, heardSeconds: Double(Self.interval) / 48000 + offset)
+        }
+        #expect(
+            HeardVerdict(summary: summary, timing: unconfirming)
+                == .roughReports(jitterSeconds: unconfirming.maxJitterSeconds ?? -1))
         // Intervals 1.5 ms long each: within the per-interval bound, but −1 500 ppm is no device.
         let slow = Self.timing(ppm: -1500, jitter: [0, 0, 0, 0])
         if case .offTheirFrames(_, _, let ppm) = HeardVerdict(summary: summary, timing: slow) {

@@ -258,13 +258,19 @@ public struct PCMConfiguration: Sendable, Equatable {
     /// callback woke): the device clock then keeps the earliest placement, as for status calls,
     /// rather than the median it keeps of a server clock that wobbles both ways.
     public var reportsNeverEarly: Bool
+    /// False when the device's reports cannot confirm a frame however closely they agree:
+    /// pipewire-pulse's speak of the graph's last cycle, and a cycle the server itself was late
+    /// for moves the stream a quantum later unseen (docs/routes.md). gong then says at best that
+    /// the reports are rough, never that every cue was on its frame.
+    public var confirmsFrames: Bool
 
     public init(
         device: String, rate: Int, channels: Int, format: SampleFormat, periodFrames: Int, bufferFrames: Int,
         soundServer: Bool = false, reportJitterNanoseconds: Int64? = nil, takesBack: Bool = false, paced: Bool = true,
-        heardAfterNanoseconds: Int64 = 0, reportsNeverEarly: Bool = false
+        heardAfterNanoseconds: Int64 = 0, reportsNeverEarly: Bool = false, confirmsFrames: Bool = true
     ) {
         self.paced = paced
+        self.confirmsFrames = confirmsFrames
         self.reportsNeverEarly = reportsNeverEarly
         self.heardAfterNanoseconds = heardAfterNanoseconds
         self.device = device

@@ -139,7 +139,7 @@ public final class PulsePCM: PCM {
             device: request.device, rate: granted.rate, channels: granted.channels, format: format,
             periodFrames: periodBytes / frameBytes, bufferFrames: granted.bufferBytes / frameBytes,
             soundServer: true, reportJitterNanoseconds: PulsePCM.reportJitterNanoseconds(reportAge: reportAge),
-            takesBack: true)
+            takesBack: true, confirmsFrames: reportAge == nil)
         opened = true
     }
 

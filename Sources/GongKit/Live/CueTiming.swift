@@ -17,12 +17,18 @@ public struct CueTiming: Sendable, Equatable {
     /// How far apart the device's own reports may place a frame: a cue further off than that
     /// (and any plausible drift) was heard off its frame; nearer, the reports cannot tell.
     public let reportJitterSeconds: Double
+    /// False when the route's reports cannot confirm a frame however closely they agree
+    /// (`PCMConfiguration.confirmsFrames`): the verdict is then at best `roughReports`.
+    public let confirmsFrames: Bool
 
-    /// - Parameter reportJitterSeconds: the route's bound (`PCMConfiguration.reportJitterNanoseconds`);
-    ///   at least the tolerance.
-    public init(sampleRate: Int, reportJitterSeconds: Double = 0) {
+    /// - Parameters:
+    ///   - reportJitterSeconds: the route's bound (`PCMConfiguration.reportJitterNanoseconds`);
+    ///     at least the tolerance.
+    ///   - confirmsFrames: whether the route's reports can confirm a frame.
+    public init(sampleRate: Int, reportJitterSeconds: Double = 0, confirmsFrames: Bool = true) {
         self.sampleRate = sampleRate
         self.reportJitterSeconds = max(CueTiming.toleranceSeconds, reportJitterSeconds)
+        self.confirmsFrames = confirmsFrames
     }
 
     /// How far from its frame a cue may be heard and still count as on it: on PulseAudio the
@@ -127,7 +133,8 @@ public enum HeardVerdict: Equatable, Sendable {
     case offTheirFrames(count: Int, worstFrames: Int64, deviceClockPPM: Double?)
     /// No cue was heard further off than the device's reports vary, but they vary by more than
     /// the tolerance (PipeWire's: about 2.5 ms on gong's own client, 7 ms through ALSA's plugin),
-    /// so the frame cannot be confirmed.
+    /// or the route's reports cannot confirm a frame at all (pipewire-pulse's), so the frame
+    /// cannot be confirmed.
     case roughReports(jitterSeconds: Double)
     /// Audio was lost and recovered: cues after each loss stay on schedule; one sounding across
     /// it was cut or heard late.
@@ -151,7 +158,7 @@ public enum HeardVerdict: Equatable, Sendable {
                 deviceClockPPM: timing.deviceClockPPM)
         } else if let jitter = timing.maxJitterSeconds {
             self =
-                jitter <= CueTiming.toleranceSeconds
+                jitter <= CueTiming.toleranceSeconds && timing.confirmsFrames
                 ? .everyCueOnItsFrame(jitterSeconds: jitter) : .roughReports(jitterSeconds: jitter)
         } else {
             self = .unconfirmed(deviceTimed: timing.cuesPlaced > 0)

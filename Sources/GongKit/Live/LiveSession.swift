@@ -142,7 +142,8 @@ final class LiveSession {
         self.configuration = configuration
         machine = SessionMachine(timeline: plan.timeline)
         timing = CueTiming(
-            sampleRate: configuration.rate, reportJitterSeconds: Double(configuration.reportJitterNanoseconds) / 1e9)
+            sampleRate: configuration.rate, reportJitterSeconds: Double(configuration.reportJitterNanoseconds) / 1e9,
+            confirmsFrames: configuration.confirmsFrames)
         self.interactive = interactive
         self.engine = engine
         cueOnsets = plan.timeline.cueOnsets.map { ($0.frame, plan.timeline.sounds[Int($0.trigger.sound)]) }
