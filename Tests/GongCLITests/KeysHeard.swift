@@ -82,7 +82,7 @@ enum KeysHeard {
     /// (the system's clock) onto the key presses'.
     static func realtimeLessMonotonic() -> Double { offset(of: CLOCK_REALTIME, from: CLOCK_MONOTONIC) }
 
-    /// Clock `clock` less clock `from` now, in seconds. Read as the closest of a few tries, so a
+    /// Clock `clock` less clock `reference` now, in seconds. Read as the closest of a few tries, so a
     /// preemption between the reads does not count.
     static func offset(of clock: clockid_t, from reference: clockid_t) -> Double {
         func seconds(_ clock: clockid_t) -> Double {

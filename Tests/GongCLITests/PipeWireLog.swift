@@ -20,21 +20,24 @@ struct PipeWireLog {
         var description: String { "\(node) \(what) at \(String(format: "%.3f", seconds)) s" }
     }
 
-    let path: String
+    /// Nil when the environment names no rig: nothing is read.
+    let path: String?
     private let start: UInt64
     /// CLOCK_MONOTONIC_RAW (the log's stamps) less CLOCK_MONOTONIC, in seconds.
     private let rawLessMonotonic: Double
 
     /// From now on, in the log of the rig `environment` reaches (its PIPEWIRE_RUNTIME_DIR).
     init(environment: [String: String]) {
-        path = (environment["PIPEWIRE_RUNTIME_DIR"] ?? "/tmp/gong-test-pipewire") + "/rig.log"
-        start = ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.uint64Value ?? 0
+        path = environment["PIPEWIRE_RUNTIME_DIR"].map { $0 + "/rig.log" }
+        start =
+            path.flatMap { ((try? FileManager.default.attributesOfItem(atPath: $0)[.size]) as? NSNumber)?.uint64Value }
+            ?? 0
         rawLessMonotonic = KeysHeard.offset(of: CLOCK_MONOTONIC_RAW, from: CLOCK_MONOTONIC)
     }
 
     /// Every late client logged since `init`, in the log's order; the node named `node` only.
     func lateClients(named node: String) -> [LateClient] {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        guard let path, let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }
         try? handle.seek(toOffset: start)
         let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)

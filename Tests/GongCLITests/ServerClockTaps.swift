@@ -254,10 +254,9 @@ struct TapRecording {
     }
 
     /// Where the distance from one cycle's first frame to the next's changed, and to what: the
-    /// graph's quantum changing on PipeWire (or a cycle the tap missed between). The tap places a
-    /// cycle at the position it read, one cycle after the sink played it (pipewire_tap.c): were
-    /// that cycle's length to change, every onset after would move by the difference, with no
-    /// hole. For whoever reads a failure (bench/RESULTS.md, stop 58).
+    /// graph's quantum changing on PipeWire (or a cycle the tap missed between). Each change of
+    /// the quantum leaves the tap a hole it tells, and the onsets after it on their frames
+    /// (bench/RESULTS.md, stop 59). For whoever reads a failure.
     var cycleLengthChanges: [(frame: Int64, frames: Int64)] {
         let frames = cycleTimes.map(\.frame)
         var changes: [(frame: Int64, frames: Int64)] = []
