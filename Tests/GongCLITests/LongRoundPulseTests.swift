@@ -2,13 +2,13 @@ import Testing
 
 /// The long rounds on PulseAudio and PipeWire, which `make test-long` runs alone and `make test`
 /// leaves out (docs/testing.md). Here, the rounds of `LivePulseTests`, `PulseClientTests` and
-/// `BenchPulseTests` that repeat on a route what `make test` already plays there: the minute to
-/// the frame, a stopped process and a restarted server on the ways in that are not the server's
-/// own (ALSA's plugin, pipewire-pulse), the minutes on PipeWire at rest and a pause there, the PipeWire tap proved against a late call
-/// of its own, gong's own PipeWire stream with the daemon stood still, the
-/// automatic device's two sessions a server, and `gong bench compare`'s four ways. The bed's ten
-/// minutes and the bells a minute apart are in files of their own (LiveBedTests.swift,
-/// LiveBellsTests.swift).
+/// `BenchPulseTests` that repeat on a route what `make test` already plays there: the minute to the
+/// frame, a stopped process and a restarted server on the ways in that are not the server's own
+/// (ALSA's plugin, pipewire-pulse), the minutes on PipeWire at rest and a pause there, the PipeWire
+/// tap proved against a late call of its own, gong's own PipeWire stream with the daemon stood
+/// still (woodblocks, and ramps that name every frame), the automatic device's two sessions a
+/// server, and `gong bench compare`'s four ways. The bed's ten minutes and the bells a minute apart
+/// are in files of their own (LiveBedTests.swift, LiveBellsTests.swift).
 @Suite(.serialized) struct LongRoundPulseTests {
     @Test(arguments: LiveRoute.otherWays)
     func aMinuteLiveHasEveryIntervalExactToTheFrame(_ live: LiveRoute) throws {
@@ -29,6 +29,12 @@ import Testing
     /// run once showed, on the graph's clock alone, is traced (bench/RESULTS.md, stop 58).
     @Test func pipeWireKeepsItsCuesWhenTheDaemonStandsStill() throws {
         try LiveJackTests.playOnPipeWiresGraph(throughItsJack: false, seconds: 15, stallingTheDaemon: true)
+    }
+
+    /// The same stall, every frame of every cue named (`RampCue`): 40 cues, each begun on the
+    /// graph's clock exactly where gong says, whatever buffers the graph dropped meanwhile.
+    @Test func pipeWireBeginsEveryCueWhereGongSaysWhileTheGraphDropsBuffers() throws {
+        try RampCue.playThroughPipeWireWithTheDaemonStandingStill()
     }
 
     @Test func aMinuteThroughPipeWirePulseAtRestLosesNothing() throws {
