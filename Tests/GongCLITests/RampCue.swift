@@ -3,9 +3,9 @@ import Testing
 
 /// A cue that names each of its frames: sample `i` of a 0.7 s ramp is (`i` + 1)·10⁻⁵, so a frame
 /// of it heard on a server's clock says which frame of the cue it is. Where a woodblock shows
-/// only its onset, this shows where every cue began even when its first frames were never heard,
-/// and which frames of it went (bench/RESULTS.md, stop 60: the graph drops buffers of a stream
-/// while it catches up after its daemon stood still).
+/// only its onset, this shows every frame of a cue heard, where, and which never were
+/// (bench/RESULTS.md, stop 60: the graph drops buffers of a stream while it catches up after its
+/// daemon stood still).
 enum RampCue {
     static let frames = 33_600
     static let step: Float = 1e-5
