@@ -419,16 +419,20 @@ func onsets(in samples: some Sequence<Float>, threshold: Float = 0.01, quietFram
     /// 48 kHz: after the 1 s warm-up, every 3 s.
     static func cueFrames(_ count: Int) -> [Int] { (0..<count).map { 48000 + $0 * 144_000 } }
 
-    static func pattern(in scratch: ScratchDirectory, duration: String) throws -> String {
+    /// A pattern of `duration` after a 1 s warm-up: one phase `length` long, again and again,
+    /// `cue` (a bank name or a file) at the start of each.
+    static func pattern(
+        in scratch: ScratchDirectory, duration: String, length: String = "3s", cue: String = "woodblock"
+    ) throws -> String {
         let path = scratch.file("ticks.toml")
         try """
-        summary = "a woodblock every 3 s"
+        summary = "a cue every \(length)"
         warmup = "1s"
         duration = "\(duration)"
         [[phases]]
         name = "tick"
-        length = "3s"
-        cue = "woodblock"
+        length = "\(length)"
+        cue = "\(cue)"
         """.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

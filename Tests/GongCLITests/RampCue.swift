@@ -1,4 +1,5 @@
 import Foundation
+import GongAudio
 import Testing
 
 /// A cue that names each of its frames: sample `i` of a 0.7 s ramp is (`i` + 1)·10⁻⁵, so a frame
@@ -12,26 +13,10 @@ enum RampCue {
 
     /// The ramp as a mono 48 kHz float WAV at `path`.
     static func write(to path: String) throws {
-        var bytes: [UInt8] = []
-        func append32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
-        func append16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
-        bytes += Array("RIFF".utf8)
-        append32(UInt32(4 + 24 + 12 + 8 + 4 * frames))
-        bytes += Array("WAVEfmt ".utf8)
-        append32(16)
-        append16(3)  // IEEE float
-        append16(1)
-        append32(48_000)
-        append32(48_000 * 4)
-        append16(4)
-        append16(32)
-        bytes += Array("fact".utf8)  // a float WAV's frame count
-        append32(4)
-        append32(UInt32(frames))
-        bytes += Array("data".utf8)
-        append32(UInt32(4 * frames))
-        for index in 0..<frames { append32((Float(index + 1) * step).bitPattern) }
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let ramp = (0..<frames).map { Float($0 + 1) * step }
+        let writer = try AudioFileWriter(path: path, format: .wav, encoding: .float32, sampleRate: 48_000, channels: 1)
+        try ramp.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.close()
     }
 
     /// A cue as a recording heard it: the recording's frame its first frame falls on (the
@@ -98,22 +83,12 @@ enum RampCue {
     static func playThroughPipeWireWithTheDaemonStandingStill() throws {
         try SoundServer.pipeWire.require()
         let environment = SoundServer.pipeWire.environment
-        let address = environment["PULSE_SERVER"] ?? ""
-        let runtime = String(address.dropFirst("unix:".count).dropLast("/pulse/native".count))
+        let runtime = environment["PIPEWIRE_RUNTIME_DIR"] ?? ""
         let daemon = try LiveJackTests.pipeWireDaemon(runtime: runtime)
         let scratch = try ScratchDirectory()
         let ramp = scratch.file("ramp.wav")
         try write(to: ramp)
-        let pattern = scratch.file("ramps.toml")
-        try """
-        summary = "a ramp every 0.75 s"
-        warmup = "1s"
-        duration = "30s"
-        [[phases]]
-        name = "ramp"
-        length = "0.75s"
-        cue = "\(ramp)"
-        """.write(toFile: pattern, atomically: true, encoding: .utf8)
+        let pattern = try LivePulseTests.pattern(in: scratch, duration: "30s", length: "0.75s", cue: ramp)
         let cycleTrace = scratch.file("gong-cycles.txt")
         let tap = try PipeWireTap(sink: "gong_test", environment: environment, seconds: 70)
         let (process, out) = try startGong(
