@@ -128,7 +128,11 @@ uint32_t gong_cycle_skips_step(gong_cycle_skips *skips, uint32_t position, uint3
         // The last call's period in nanoseconds (a cycle of at most 2^32 frames: no overflow).
         int64_t period = (int64_t)skips->last_frames * 1000000000LL / rate;
         int64_t gap = woke_ns - skips->last_woke_ns;
-        calm = 2 * gap >= period && 2 * gap <= 3 * period;
+        int on_period = 2 * gap >= period && 2 * gap <= 3 * period;
+        // A call a period after a late one may itself be late, and read the next cycle's
+        // position: only the second of two calls on their periods waited for its own cycle.
+        calm = on_period && skips->last_on_period;
+        skips->last_on_period = on_period;
         // `in_doubt` is still the last call's here.
         skips->repeated = position == skips->previous && skips->in_doubt;
         // Played again: this buffer's frames are the last call's.

@@ -18,6 +18,14 @@ struct PipeWireLog {
         var what: String
 
         var description: String { "\(node) \(what) at \(String(format: "%.3f", seconds)) s" }
+
+        /// The cycles the line says the graph may have run without the node: one the daemon
+        /// found it too slow for, or the wake-ups its data thread missed (each a cycle it did not
+        /// process: impl-node.c reads them off its eventfd's count).
+        var cycles: Int {
+            guard what.hasPrefix("missed ") else { return 1 }
+            return Int(what.dropFirst("missed ".count).prefix { $0.isNumber }) ?? 1
+        }
     }
 
     /// Nil when the environment names no rig: nothing is read.

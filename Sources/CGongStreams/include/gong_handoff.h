@@ -44,18 +44,24 @@ typedef struct gong_handoff_counters {
 /// position read early only ever runs ahead, never behind.
 ///
 /// So positions are believed only in a calm call: one that woke between half a period and a
-/// period and a half after the last, which waited for its own cycle and read its position. There,
-/// the position less the frames handed over before this call's buffer is what the server ran
-/// without the client since the stream began; what it adds to the last calm call's is told. Calls
-/// between are in doubt (their timing is not reported). A callback that plays a late call's
-/// frames again (`replays`, JACK's: gong_jack.c says why) when the next call reads the same
-/// position hands those frames over a second time, so they count where they are heard. Positions
-/// are frames modulo 2^32: they wrap (a day at 48 kHz), their differences do not.
+/// period and a half after the last, which did the same after the one before. A call a period
+/// after a late one can be as late, read the next cycle's position, and be run again at once
+/// for that cycle (traced on PipeWire, natively and through its JACK, bench/RESULTS.md, stop 60:
+/// the 256 frames believed lost there put every later cue a cycle early); the second call on its
+/// period in a row waited for its own cycle and read its position. There, the position less the
+/// frames handed over before this call's buffer is what the server ran without the client since
+/// the stream began; what it adds to the last calm call's is told. Calls between are in doubt
+/// (their timing is not reported). A callback that plays a late call's frames again (`replays`,
+/// JACK's: gong_jack.c says why) when the next call reads the same position hands those frames
+/// over a second time, so they count where they are heard. Positions are frames modulo 2^32:
+/// they wrap (a day at 48 kHz), their differences do not.
 typedef struct gong_cycle_skips {
     int started;
     /// The last call's position, frames and wake-up (CLOCK_MONOTONIC).
     uint32_t previous, last_frames;
     int64_t last_woke_ns;
+    /// Whether the last call woke a period after the one before it, give or take half.
+    int last_on_period;
     /// Frames handed over so far, modulo 2^32 (what the server was given to play, not counting a
     /// cycle played again).
     uint32_t handed;
