@@ -63,9 +63,9 @@ struct CycleSkipsTests {
     }
 
     /// A call that woke on its period after a late one was late itself, read the next cycle's
-    /// position, and the server ran it again at once for that cycle (clean run ci89, natively:
-    /// 7.05 ms after a late call, then 39 µs after that; bench/RESULTS.md, stop 60). Believed, it
-    /// told 256 frames the graph never ran without gong and put every later cue a cycle early.
+    /// position, and the server ran it again at once for that cycle (clean run ci89's traces,
+    /// bench/RESULTS.md, stop 60). Believed, it told 256 frames the graph never ran without gong
+    /// and put every later cue a cycle early.
     @Test func aCallOnItsPeriodAfterALateOneMayBeLateItself() {
         let calls: [Call] = [
             (744, 1), (1000, 1), (1256, 1), (1512, 1.9), (2024, 1.32), (2024, 0.0073), (2280, 0.68), (2536, 1),
@@ -74,9 +74,9 @@ struct CycleSkipsTests {
         let run = Self.run(calls)
         #expect(run.told == [0, 0, 0, 0, 0, 0, 0, 0, 0])
         #expect(run.inDoubt == [true, true, false, true, true, true, true, false, false])
-        // Through PipeWire's JACK (ci89 too: 1.94 periods late, then 1.41, then 0.002) the same
-        // three calls after a cycle truly missed (1512): the repeat plays the frames of the call
-        // late for 2024 again at 2280, where they count, so both cycles are told.
+        // Through PipeWire's JACK (ci89's other trace) the same three calls after a cycle truly
+        // missed (1512): the repeat plays the frames of the call late for 2024 again at 2280,
+        // where they count, so both cycles are told.
         let throughJack: [Call] = [
             (744, 1), (1000, 1), (1256, 1), (1768, 1.94), (2280, 1.41), (2280, 0.002), (2536, 0.6), (2792, 1),
             (3048, 1)

@@ -346,8 +346,8 @@ extension LivePulseTests {
         let agreeing = onGraphsClock.map { 0.002 + Double($0.quantumFrames) / 48000 } ?? 0.003
         // Each cycle PipeWire logged gong's stream late for may have been played without it,
         // moving all after a quantum later unseen: gong's word for the resume may be early by
-        // that (seen: ten logged, the resume told 36 ms early, in a CI run with the machine busy).
-        // The daemon's line and pipewire-pulse's may name the same cycle: a bound, not a count.
+        // that (bench/RESULTS.md, stop 61). The daemon's line and pipewire-pulse's may name the
+        // same cycle: a bound, not a count.
         let late = graphLog?.lateClients(named: "gong") ?? []
         let untoldLater = Double(late.reduce(0) { $0 + $1.cycles } * (onGraphsClock?.quantumFrames ?? 0)) / 48000
         let realtimeLessMonotonic = KeysHeard.realtimeLessMonotonic()

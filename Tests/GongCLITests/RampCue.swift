@@ -96,12 +96,7 @@ enum RampCue {
             environment: environment.merging(["XDG_RUNTIME_DIR": runtime, "GONG_PIPEWIRE_TRACE": cycleTrace]) { $1 })
         // The stops begin once the first cue has played whole, so that it is surely heard from its
         // first frame: the others are placed from it.
-        var output = ""
-        while !output.contains("\"type\":\"cue\"") {
-            let data = out.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            output += String(decoding: data, as: UTF8.self)
-        }
+        var output = readEvents(from: out, until: "cue")
         usleep(900_000)
         let stalls = LiveJackTests.Stalls(of: daemon, forMicroseconds: 30_000, every: 0.6)
         output += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
